@@ -1,0 +1,29 @@
+# Two entry points: `make run` (set up and run on SQLite + console) and `make test` (the suite).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup run test lint bench
+
+$(BIN)/tandem: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(BIN)/tandem
+
+setup: $(BIN)/tandem
+
+run: setup
+	$(BIN)/tandem migrate
+	$(BIN)/tandem serve
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+test: setup lint
+	$(BIN)/pytest
+
+bench: setup
+	$(BIN)/python bench/event_store.py

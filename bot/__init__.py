@@ -1,0 +1,1 @@
+"""Tandem: an event-sourced SMS and WhatsApp conversation engine for behaviour-change research."""

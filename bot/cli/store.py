@@ -1,0 +1,71 @@
+"""`tandem migrate` and `tandem replay`: the schema and the projections."""
+
+from __future__ import annotations
+
+import click
+from tqdm import tqdm
+
+from bot.bootstrap import build_store
+from bot.cli import cli, database_errors, settings_from_env
+from bot.store import make_engine
+from bot.store.migrate import current_revision, upgrade
+from bot.store.replay import compare, rebuild, repair
+
+
+@cli.command()
+@database_errors
+def migrate() -> None:
+    """Create or upgrade the database schema to the newest revision (idempotent)."""
+    settings = settings_from_env()
+    engine = make_engine(settings.database_url)
+    try:
+        upgrade(engine)
+        click.echo(f"database at revision {current_revision(engine)}")
+    finally:
+        engine.dispose()
+
+
+@cli.command()
+@click.option("--check", is_flag=True, help="Exit 1 if any projection differs from the events.")
+@click.option(
+    "--repair",
+    "do_repair",
+    is_flag=True,
+    help="Overwrite differing projection rows with the rebuilt ones.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show a progress bar (default: when stderr is a terminal).",
+)
+@database_errors
+def replay(check: bool, do_repair: bool, progress: bool | None) -> None:
+    """Rebuild every projection from the events and print how the stored tables differ.
+
+    Events that cannot be read (unknown type or invalid payload) are listed with their seq and
+    make the command exit 1; they are never skipped silently.
+    """
+    store = build_store(settings_from_env())
+    try:
+        with tqdm(
+            unit="ev",
+            disable=not progress if progress is not None else None,
+            file=click.get_text_stream("stderr"),
+        ) as bar:
+            report = rebuild(store, progress=bar.update)
+        compare(store, report)
+        for problem in report.unreadable:
+            click.echo(f"unreadable event {problem}")
+        for diff in report.differences:
+            click.echo(f"difference {diff.describe()}")
+        summary = ", ".join(f"{len(rows)} {name}" for name, rows in report.rebuilt.items())
+        click.echo(
+            f"replayed {report.events} events into {summary}: "
+            f"{len(report.differences)} differences, {len(report.unreadable)} unreadable"
+        )
+        if do_repair and report.differences:
+            click.echo(f"repaired {repair(store, report)} rows")
+        if report.unreadable or (check and report.differences):
+            raise SystemExit(1)
+    finally:
+        store.engine.dispose()

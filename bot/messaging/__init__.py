@@ -1,0 +1,1 @@
+"""Messaging: the Twilio and console adapters and the channel's text rules."""

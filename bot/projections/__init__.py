@@ -1,0 +1,34 @@
+"""Projections: pure reducers that fold events into rows, and the list of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.events import Event
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A table kept as a fold of events: which row an event touches, and how it changes it.
+
+    `apply(row, event)` is pure: it returns the new row (a new dict) or the row it was given,
+    unchanged. `columns` are the columns the fold owns; any other column of the table is
+    operational (a lease, a claim) and is neither rebuilt nor compared by replay.
+    """
+
+    name: str
+    key_column: str
+    columns: tuple[str, ...]
+    key: Callable[[Event], str | None]
+    apply: Callable[[Row | None, Event], Row | None]
+
+
+def all_projections() -> list[Projection]:
+    """Every projection, in the order they are applied."""
+    from bot.projections import participants
+
+    return [participants.PROJECTION]

@@ -1,0 +1,144 @@
+"""The `participants` projection: one row of current state per participant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.event_types import (
+    MessageReceived,
+    ParticipantEnrolled,
+    ParticipantStatusChanged,
+    ParticipantUnenrolled,
+    ParticipantUpdated,
+)
+from bot.events import Event
+from bot.projections import Projection, Row
+
+COLUMNS = (
+    "participant_id",
+    "phone",
+    "channel",
+    "status",
+    "timezone",
+    "intervention",
+    "conversation_state",
+    "current_step",
+    "name",
+    "gender",
+    "ethnicity",
+    "background",
+    "debug",
+    "opted_out",
+    "profile",
+    "step_counters",
+    "judgements",
+    "notes",
+    "enrolled_at",
+    "last_inbound_at",
+    "updated_at",
+    "version",
+)
+
+
+def _enrolled(row: Row | None, event: Event) -> Row:
+    data: ParticipantEnrolled = event.data  # type: ignore[assignment]
+    return {
+        "participant_id": data.participant_id,
+        "phone": data.phone,
+        "channel": data.channel,
+        "status": "active",
+        "timezone": data.timezone,
+        "intervention": data.intervention,
+        "conversation_state": data.conversation_state,
+        "current_step": None,
+        "name": data.name,
+        "gender": data.gender,
+        "ethnicity": data.ethnicity,
+        "background": data.background,
+        "debug": data.debug,
+        "opted_out": False,
+        "profile": {},
+        "step_counters": {},
+        "judgements": {},
+        "notes": {},
+        "enrolled_at": event.occurred_at,
+        "last_inbound_at": None,
+    }
+
+
+def _updated(row: Row, event: Event) -> Row:
+    data: ParticipantUpdated = event.data  # type: ignore[assignment]
+    return {**row, **data.changes}
+
+
+def _status_changed(row: Row, event: Event) -> Row:
+    data: ParticipantStatusChanged = event.data  # type: ignore[assignment]
+    return {**row, "status": data.status}
+
+
+def _unenrolled(row: Row, event: Event) -> Row:
+    return {**row, "status": "unenrolled"}
+
+
+def _received(row: Row, event: Event) -> Row:
+    data: MessageReceived = event.data  # type: ignore[assignment]
+    last = row.get("last_inbound_at")
+    newest = event.occurred_at if last is None or event.occurred_at > last else last
+    return {**row, "last_inbound_at": newest, "channel": data.channel}
+
+
+CASES: dict[str, Callable[[Row, Event], Row]] = {
+    ParticipantUpdated.event_type: _updated,
+    ParticipantStatusChanged.event_type: _status_changed,
+    ParticipantUnenrolled.event_type: _unenrolled,
+    MessageReceived.event_type: _received,
+}
+
+
+def register(event_type: str) -> Callable[[Callable[[Row, Event], Row]], Callable]:
+    """Add a reducer case for an event type defined by a later feature."""
+
+    def add(case: Callable[[Row, Event], Row]) -> Callable[[Row, Event], Row]:
+        if event_type in CASES:
+            raise ValueError(f"participants reducer for {event_type!r} defined twice")
+        CASES[event_type] = case
+        return case
+
+    return add
+
+
+def apply(row: Row | None, event: Event) -> Row | None:
+    """Fold one event into a participant row (pure)."""
+    if event.event_type == ParticipantEnrolled.event_type:
+        new: Row | None = _enrolled(row, event)
+    elif row is None:
+        return None  # events before enrollment (or on other streams) change nothing
+    else:
+        case = CASES.get(event.event_type)
+        new = case(row, event) if case else dict(row)
+    assert new is not None
+    new["version"] = event.stream_version
+    new["updated_at"] = event.occurred_at
+    return new
+
+
+def key(event: Event) -> str | None:
+    return event.participant_id
+
+
+PROJECTION = Projection(
+    name="participants",
+    key_column="participant_id",
+    columns=COLUMNS,
+    key=key,
+    apply=apply,
+)
+
+
+def fold(events: list[Event]) -> dict[str, Any] | None:
+    """The row a participant's events fold to, from nothing."""
+    row: Row | None = None
+    for ev in events:
+        row = apply(row, ev)
+    return row

@@ -1,0 +1,294 @@
+"""The event store: append with optimistic concurrency and idempotency, load, and read all."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
+
+from bot.clock import Clock, SystemClock
+from bot.events import Event, EventData, NewEvent, decode, encode
+from bot.projections import Projection, Row, all_projections
+from bot.store.engine import READ_ONLY
+from bot.store.schema import PROJECTION_TABLES, events
+
+log = logging.getLogger(__name__)
+
+
+class ConcurrencyError(Exception):
+    """The stream moved on since the caller read it: reload and decide again."""
+
+    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"stream {stream_id!r} is at version {actual}, not the expected {expected}"
+        )
+        self.stream_id = stream_id
+        self.expected = expected
+        self.actual = actual
+
+
+class ConstraintViolation(Exception):
+    """A projection refused the events (e.g. a phone number already enrolled)."""
+
+
+@dataclass
+class AppendResult:
+    """What an append did: the recorded events, or `duplicate` when the key was seen before."""
+
+    events: list[Event] = field(default_factory=list)
+    duplicate: bool = False
+
+    @property
+    def version(self) -> int:
+        return self.events[-1].stream_version if self.events else 0
+
+
+def row_to_event(row: Any) -> Event:
+    return Event(
+        seq=row.seq,
+        event_id=row.event_id,
+        stream_id=row.stream_id,
+        stream_version=row.stream_version,
+        data=decode(row.event_type, row.schema_version, row.data, seq=row.seq),
+        meta=row.meta or {},
+        idempotency_key=row.idempotency_key,
+        occurred_at=row.occurred_at,
+        recorded_at=row.recorded_at,
+    )
+
+
+class Transaction:
+    """One database transaction in which several appends (and their projections) commit together."""
+
+    def __init__(self, conn: Connection, store: EventStore) -> None:
+        self.conn = conn
+        self.store = store
+        self.recorded: list[Event] = []
+        self._rows: dict[tuple[str, str], Row | None] = {}
+
+    def append(
+        self,
+        stream_id: str,
+        new_events: Sequence[NewEvent | EventData],
+        expected_version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        proposed = [e if isinstance(e, NewEvent) else NewEvent(e) for e in new_events]
+        if not proposed:
+            raise ValueError("nothing to append")
+        conn = self.conn
+        if conn.dialect.name == "postgresql":
+            conn.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))"), {"s": stream_id}
+            )
+        if idempotency_key is not None and self._seen(stream_id, idempotency_key):
+            return AppendResult(duplicate=True)
+        current = self.version(stream_id)
+        if expected_version is not None and expected_version != current:
+            raise ConcurrencyError(stream_id, expected_version, current)
+        now = self.store.clock.now()
+        result = AppendResult()
+        for offset, new in enumerate(proposed):
+            values = {
+                "event_id": new.event_id,
+                "stream_id": stream_id,
+                "stream_version": current + offset + 1,
+                "event_type": new.data.event_type,
+                "schema_version": new.data.schema_version,
+                "data": encode(new.data),
+                "meta": dict(new.meta),
+                "idempotency_key": idempotency_key if offset == 0 else None,
+                "occurred_at": new.occurred_at or now,
+                "recorded_at": now,
+            }
+            seq = conn.execute(insert(events).values(values).returning(events.c.seq)).scalar_one()
+            recorded = Event(
+                seq=seq,
+                event_id=new.event_id,
+                stream_id=stream_id,
+                stream_version=values["stream_version"],
+                data=new.data,
+                meta=values["meta"],
+                idempotency_key=values["idempotency_key"],
+                occurred_at=values["occurred_at"],
+                recorded_at=now,
+            )
+            self._project(recorded)
+            result.events.append(recorded)
+        self.recorded.extend(result.events)
+        return result
+
+    def version(self, stream_id: str) -> int:
+        query = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
+            events.c.stream_id == stream_id
+        )
+        return int(self.conn.execute(query).scalar_one())
+
+    def _seen(self, stream_id: str, key: str) -> bool:
+        query = select(events.c.seq).where(
+            and_(events.c.stream_id == stream_id, events.c.idempotency_key == key)
+        )
+        return self.conn.execute(query).first() is not None
+
+    def _project(self, ev: Event) -> None:
+        for projection in self.store.projections:
+            key = projection.key(ev)
+            if key is None:
+                continue
+            before = self.row(projection, key)
+            after = projection.apply(before, ev)
+            if after is None or after is before:
+                continue
+            self._write(projection, key, before, after)
+
+    def row(self, projection: Projection, key: str) -> Row | None:
+        """A projection row as this transaction sees it (cached for the transaction)."""
+        cache_key = (projection.name, key)
+        if cache_key not in self._rows:
+            table = PROJECTION_TABLES[projection.name]
+            cols = [table.c[name] for name in projection.columns]
+            found = self.conn.execute(
+                select(*cols).where(table.c[projection.key_column] == key)
+            ).first()
+            self._rows[cache_key] = dict(found._mapping) if found else None
+        return self._rows[cache_key]
+
+    def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
+        table = PROJECTION_TABLES[projection.name]
+        try:
+            if before is None:
+                self.conn.execute(insert(table).values(after))
+            else:
+                changed = {k: v for k, v in after.items() if before.get(k) != v}
+                if changed:
+                    self.conn.execute(
+                        update(table).where(table.c[projection.key_column] == key).values(changed)
+                    )
+        except IntegrityError as exc:
+            # The whole transaction rolls back with this error: nothing of the append is kept.
+            raise ConstraintViolation(f"{projection.name}: {exc.orig}") from exc
+        self._rows[(projection.name, key)] = after
+
+
+class EventStore:
+    """Appends events and keeps every projection in step, in the same transaction."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        projections: Sequence[Projection] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.engine = engine
+        self.projections = list(projections) if projections is not None else all_projections()
+        self.clock = clock or SystemClock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """A write transaction; everything appended in it commits or rolls back together."""
+        with self.engine.begin() as conn:
+            yield Transaction(conn, self)
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A read-only connection (a deferred transaction on SQLite)."""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(**{READ_ONLY: True})
+            yield conn
+
+    def append(
+        self,
+        stream_id: str,
+        new_events: Sequence[NewEvent | EventData],
+        expected_version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> AppendResult:
+        """Append events to one stream atomically.
+
+        `expected_version` is the version the caller decided on (0 = a new stream, None = any);
+        a stream that moved raises ConcurrencyError. A repeated `idempotency_key` on the stream
+        writes nothing and returns a duplicate result.
+        """
+        try:
+            with self.transaction() as tx:
+                return tx.append(stream_id, new_events, expected_version, idempotency_key)
+        except IntegrityError as exc:
+            # The unique indexes are the backstop for races the lock did not cover.
+            if idempotency_key is not None and self._has_key(stream_id, idempotency_key):
+                return AppendResult(duplicate=True)
+            actual = self.version(stream_id)
+            raise ConcurrencyError(stream_id, expected_version or actual - 1, actual) from exc
+
+    def _has_key(self, stream_id: str, key: str) -> bool:
+        with self.reading() as conn:
+            query = select(events.c.seq).where(
+                and_(events.c.stream_id == stream_id, events.c.idempotency_key == key)
+            )
+            return conn.execute(query).first() is not None
+
+    def version(self, stream_id: str) -> int:
+        with self.reading() as conn:
+            query = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
+                events.c.stream_id == stream_id
+            )
+            return int(conn.execute(query).scalar_one())
+
+    def load(self, stream_id: str, after_version: int = 0) -> list[Event]:
+        """A stream's events in order."""
+        query = (
+            select(events)
+            .where(and_(events.c.stream_id == stream_id, events.c.stream_version > after_version))
+            .order_by(events.c.stream_version)
+        )
+        with self.reading() as conn:
+            return [row_to_event(row) for row in conn.execute(query)]
+
+    def read_all(
+        self,
+        after_seq: int = 0,
+        *,
+        stream_id: str | None = None,
+        event_types: Sequence[str] = (),
+        batch: int = 1000,
+    ) -> Iterator[Event]:
+        """Every event in global order, fetched in batches."""
+        for row in self.read_rows(
+            after_seq, stream_id=stream_id, event_types=event_types, batch=batch
+        ):
+            yield row_to_event(row)
+
+    def read_rows(
+        self,
+        after_seq: int = 0,
+        *,
+        stream_id: str | None = None,
+        event_types: Sequence[str] = (),
+        batch: int = 1000,
+    ) -> Iterator[Any]:
+        """Raw event rows in global order (undecoded), fetched in batches."""
+        last = after_seq
+        while True:
+            query = select(events).where(events.c.seq > last).order_by(events.c.seq).limit(batch)
+            if stream_id is not None:
+                query = query.where(events.c.stream_id == stream_id)
+            if event_types:
+                query = query.where(events.c.event_type.in_(list(event_types)))
+            with self.reading() as conn:
+                rows = conn.execute(query).all()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1].seq
+
+    def projection_row(self, projection_name: str, key: str) -> Row | None:
+        """The stored row of one projection."""
+        projection = next(p for p in self.projections if p.name == projection_name)
+        with self.reading() as conn:
+            table = PROJECTION_TABLES[projection_name]
+            found = conn.execute(select(table).where(table.c[projection.key_column] == key)).first()
+            return dict(found._mapping) if found else None

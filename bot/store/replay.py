@@ -1,0 +1,131 @@
+"""Replay: rebuild every projection from the events and compare it with the stored tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from bot.events import InvalidEventData, UnknownEventType
+from bot.projections import Projection, Row
+from bot.store.event_store import EventStore, row_to_event
+from bot.store.schema import PROJECTION_TABLES
+
+
+@dataclass
+class Difference:
+    projection: str
+    key: str
+    kind: str  # "missing" (rebuilt, not stored), "extra" (stored, not rebuilt), "changed"
+    columns: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # column -> (stored, rebuilt)
+
+    def describe(self) -> str:
+        if self.kind != "changed":
+            return f"{self.projection} {self.key}: {self.kind}"
+        cols = ", ".join(
+            f"{c}: stored {s!r} != rebuilt {r!r}" for c, (s, r) in self.columns.items()
+        )
+        return f"{self.projection} {self.key}: {cols}"
+
+
+@dataclass
+class ReplayReport:
+    events: int = 0
+    rebuilt: dict[str, dict[str, Row]] = field(default_factory=dict)
+    differences: list[Difference] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # "seq N: why"
+
+    @property
+    def clean(self) -> bool:
+        return not self.differences and not self.unreadable
+
+
+def rebuild(store: EventStore, progress: Callable[[int], None] | None = None) -> ReplayReport:
+    """Fold every event, in global order, into fresh in-memory projections."""
+    report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
+    for raw in store.read_rows():
+        report.events += 1
+        if progress is not None:
+            progress(1)
+        try:
+            ev = row_to_event(raw)
+        except (UnknownEventType, InvalidEventData) as exc:
+            report.unreadable.append(f"seq {raw.seq}: {exc}")
+            continue
+        for projection in store.projections:
+            key = projection.key(ev)
+            if key is None:
+                continue
+            rows = report.rebuilt[projection.name]
+            after = projection.apply(rows.get(key), ev)
+            if after is not None:
+                rows[key] = after
+    return report
+
+
+def compare(store: EventStore, report: ReplayReport) -> None:
+    """Fill `report.differences` with how the stored projections differ from the rebuilt ones."""
+    for projection in store.projections:
+        stored = _stored_rows(store, projection)
+        rebuilt = report.rebuilt[projection.name]
+        for key in sorted(set(stored) | set(rebuilt)):
+            if key not in stored:
+                report.differences.append(Difference(projection.name, key, "missing"))
+            elif key not in rebuilt:
+                report.differences.append(Difference(projection.name, key, "extra"))
+            else:
+                changed = {
+                    col: (stored[key].get(col), rebuilt[key].get(col))
+                    for col in projection.columns
+                    if _norm(stored[key].get(col)) != _norm(rebuilt[key].get(col))
+                }
+                if changed:
+                    report.differences.append(Difference(projection.name, key, "changed", changed))
+
+
+def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -> int:
+    """Overwrite stored projection rows with the rebuilt ones; returns the rows written."""
+    if report.unreadable:
+        raise ValueError("refusing to repair while some events cannot be read")
+    written = 0
+    with store.transaction() as tx:
+        for diff in report.differences:
+            if names and diff.projection not in names:
+                continue
+            projection = next(p for p in store.projections if p.name == diff.projection)
+            table = PROJECTION_TABLES[projection.name]
+            row = report.rebuilt[projection.name].get(diff.key)
+            if diff.kind == "missing":
+                tx.conn.execute(insert(table).values(row))
+            elif diff.kind == "changed":
+                tx.conn.execute(
+                    update(table)
+                    .where(table.c[projection.key_column] == diff.key)
+                    .values({col: row[col] for col in diff.columns})
+                )
+            else:
+                continue  # an extra row is reported, never deleted: a person should look at it
+            written += 1
+    return written
+
+
+def _stored_rows(store: EventStore, projection: Projection) -> dict[str, Row]:
+    table = PROJECTION_TABLES[projection.name]
+    cols = [table.c[name] for name in projection.columns]
+    with store.reading() as conn:
+        return {
+            str(row._mapping[projection.key_column]): dict(row._mapping)
+            for row in conn.execute(select(*cols))
+        }
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value

@@ -1,0 +1,1 @@
+"""Conversation modules: intake, step and feedback, one file each."""

@@ -1,0 +1,188 @@
+"""A fake OpenAI-compatible chat completions API that answers from a FIFO script."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Flask, jsonify, request
+
+from tests.fakes.http_server import LocalServer
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """One scripted answer to a chat completion call."""
+
+    status: int = 200
+    content: str | None = None
+    calls: tuple[tuple[str, str], ...] = ()
+    finish_reason: str = "stop"
+    error_message: str = ""
+    hang_seconds: float = 0.0
+
+    @classmethod
+    def text(cls, content: str, finish_reason: str = "stop") -> ScriptedReply:
+        return cls(content=content, finish_reason=finish_reason)
+
+    @classmethod
+    def structured(cls, value: Any) -> ScriptedReply:
+        """JSON text content, as a server answers a `response_format` request."""
+        dump = getattr(value, "model_dump_json", None)
+        return cls(content=dump() if dump else json.dumps(value))
+
+    @classmethod
+    def tool_calls(cls, calls: list[tuple[str, dict | str]], content: str | None = None):
+        """Tool calls; a str argument is sent verbatim, so it may be malformed JSON."""
+        encoded = tuple((n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls)
+        return cls(content=content, calls=encoded, finish_reason="tool_calls")
+
+    @classmethod
+    def empty(cls) -> ScriptedReply:
+        return cls()
+
+    @classmethod
+    def error(cls, status: int, message: str = "Scripted error") -> ScriptedReply:
+        return cls(status=status, error_message=message)
+
+    @classmethod
+    def hang(cls, seconds: float) -> ScriptedReply:
+        """Answer with text only after `seconds` (or when the fake stops)."""
+        return cls(content="(answered too late)", hang_seconds=seconds)
+
+
+Script = ScriptedReply | Callable[[dict], ScriptedReply]
+
+
+@dataclass(frozen=True)
+class RecordedChat:
+    """One chat completion request as the fake received it."""
+
+    body: dict
+    headers: dict[str, str]
+    received_at: datetime
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.body.get("messages", [])
+
+    @property
+    def tools(self) -> list[dict]:
+        return self.body.get("tools", [])
+
+
+def _error(status: int, message: str):
+    kind = _ERROR_TYPES.get(status, "server_error")
+    return jsonify(
+        {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    ), status
+
+
+class FakeOpenAI(LocalServer):
+    """Serves /v1/chat/completions and /v1/models on loopback; records every chat request."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        models: tuple[str, ...] = ("fake-model",),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.api_key, self.models, self._clock = api_key, models, clock
+        self._lock = threading.Lock()
+        self._queue: deque[Script] = deque()
+        self._records: list[RecordedChat] = []
+        self._released = threading.Event()
+        app = Flask(__name__)
+        app.add_url_rule("/v1/chat/completions", view_func=self._complete, methods=["POST"])
+        app.add_url_rule("/v1/models", view_func=self._list_models, methods=["GET"])
+        super().__init__(app)
+
+    def script(self, *replies: Script) -> None:
+        """Queue replies (or callables of the request JSON returning one) for the next calls."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are still unused."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def requests(self) -> list[RecordedChat]:
+        with self._lock:
+            return list(self._records)
+
+    def stop(self) -> None:
+        self._released.set()
+        super().stop()
+
+    def _authorised(self) -> bool:
+        return self.api_key is None or request.headers.get("Authorization") == (
+            f"Bearer {self.api_key}"
+        )
+
+    def _list_models(self):
+        if not self._authorised():
+            return _error(401, "Incorrect API key provided")
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+        return jsonify({"object": "list", "data": data})
+
+    def _complete(self):
+        if not self._authorised():
+            return _error(401, "Incorrect API key provided")
+        body = request.get_json()
+        with self._lock:
+            seq = len(self._records) + 1
+            self._records.append(RecordedChat(body, dict(request.headers), self._clock()))
+            scripted = self._queue.popleft() if self._queue else None
+        if scripted is None:
+            return _error(500, f"FakeOpenAI: no scripted reply left for request #{seq}")
+        reply = scripted(body) if callable(scripted) else scripted
+        if reply.hang_seconds:
+            self._released.wait(reply.hang_seconds)
+        if reply.status != 200:
+            return _error(reply.status, reply.error_message)
+        return jsonify(self._completion(seq, body, reply))
+
+    def _completion(self, seq: int, body: dict, reply: ScriptedReply) -> dict:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{seq:03d}_{index}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for index, (name, arguments) in enumerate(reply.calls)
+            ]
+        # Token counts are a deterministic rough estimate (~4 characters a token).
+        prompt_tokens = len(json.dumps(body.get("messages", []))) // 4 + 1
+        completion_tokens = len(json.dumps(message)) // 4 + 1
+        return {
+            "id": f"chatcmpl-fake{seq:06d}",
+            "object": "chat.completion",
+            "created": int(self._clock().timestamp()),
+            "model": body.get("model", self.models[0]),
+            "system_fingerprint": "fp_fake",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
