@@ -6,12 +6,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import phonenumbers
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot.localtime import validate_timezone
 from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
 
 TWILIO_API = "https://api.twilio.com"
@@ -83,10 +83,7 @@ class Settings(BaseModel):
     @field_validator("default_timezone")
     @classmethod
     def _timezone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown IANA timezone {value!r} (e.g. America/Toronto)") from None
+        validate_timezone(value)
         return value
 
     @field_validator("default_region")

@@ -28,7 +28,13 @@ class Projection:
 
 
 def all_projections() -> list[Projection]:
-    """Every projection, in the order they are applied."""
-    from bot.projections import participants
+    """Every projection: each module here that defines PROJECTION; participants first."""
+    import importlib
+    import pkgutil
 
-    return [participants.PROJECTION]
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(module, "PROJECTION", None), Projection):
+            found.append(module.PROJECTION)
+    return sorted(found, key=lambda p: (p.name != "participants", p.name))

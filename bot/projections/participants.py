@@ -8,6 +8,8 @@ from typing import Any
 from bot.event_types import (
     MessageReceived,
     ParticipantEnrolled,
+    ParticipantOptedIn,
+    ParticipantOptedOut,
     ParticipantStatusChanged,
     ParticipantUnenrolled,
     ParticipantUpdated,
@@ -88,7 +90,17 @@ def _received(row: Row, event: Event) -> Row:
     return {**row, "last_inbound_at": newest, "channel": data.channel}
 
 
+def _opted_out(row: Row, event: Event) -> Row:
+    return {**row, "opted_out": True}
+
+
+def _opted_in(row: Row, event: Event) -> Row:
+    return {**row, "opted_out": False}
+
+
 CASES: dict[str, Callable[[Row, Event], Row]] = {
+    ParticipantOptedOut.event_type: _opted_out,
+    ParticipantOptedIn.event_type: _opted_in,
     ParticipantUpdated.event_type: _updated,
     ParticipantStatusChanged.event_type: _status_changed,
     ParticipantUnenrolled.event_type: _unenrolled,

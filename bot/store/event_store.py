@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,12 +187,18 @@ class EventStore:
         self.engine = engine
         self.projections = list(projections) if projections is not None else all_projections()
         self.clock = clock or SystemClock()
+        # Called after each commit with the events it recorded (e.g. to wake local threads).
+        self.listeners: list[Callable[[list[Event]], None]] = []
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction; everything appended in it commits or rolls back together."""
         with self.engine.begin() as conn:
-            yield Transaction(conn, self)
+            tx = Transaction(conn, self)
+            yield tx
+        if tx.recorded:
+            for listener in self.listeners:
+                listener(tx.recorded)
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -122,5 +123,88 @@ participants = Table(
     Index("ix_participants_status", "status"),
 )
 
+work_items = Table(
+    "work_items",
+    metadata,
+    Column("work_id", String(36), primary_key=True),
+    Column("participant_id", String(36), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("ref", String(64), nullable=False),
+    Column("seq", Seq, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("available_at", UtcDateTime, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_work_items_participant_id_status_seq", "participant_id", "status", "seq"),
+    Index("ix_work_items_status_available_at", "status", "available_at"),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("outbox_id", String(36), primary_key=True),
+    Column("participant_id", String(36), nullable=True),
+    Column("stream_id", String(100), nullable=False),
+    Column("position", Seq, nullable=False),
+    Column("to_address", String(64), nullable=False),
+    Column("channel", String(16), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("body", Text, nullable=True),
+    Column("content_sid", String(64), nullable=True),
+    Column("content_variables", Json, nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UtcDateTime, nullable=True),
+    Column("provider_sid", String(64), nullable=True),
+    Column("error_code", Integer, nullable=True),
+    Column("error_message", Text, nullable=True),
+    Column("queued_at", UtcDateTime, nullable=False),
+    Column("sent_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    # Operational (not rebuilt by replay): which dispatcher holds the row while sending it.
+    Column("claimed_by", String(100), nullable=True),
+    Column("claimed_until", UtcDateTime, nullable=True),
+    Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
+    Index("ix_outbox_stream_id_position", "stream_id", "position"),
+    Index("ix_outbox_provider_sid", "provider_sid"),
+)
+
+timers = Table(
+    "timers",
+    metadata,
+    Column("timer_id", String(36), primary_key=True),
+    Column("participant_id", String(36), nullable=True),
+    Column("kind", String(32), nullable=False),
+    Column("due_at", UtcDateTime, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("scope", String(100), nullable=False),
+    Column("payload", Json, nullable=False),
+    Column("local_time", String(40), nullable=True),
+    Column("timezone", String(64), nullable=True),
+    Column("scheduled_at", UtcDateTime, nullable=False),
+    Column("fired_at", UtcDateTime, nullable=True),
+    Column("late_seconds", Float, nullable=True),
+    Column("reason", Text, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_timers_status_due_at", "status", "due_at"),
+    Index("ix_timers_participant_id_status", "participant_id", "status"),
+)
+
+# Not a projection: short-lived leases (a participant's worker, the scheduler leader).
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("holder", String(100), nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+)
+
 # Projection name -> table. Every projection in bot.projections has a table here.
-PROJECTION_TABLES: dict[str, Table] = {"participants": participants}
+PROJECTION_TABLES: dict[str, Table] = {
+    "participants": participants,
+    "work_items": work_items,
+    "outbox": outbox,
+    "timers": timers,
+}

@@ -1,33 +1,15 @@
-"""The catalogue of event payloads: participant lifecycle and messages."""
+"""Participant lifecycle events: enrollment, updates, status, consent and unenrollment."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from bot.events import EventData, event
 
 Channel = Literal["sms", "whatsapp"]
 Status = Literal["active", "paused", "completed", "withdrawn"]
-MessageKind = Literal[
-    "reply", "greeting", "prompt", "reminder", "question", "notice", "alert", "debug", "help"
-]
-DeliveryStatus = Literal[
-    "accepted",
-    "scheduled",
-    "queued",
-    "sending",
-    "sent",
-    "delivered",
-    "read",
-    "receiving",
-    "received",
-    "undelivered",
-    "failed",
-    "canceled",
-    "partially_delivered",
-]
 
 EDITABLE_FIELDS = {
     "name": (str, type(None)),
@@ -85,58 +67,17 @@ class ParticipantUnenrolled(EventData):
     reason: str | None = None
 
 
-class Media(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@event("participant.opted_out")
+class ParticipantOptedOut(EventData):
+    """The participant asked for no more messages (STOP, OptOutType, or Twilio error 21610)."""
 
-    url: str
-    content_type: str | None = None
-
-
-@event("message.received")
-class MessageReceived(EventData):
-    message_sid: str
-    from_address: str
-    to_address: str
-    channel: Channel
-    body: str = ""
-    media: list[Media] = []
-    profile_name: str | None = None
-    wa_id: str | None = None
+    source: Literal["keyword", "opt_out_type", "error_21610", "operator"]
+    keyword: str | None = None
 
 
-@event("message.queued")
-class MessageQueued(EventData):
-    outbox_id: str
-    to_address: str
-    channel: Channel
-    kind: MessageKind = "reply"
-    body: str | None = None
-    content_sid: str | None = None
-    content_variables: dict[str, str] | None = None
-    to_participant: bool = True
+@event("participant.opted_in")
+class ParticipantOptedIn(EventData):
+    """The participant asked to receive messages again (START family)."""
 
-
-@event("message.sent")
-class MessageSent(EventData):
-    outbox_id: str
-    provider_sid: str
-    segments: int | None = None
-    attempt: int = 1
-
-
-@event("message.failed")
-class MessageFailed(EventData):
-    outbox_id: str
-    error_code: int | None = None
-    error_message: str
-    permanent: bool = True
-    outcome_unknown: bool = False
-    attempt: int = 1
-
-
-@event("message.status")
-class MessageStatus(EventData):
-    provider_sid: str
-    status: DeliveryStatus
-    outbox_id: str | None = None
-    error_code: int | None = None
+    source: Literal["keyword", "opt_out_type", "operator"]
+    keyword: str | None = None

@@ -1,0 +1,54 @@
+"""The Flask app factory: the researcher API, the Twilio webhooks and health, nothing else."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import current_app, jsonify
+from flask_openapi3 import Info, OpenAPI
+from werkzeug.exceptions import HTTPException
+
+from bot.bootstrap import Services, build_services
+from bot.config import load_settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(services: Services | None = None) -> OpenAPI:
+    """Build the web app; without `services`, wire them from the environment."""
+    if services is None:
+        services = build_services(load_settings())
+    app = OpenAPI(
+        __name__,
+        info=Info(
+            title="Tandem",
+            version="0.1.0",
+            description="Researcher API and Twilio webhooks of Tandem.",
+        ),
+        doc_prefix="",
+        doc_url="/openapi.json",
+    )
+    app.extensions["tandem"] = services
+    from bot.web import health, participants, twilio_webhooks
+
+    health.register(app)
+    participants.register(app)
+    twilio_webhooks.register(app)
+    _json_errors(app)
+    return app
+
+
+def services() -> Services:
+    """The services of the app handling the current request."""
+    return current_app.extensions["tandem"]
+
+
+def _json_errors(app: OpenAPI) -> None:
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):  # noqa: ANN202
+        return jsonify(status="error", message=exc.description or exc.name), exc.code
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):  # noqa: ANN202
+        log.exception("unhandled error in request: %s", type(exc).__name__)
+        return jsonify(status="error", message="internal error; it has been logged"), 500
