@@ -19,7 +19,10 @@ class WorkRequested(EventData):
 
 @event("work.completed")
 class WorkCompleted(EventData):
+    """The item was handled; `skipped` says why the handler was not run (e.g. "unenrolled")."""
+
     work_id: str
+    skipped: str | None = None
 
 
 @event("work.failed")

@@ -1,0 +1,192 @@
+"""The worker drains each participant's queue in order, retries failures and parks poison items."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from bot.bootstrap import Services, build_services
+from bot.clock import FakeClock
+from bot.config import load_settings
+from bot.event_types.messages import MessageReceived
+from bot.events import EventData, participant_stream
+from bot.outbound import to_participant
+from bot.store import EventStore
+from bot.turns import Turn
+from bot.worker import Worker
+from modules import echo
+from tests.factories import enrolled, received
+
+
+@pytest.fixture
+def services(database_url: str, store: EventStore, clock: FakeClock) -> Services:
+    settings = load_settings({"DATABASE_URL": database_url}, env_file=None)
+    return build_services(settings, clock=clock, store=store)
+
+
+def enroll(store: EventStore, phone: str = "+14155552671") -> str:
+    first = enrolled(phone=phone)
+    store.append(participant_stream(first.participant_id), [first])
+    return first.participant_id
+
+
+def replies(store: EventStore, pid: str) -> list[str]:
+    return [
+        e.data.body for e in store.load(participant_stream(pid)) if e.event_type == "message.queued"
+    ]
+
+
+def test_an_enrollment_and_two_messages_are_answered_in_arrival_order(
+    services: Services, store: EventStore
+) -> None:
+    pid = enroll(store)
+    store.append(participant_stream(pid), [received("SM1", "first")])
+    store.append(participant_stream(pid), [received("SM2", "second")])
+    assert Worker(services, echo.handle, "w1").run_once() == 3
+    assert replies(store, pid) == [echo.GREETING, "You said: first", "You said: second"]
+    kinds = [e.event_type for e in store.load(participant_stream(pid))]
+    assert kinds.count("work.completed") == 3
+
+
+def test_a_failing_turn_is_retried_after_backoff_and_then_parked_with_an_alert(
+    services: Services, store: EventStore, clock: FakeClock
+) -> None:
+    pid = enroll(store)
+    calls: list[str] = []
+
+    def broken(turn: Turn) -> list[EventData]:
+        calls.append(turn.kind)
+        raise RuntimeError("model exploded")
+
+    worker = Worker(services, broken, "w1", max_attempts=3, backoff=timedelta(seconds=10))
+    assert worker.run_once() == 1
+    assert worker.run_once() == 0  # waiting for its retry time
+    clock.advance(timedelta(seconds=20))
+    worker.run_once()
+    clock.advance(timedelta(minutes=5))
+    worker.run_once()
+    types = [e.event_type for e in store.load(participant_stream(pid))]
+    assert calls == ["enrolled"] * 3
+    assert types.count("work.failed") == 2
+    assert types[-2:] == ["work.parked", "alert.raised"]
+    assert worker.run_once() == 0
+
+
+def test_a_parked_item_does_not_block_the_participants_later_messages(
+    services: Services, store: EventStore
+) -> None:
+    pid = enroll(store)
+    store.append(participant_stream(pid), [received("SM1", "hello")])
+
+    def flaky(turn: Turn) -> list[EventData]:
+        if turn.kind == "enrolled":
+            raise RuntimeError("boom")
+        return echo.handle(turn)
+
+    Worker(services, flaky, "w1", max_attempts=1).run_once()
+    assert replies(store, pid) == ["You said: hello"]
+
+
+def test_messages_of_an_unenrolled_participant_are_completed_without_a_turn(
+    services: Services, store: EventStore
+) -> None:
+    from bot.event_types.participants import ParticipantUnenrolled
+
+    pid = enroll(store)
+    store.append(participant_stream(pid), [ParticipantUnenrolled(), received("SM1", "hi")])
+    Worker(services, echo.handle, "w1").run_once()
+    completed = [
+        e.data for e in store.load(participant_stream(pid)) if e.event_type == "work.completed"
+    ]
+    assert [c.skipped for c in completed] == ["unenrolled", "unenrolled"]
+    assert replies(store, pid) == []
+
+
+def test_a_message_arriving_during_a_turn_does_not_undo_the_turn(
+    services: Services, store: EventStore
+) -> None:
+    pid = enroll(store)
+
+    def slow(turn: Turn) -> list[EventData]:
+        if turn.kind == "enrolled":  # another message lands while this turn is decided
+            store.append(participant_stream(pid), [received("SMlate", "late")])
+        return echo.handle(turn)
+
+    Worker(services, slow, "w1").run_once()
+    assert replies(store, pid) == [echo.GREETING, "You said: late"]
+
+
+def test_a_status_change_during_a_turn_makes_the_turn_decide_again(
+    services: Services, store: EventStore
+) -> None:
+    from bot.event_types.participants import ParticipantUpdated
+
+    pid = enroll(store)
+    seen: list[str | None] = []
+
+    def racing(turn: Turn) -> list[EventData]:
+        seen.append(turn.participant["name"])
+        if len(seen) == 1:
+            store.append(participant_stream(pid), [ParticipantUpdated(changes={"name": "Ana"})])
+        return list(to_participant(turn.participant, f"Hi {turn.participant['name']}"))
+
+    Worker(services, racing, "w1").run_once()
+    assert seen == [None, "Ana"]
+    assert replies(store, pid) == ["Hi Ana"]
+
+
+def test_two_workers_never_handle_one_participant_at_once_and_keep_order(
+    services: Services, store: EventStore
+) -> None:
+    pids = [enroll(store, phone) for phone in ("+14155552671", "+442071838750", "+34911234567")]
+    for pid in pids:
+        for n in range(5):
+            store.append(
+                participant_stream(pid),
+                [
+                    MessageReceived(
+                        message_sid=f"{pid}-{n}",
+                        from_address="+1",
+                        to_address="+2",
+                        channel="sms",
+                        body=str(n),
+                    )
+                ],
+            )
+    active: set[str] = set()
+    overlap: list[str] = []
+    lock = threading.Lock()
+
+    def guarded(turn: Turn) -> list[EventData]:
+        pid = turn.participant["participant_id"]
+        with lock:
+            if pid in active:
+                overlap.append((pid, threading.current_thread().name, sorted(active)))
+            active.add(pid)
+        try:
+            return echo.handle(turn)
+        finally:
+            with lock:
+                active.discard(pid)
+
+    stop = threading.Event()
+    workers = [Worker(services, guarded, f"w{n}") for n in range(3)]
+    threads = [threading.Thread(target=w.run_forever, args=(stop, 0.01)) for w in workers]
+    for t in threads:
+        t.start()
+    try:
+        for pid in pids:
+            deadline = threading.Event()
+            for _ in range(500):
+                if len(replies(store, pid)) == 6:
+                    break
+                deadline.wait(0.02)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert overlap == []
+    for pid in pids:
+        assert replies(store, pid) == [echo.GREETING] + [f"You said: {n}" for n in range(5)]
