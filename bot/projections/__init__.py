@@ -18,6 +18,8 @@ class Projection:
     `apply(row, event)` is pure: it returns the new row (a new dict) or the row it was given,
     unchanged. `columns` are the columns the fold owns; any other column of the table is
     operational (a lease, a claim) and is neither rebuilt nor compared by replay.
+    A `stream_head` projection keeps one row per participant stream whose `version` column is
+    the stream's version; the store locks that row to serialise appends to the stream.
     """
 
     name: str
@@ -25,6 +27,7 @@ class Projection:
     columns: tuple[str, ...]
     key: Callable[[Event], str | None]
     apply: Callable[[Row | None, Event], Row | None]
+    stream_head: bool = False
 
 
 def all_projections() -> list[Projection]:

@@ -145,6 +145,7 @@ PROJECTION = Projection(
     columns=COLUMNS,
     key=key,
     apply=apply,
+    stream_head=True,
 )
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import QueuePool
 
 READ_ONLY = "tandem_read_only"
 
@@ -40,8 +40,16 @@ def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
 
 
 def _sqlite_engine(url: str, echo: bool) -> Engine:
-    # NullPool: a connection per checkout keeps threads and processes from sharing sqlite handles.
-    engine = create_engine(url, echo=echo, poolclass=NullPool, connect_args={"timeout": 30})
+    # A pool of connections, each used by one thread at a time: opening a SQLite connection
+    # (and setting WAL on it) costs more than the append it serves.
+    engine = create_engine(
+        url,
+        echo=echo,
+        poolclass=QueuePool,
+        pool_size=8,
+        max_overflow=16,
+        connect_args={"timeout": 30, "check_same_thread": False},
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, insert, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Insert,
+    Select,
+    Update,
+    and_,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from bot.clock import Clock, SystemClock
-from bot.events import Event, EventData, NewEvent, decode, encode
+from bot.events import Event, EventData, NewEvent, decode, encode, participant_of
 from bot.projections import Projection, Row, all_projections
 from bot.store.engine import READ_ONLY
 from bot.store.schema import PROJECTION_TABLES, events
@@ -62,6 +76,41 @@ def row_to_event(row: Any) -> Event:
     )
 
 
+# Statements are built once and reused with parameters: building them per append cost more
+# than executing them.
+_INSERT_EVENT = insert(events).returning(events.c.seq)
+_STREAM_VERSION = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
+    events.c.stream_id == bindparam("s")
+)
+_SEEN_KEY = select(events.c.seq).where(
+    and_(events.c.stream_id == bindparam("s"), events.c.idempotency_key == bindparam("k"))
+)
+
+
+@functools.cache
+def _select_row(projection: Projection, lock: bool) -> Select:
+    table = PROJECTION_TABLES[projection.name]
+    query = select(*[table.c[name] for name in projection.columns]).where(
+        table.c[projection.key_column] == bindparam("key")
+    )
+    return query.with_for_update() if lock else query
+
+
+@functools.cache
+def _insert_row(name: str) -> Insert:
+    return insert(PROJECTION_TABLES[name])
+
+
+@functools.cache
+def _update_row(projection: Projection, columns: frozenset[str]) -> Update:
+    table = PROJECTION_TABLES[projection.name]
+    return (
+        update(table)
+        .where(table.c[projection.key_column] == bindparam("key"))
+        .values({name: bindparam(f"v_{name}") for name in columns})
+    )
+
+
 class Transaction:
     """One database transaction in which several appends (and their projections) commit together."""
 
@@ -82,13 +131,15 @@ class Transaction:
         if not proposed:
             raise ValueError("nothing to append")
         conn = self.conn
-        if conn.dialect.name == "postgresql":
-            conn.execute(
-                text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))"), {"s": stream_id}
-            )
+        current = self._locked_head(stream_id)
+        if current is None:
+            if conn.dialect.name == "postgresql":
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))"), {"s": stream_id}
+                )
+            current = self.version(stream_id)
         if idempotency_key is not None and self._seen(stream_id, idempotency_key):
             return AppendResult(duplicate=True)
-        current = self.version(stream_id)
         if expected_version is not None and expected_version != current:
             raise ConcurrencyError(stream_id, expected_version, current)
         now = self.store.clock.now()
@@ -106,7 +157,7 @@ class Transaction:
                 "occurred_at": new.occurred_at or now,
                 "recorded_at": now,
             }
-            seq = conn.execute(insert(events).values(values).returning(events.c.seq)).scalar_one()
+            seq = conn.execute(_INSERT_EVENT, values).scalar_one()
             recorded = Event(
                 seq=seq,
                 event_id=new.event_id,
@@ -124,51 +175,57 @@ class Transaction:
         return result
 
     def version(self, stream_id: str) -> int:
-        query = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
-            events.c.stream_id == stream_id
-        )
-        return int(self.conn.execute(query).scalar_one())
+        return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
 
     def _seen(self, stream_id: str, key: str) -> bool:
-        query = select(events.c.seq).where(
-            and_(events.c.stream_id == stream_id, events.c.idempotency_key == key)
-        )
-        return self.conn.execute(query).first() is not None
+        return self.conn.execute(_SEEN_KEY, {"s": stream_id, "k": key}).first() is not None
+
+    def _locked_head(self, stream_id: str) -> int | None:
+        """The stream's version from a stream-head projection row, read FOR UPDATE.
+
+        The row lock serialises appends to the stream on PostgreSQL (SQLite's BEGIN IMMEDIATE
+        already does); None when no such row exists yet, and the caller locks and counts.
+        """
+        pid = participant_of(stream_id)
+        if pid is None:
+            return None
+        for projection in self.store.projections:
+            if projection.stream_head:
+                row = self.row(projection, pid, lock=True)
+                return None if row is None else int(row["version"])
+        return None
 
     def _project(self, ev: Event) -> None:
         for projection in self.store.projections:
             key = projection.key(ev)
             if key is None:
                 continue
+            if key == ev.event_id:  # a row keyed by this very event cannot exist yet
+                self._rows[(projection.name, key)] = None
             before = self.row(projection, key)
             after = projection.apply(before, ev)
             if after is None or after is before:
                 continue
             self._write(projection, key, before, after)
 
-    def row(self, projection: Projection, key: str) -> Row | None:
+    def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""
         cache_key = (projection.name, key)
         if cache_key not in self._rows:
-            table = PROJECTION_TABLES[projection.name]
-            cols = [table.c[name] for name in projection.columns]
-            found = self.conn.execute(
-                select(*cols).where(table.c[projection.key_column] == key)
-            ).first()
+            found = self.conn.execute(_select_row(projection, lock), {"key": key}).first()
             self._rows[cache_key] = dict(found._mapping) if found else None
         return self._rows[cache_key]
 
     def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
-        table = PROJECTION_TABLES[projection.name]
         try:
             if before is None:
-                self.conn.execute(insert(table).values(after))
+                self.conn.execute(_insert_row(projection.name), after)
             else:
                 changed = {k: v for k, v in after.items() if before.get(k) != v}
                 if changed:
-                    self.conn.execute(
-                        update(table).where(table.c[projection.key_column] == key).values(changed)
-                    )
+                    params = {f"v_{k}": v for k, v in changed.items()}
+                    params["key"] = key
+                    self.conn.execute(_update_row(projection, frozenset(changed)), params)
         except IntegrityError as exc:
             # The whole transaction rolls back with this error: nothing of the append is kept.
             raise ConstraintViolation(f"{projection.name}: {exc.orig}") from exc

@@ -1,0 +1,55 @@
+"""Shared set-up for benchmarks: throwaway migrated databases on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from bot.store import make_engine
+from bot.store.migrate import upgrade
+
+ADMIN_URL = os.environ.get(
+    "BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@contextmanager
+def database(kind: str) -> Iterator[str]:
+    """A fresh, migrated database URL of `kind` ("sqlite" or "postgresql"), removed after."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+            engine = make_engine(url)
+            upgrade(engine)
+            engine.dispose()
+            yield url
+        return
+    name = f"tandem_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        engine = make_engine(url)
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The pct-th percentile (0-100) of values, by the inclusive method."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1]
