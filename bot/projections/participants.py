@@ -14,6 +14,7 @@ from bot.event_types import (
     ParticipantUnenrolled,
     ParticipantUpdated,
 )
+from bot.event_types.conversation import ProfileSaved, StateTransitioned
 from bot.events import Event
 from bot.projections import Projection, Row
 
@@ -90,6 +91,17 @@ def _received(row: Row, event: Event) -> Row:
     return {**row, "last_inbound_at": newest, "channel": data.channel}
 
 
+def _transitioned(row: Row, event: Event) -> Row:
+    data: StateTransitioned = event.data  # type: ignore[assignment]
+    return {**row, "conversation_state": data.to_state}
+
+
+def _profile_saved(row: Row, event: Event) -> Row:
+    data: ProfileSaved = event.data  # type: ignore[assignment]
+    profile = {k: v for k, v in row["profile"].items() if k not in data.cleared}
+    return {**row, "profile": {**profile, **data.changes}}
+
+
 def _opted_out(row: Row, event: Event) -> Row:
     return {**row, "opted_out": True}
 
@@ -99,6 +111,8 @@ def _opted_in(row: Row, event: Event) -> Row:
 
 
 CASES: dict[str, Callable[[Row, Event], Row]] = {
+    StateTransitioned.event_type: _transitioned,
+    ProfileSaved.event_type: _profile_saved,
     ParticipantOptedOut.event_type: _opted_out,
     ParticipantOptedIn.event_type: _opted_in,
     ParticipantUpdated.event_type: _updated,
