@@ -15,6 +15,14 @@ from bot.localtime import validate_timezone
 from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
 
 TWILIO_API = "https://api.twilio.com"
+DEFAULT_HELP_TEXT = (
+    "Automated line of a research study. Reply STOP to stop messages or START to resume. "
+    "For help, contact the study team who enrolled you."
+)
+DEFAULT_UNKNOWN_SENDER_REPLY = (
+    "This number belongs to a research study and does not recognise yours, so it cannot reply. "
+    "Reply STOP to get no further messages."
+)
 
 
 class ConfigError(Exception):
@@ -69,6 +77,12 @@ class Settings(BaseModel):
     store_prompts: bool = Field(True, alias="STORE_PROMPTS")
     intervention: str = Field("demo", alias="INTERVENTION")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="LOG_LEVEL")
+    # Twilio webhooks: what a message from an unknown number does, and the reply to HELP.
+    unknown_sender_policy: Literal["ignore", "reply", "enroll"] = Field(
+        "ignore", alias="UNKNOWN_SENDER_POLICY"
+    )
+    unknown_sender_reply: str = Field(DEFAULT_UNKNOWN_SENDER_REPLY, alias="UNKNOWN_SENDER_REPLY")
+    help_text: str = Field(DEFAULT_HELP_TEXT, alias="HELP_TEXT")
 
     _split_lists = field_validator(
         "api_tokens", "supervisor_phones", "debug_phones", mode="before"
@@ -79,6 +93,11 @@ class Settings(BaseModel):
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("unknown_sender_policy", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("default_timezone")
     @classmethod
@@ -120,6 +139,8 @@ class Settings(BaseModel):
                 problems.append(
                     "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
                 )
+        if self.unknown_sender_policy == "reply" and not self.unknown_sender_reply.strip():
+            problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
         if problems:
             raise ValueError("; ".join(problems))
         return self
