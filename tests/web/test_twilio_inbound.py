@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import logging
-import threading
 
 import pytest
-import requests
 from flask.testing import FlaskClient
 
 from bot.bootstrap import Services
 from bot.events import participant_stream
 from bot.web import create_app
-from tests.factories import enrolled
-from tests.fakes.http_server import LocalServer
-from tests.web.twilio_requests import INBOUND, PHONE, PUBLIC, message, post, rows, sign, types
+from tests.web.twilio_requests import (
+    INBOUND,
+    PHONE,
+    changed,
+    deliver_concurrently,
+    enroll,
+    message,
+    post,
+    rows,
+    types,
+)
 
 
 @pytest.fixture
 def participant(services: Services) -> dict:
-    data = enrolled(PHONE)
-    services.store.append(participant_stream(data.participant_id), [data])
-    return rows(services.store, "participants", participant_id=data.participant_id)[0]
+    return enroll(services)
 
 
 def received(services: Services, participant: dict) -> list:
@@ -99,22 +103,8 @@ def test_five_concurrent_deliveries_record_one_event_and_one_work_item(
     services: Services, participant: dict
 ) -> None:
     form = message("same message, five times")
-    headers = {"X-Twilio-Signature": sign(PUBLIC + INBOUND, form)}
-    start = threading.Barrier(5)
-    answers: list[int] = []
 
-    def deliver(url: str) -> None:
-        start.wait()
-        answers.append(
-            requests.post(url + INBOUND, data=form, headers=headers, timeout=30).status_code
-        )
-
-    with LocalServer(create_app(services)) as server:
-        threads = [threading.Thread(target=deliver, args=(server.url,)) for _ in range(5)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+    answers = deliver_concurrently(create_app(services), form)
 
     assert answers == [200] * 5
     assert len(received(services, participant)) == 1
@@ -147,12 +137,7 @@ def test_logs_carry_no_phone_number_or_message_text(
 def test_a_malformed_form_is_a_400_that_says_why(
     client: FlaskClient, services: Services, change: dict, problem: str
 ) -> None:
-    form = message()
-    for key, value in change.items():
-        if value is None:
-            form.pop(key)
-        else:
-            form[key] = value
+    form = changed(message(), change)
 
     response = post(client, INBOUND, form)
 

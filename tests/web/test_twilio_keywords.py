@@ -11,17 +11,14 @@ from bot import lifecycle
 from bot.bootstrap import Services
 from bot.event_types.timers import TimerCancelled, TimerScheduled
 from bot.events import participant_stream
-from tests.factories import enrolled
-from tests.web.twilio_requests import INBOUND, PHONE, client_with, message, post, rows
+from tests.web.twilio_requests import INBOUND, PHONE, client_with, enroll, message, post, rows
 
 HELP_TEXT = "Study line. Reply STOP to stop. Questions: study@example.org"
 
 
 @pytest.fixture
 def participant(services: Services) -> dict:
-    data = enrolled(PHONE)
-    services.store.append(participant_stream(data.participant_id), [data])
-    return current(services, data.participant_id)
+    return enroll(services)
 
 
 def current(services: Services, participant_id: str) -> dict:

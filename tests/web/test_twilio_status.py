@@ -9,15 +9,12 @@ from bot import outbound
 from bot.bootstrap import Services
 from bot.event_types.messages import MessageSent
 from bot.events import SYSTEM_STREAM, participant_stream
-from tests.factories import enrolled
-from tests.web.twilio_requests import PHONE, STATUS, new_sid, post, rows, status, types
+from tests.web.twilio_requests import STATUS, changed, enroll, new_sid, post, rows, status, types
 
 
 @pytest.fixture
 def participant(services: Services) -> dict:
-    data = enrolled(PHONE)
-    services.store.append(participant_stream(data.participant_id), [data])
-    return rows(services.store, "participants", participant_id=data.participant_id)[0]
+    return enroll(services)
 
 
 def sent_message(services: Services, participant: dict, sid: str | None = None) -> dict:
@@ -177,12 +174,7 @@ def test_another_error_code_is_only_recorded(
 def test_a_malformed_callback_is_a_400_that_says_why(
     client: FlaskClient, services: Services, change: dict, problem: str
 ) -> None:
-    form = status(new_sid(), "sent")
-    for key, value in change.items():
-        if value is None:
-            form.pop(key)
-        else:
-            form[key] = value
+    form = changed(status(new_sid(), "sent"), change)
 
     response = post(client, STATUS, form)
 

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import threading
-
-import requests
 from flask.testing import FlaskClient
 
 from bot.bootstrap import Services
 from bot.events import SYSTEM_STREAM, participant_of, participant_stream
-from tests.factories import enrolled
-from tests.fakes.http_server import LocalServer
 from tests.web.twilio_requests import (
     INBOUND,
-    PUBLIC,
     client_with,
+    deliver_concurrently,
+    enroll,
     message,
     post,
     rows,
-    sign,
     types,
 )
 
@@ -44,14 +39,12 @@ def test_ignore_records_the_message_on_the_system_stream_and_nothing_else(
 def test_a_known_participants_message_does_not_count_as_unknown(
     client: FlaskClient, services: Services
 ) -> None:
-    data = enrolled("+14155552671")
-    services.store.append(participant_stream(data.participant_id), [data])
+    participant = enroll(services, "+14155552671")
 
     post(client, INBOUND, message(sender=STRANGER))
 
-    assert services.store.load(participant_stream(data.participant_id))[-1].event_type == (
-        "participant.enrolled"
-    )
+    stream = participant_stream(participant["participant_id"])
+    assert [e.event_type for e in services.store.load(stream)] == ["participant.enrolled"]
 
 
 def test_reply_also_queues_the_fixed_text_to_the_sender(services: Services) -> None:
@@ -122,21 +115,8 @@ def test_enroll_treats_help_as_the_new_participants_keyword(services: Services) 
 def test_five_concurrent_first_messages_enroll_one_participant(services: Services) -> None:
     app = client_with(services, UNKNOWN_SENDER_POLICY="enroll").application
     form = message("first contact", sender=STRANGER)
-    headers = {"X-Twilio-Signature": sign(PUBLIC + INBOUND, form)}
-    start = threading.Barrier(5)
-    answers: list[int] = []
 
-    def deliver(url: str) -> None:
-        start.wait()
-        response = requests.post(url + INBOUND, data=form, headers=headers, timeout=30)
-        answers.append(response.status_code)
-
-    with LocalServer(app) as server:
-        threads = [threading.Thread(target=deliver, args=(server.url,)) for _ in range(5)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+    answers = deliver_concurrently(app, form)
 
     assert answers == [200] * 5
     [participant] = rows(services.store, "participants")

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Mapping
 from typing import Any
 
+import requests
+from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 from twilio.request_validator import RequestValidator
 from werkzeug.test import TestResponse
 
 from bot.bootstrap import Services, build_services
+from bot.events import participant_stream
 from bot.store import EventStore
 from bot.store.schema import PROJECTION_TABLES
 from bot.web import create_app
+from tests.factories import enrolled
+from tests.fakes.http_server import LocalServer
 from tests.web.conftest import AUTH_TOKEN, settings_for
 
 PUBLIC = "https://tandem.example.org"
@@ -103,3 +109,41 @@ def client_with(services: Services, **overrides: str) -> FlaskClient:
     settings = settings_for(services.settings.database_url, **overrides)
     app = create_app(build_services(settings, clock=services.clock, store=services.store))
     return app.test_client()
+
+
+def changed(form: dict, change: Mapping[str, str | None]) -> dict:
+    """`form` with fields replaced, or removed where the new value is None."""
+    form = dict(form)
+    for key, value in change.items():
+        if value is None:
+            form.pop(key)
+        else:
+            form[key] = value
+    return form
+
+
+def enroll(services: Services, phone: str = PHONE) -> dict:
+    """Enroll a participant by appending participant.enrolled; returns their row."""
+    data = enrolled(phone)
+    services.store.append(participant_stream(data.participant_id), [data])
+    return rows(services.store, "participants", participant_id=data.participant_id)[0]
+
+
+def deliver_concurrently(app: Flask, form: Mapping[str, str], times: int = 5) -> list[int]:
+    """POST the same signed inbound form `times` times at once to `app` on a real server."""
+    headers = {"X-Twilio-Signature": sign(PUBLIC + INBOUND, form)}
+    start = threading.Barrier(times)
+    answers: list[int] = []
+
+    def deliver(url: str) -> None:
+        start.wait()
+        response = requests.post(url + INBOUND, data=form, headers=headers, timeout=30)
+        answers.append(response.status_code)
+
+    with LocalServer(app) as server:
+        threads = [threading.Thread(target=deliver, args=(server.url,)) for _ in range(times)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return answers
