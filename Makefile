@@ -15,7 +15,7 @@ setup: $(BIN)/tandem
 
 run: setup
 	$(BIN)/tandem migrate
-	$(BIN)/tandem serve
+	TANDEM_INSECURE_LOCAL=$${TANDEM_INSECURE_LOCAL:-true} $(BIN)/tandem serve
 
 lint: setup
 	$(BIN)/ruff check .
@@ -27,3 +27,4 @@ test: setup lint
 
 bench: setup
 	$(BIN)/python bench/event_store.py
+	$(BIN)/python bench/timers.py

@@ -29,8 +29,13 @@ from tests.factories import enrolled  # noqa: E402
 
 
 def _message(n: int) -> MessageReceived:
-    return MessageReceived(message_sid=f"SM{n}", from_address="+14155552671",
-                           to_address="+15005550006", channel="sms", body=f"message {n}")
+    return MessageReceived(
+        message_sid=f"SM{n}",
+        from_address="+14155552671",
+        to_address="+15005550006",
+        channel="sms",
+        body=f"message {n}",
+    )
 
 
 def _append_worker(url: str, seconds: float, queue: mp.Queue) -> None:

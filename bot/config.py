@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bot.localtime import validate_timezone
 from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
+from bot.timers.kinds import parse_grace
+from bot.timers.quiet_hours import parse_quiet_hours
 
 TWILIO_API = "https://api.twilio.com"
 DEFAULT_HELP_TEXT = (
@@ -22,6 +24,23 @@ DEFAULT_HELP_TEXT = (
 DEFAULT_UNKNOWN_SENDER_REPLY = (
     "This number belongs to a research study and does not recognise yours, so it cannot reply. "
     "Reply STOP to get no further messages."
+)
+
+DEFAULT_UNREGISTER_NOTICE = (
+    "You have been unregistered from this study by the organizer. If you have any questions, "
+    "please contact the organizer. Thank you for your participation."
+)
+
+
+DEFAULT_HELPLINE_TEXT = (
+    "If you are in danger or thinking about ending your life, call your local emergency number "
+    "now, or call or text 988 (Suicide and Crisis Lifeline, US and Canada). Elsewhere, "
+    "findahelpline.com lists free, confidential helplines."
+)
+# {helpline} is replaced by HELPLINE_TEXT.
+DEFAULT_SAFETY_MESSAGE = (
+    "I'm an automated study assistant and I can't give the support you deserve right now. "
+    "{helpline} Your message has been flagged to the study team."
 )
 
 
@@ -67,9 +86,26 @@ class Settings(BaseModel):
     twilio_from_number: str | None = Field(None, alias="TWILIO_FROM_NUMBER")
     twilio_messaging_service_sid: str | None = Field(None, alias="TWILIO_MESSAGING_SERVICE_SID")
     twilio_api_base_url: str = Field(TWILIO_API, alias="TWILIO_API_BASE_URL")
+    twilio_timeout_seconds: float = Field(15.0, gt=0, le=120, alias="TWILIO_TIMEOUT_SECONDS")
+    send_retry_base_seconds: float = Field(30.0, gt=0, alias="SEND_RETRY_BASE_SECONDS")
+    send_retry_max_seconds: float = Field(1800.0, gt=0, alias="SEND_RETRY_MAX_SECONDS")
+    send_max_attempts: int = Field(8, ge=1, alias="SEND_MAX_ATTEMPTS")
+    send_unknown_policy: Literal["give_up", "retry"] = Field("give_up", alias="SEND_UNKNOWN_POLICY")
+    send_unknown_reconcile_seconds: float = Field(
+        900.0, gt=0, alias="SEND_UNKNOWN_RECONCILE_SECONDS"
+    )
+    whatsapp_outside_window: Literal["template", "defer"] = Field(
+        "defer", alias="WHATSAPP_OUTSIDE_WINDOW"
+    )
+    whatsapp_template_sid: str | None = Field(
+        None, pattern=r"^HX[0-9a-fA-F]{32}$", alias="WHATSAPP_TEMPLATE_SID"
+    )
     openai_api_key: str | None = Field(None, alias="OPENAI_API_KEY", repr=False)
     openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
     model: str = Field("gpt-4o-mini", alias="TANDEM_MODEL")
+    # LLM calls (docs/llm.md): seconds to wait for an answer, and SDK retries on 408/409/429/5xx.
+    llm_timeout_seconds: float = Field(45.0, gt=0, le=600, alias="LLM_TIMEOUT_SECONDS")
+    llm_max_retries: int = Field(2, ge=0, le=10, alias="LLM_MAX_RETRIES")
     default_region: str | None = Field(None, alias="DEFAULT_REGION")
     default_timezone: str = Field("UTC", alias="DEFAULT_TIMEZONE")
     supervisor_phones: list[str] = Field(default_factory=list, alias="SUPERVISOR_PHONES")
@@ -83,11 +119,40 @@ class Settings(BaseModel):
     )
     unknown_sender_reply: str = Field(DEFAULT_UNKNOWN_SENDER_REPLY, alias="UNKNOWN_SENDER_REPLY")
     help_text: str = Field(DEFAULT_HELP_TEXT, alias="HELP_TEXT")
+    # Researcher API: the text sent when a participant is unenrolled (empty = send none).
+    unregister_notice: str = Field(DEFAULT_UNREGISTER_NOTICE, alias="UNREGISTER_NOTICE")
+    # Durable timers (docs/timers.md): participant-local quiet hours ("22:00-08:00", empty =
+    # none), the sweep for timers other processes wrote, grace per kind, the leader's lease.
+    quiet_hours: str = Field("", alias="QUIET_HOURS")
+    timer_sweep_seconds: float = Field(30.0, gt=0, alias="TIMER_SWEEP_SECONDS")
+    timer_grace: dict[str, float | None] = Field(default_factory=dict, alias="TIMER_GRACE")
+    scheduler_lease_seconds: float = Field(30.0, ge=1, alias="SCHEDULER_LEASE_SECONDS")
+    # The daily habit cycle (docs/daily_cycle.md): the no-reply reminder after a habit prompt
+    # and the move to feedback after it; 0 = off.
+    reminder_after_prompt_hours: float = Field(
+        5.0, ge=0, le=48, alias="REMINDER_AFTER_PROMPT_HOURS"
+    )
+    auto_feedback_after_prompt_minutes: float = Field(
+        5.0, ge=0, le=1440, alias="AUTO_FEEDBACK_AFTER_PROMPT_MINUTES"
+    )
+
+    # Conversation (docs/conversation.md): earlier messages the LLM sees (0 = none), the reply
+    # to crisis language, whether the LLM turn still runs after it, and how often supervisors
+    # may be texted about one participant.
+    chat_history_limit: int = Field(50, ge=0, le=10000, alias="CHAT_HISTORY_LIMIT")
+    safety_message: str = Field(DEFAULT_SAFETY_MESSAGE, min_length=1, alias="SAFETY_MESSAGE")
+    helpline_text: str = Field(DEFAULT_HELPLINE_TEXT, alias="HELPLINE_TEXT")
+    safety_continue_turn: bool = Field(False, alias="SAFETY_CONTINUE_TURN")
+    supervisor_alert_window_minutes: float = Field(
+        30.0, ge=0, le=10080, alias="SUPERVISOR_ALERT_WINDOW_MINUTES"
+    )
 
     _split_lists = field_validator(
         "api_tokens", "supervisor_phones", "debug_phones", mode="before"
     )(_split)
-    _flags = field_validator("insecure_local", "store_prompts", mode="before")(_flag)
+    _flags = field_validator(
+        "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
+    )(_flag)
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -98,6 +163,22 @@ class Settings(BaseModel):
     @classmethod
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("whatsapp_template_sid", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, value: str) -> str:
+        parse_quiet_hours(value)
+        return value.strip()
+
+    @field_validator("timer_grace", mode="before")
+    @classmethod
+    def _grace(cls, value: object) -> object:
+        return parse_grace(value) if isinstance(value, str) else value
 
     @field_validator("default_timezone")
     @classmethod
@@ -141,6 +222,8 @@ class Settings(BaseModel):
                 )
         if self.unknown_sender_policy == "reply" and not self.unknown_sender_reply.strip():
             problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
+        if self.whatsapp_outside_window == "template" and not self.whatsapp_template_sid:
+            problems.append("WHATSAPP_OUTSIDE_WINDOW=template needs WHATSAPP_TEMPLATE_SID (HX...)")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from bot import lifecycle
 from bot.event_types.participants import ParticipantOptedIn, ParticipantOptedOut
-from bot.events import EventData
+from bot.events import Event, EventData
 
 OptOutSource = Literal["keyword", "opt_out_type", "error_21610", "operator"]
 OptInSource = Literal["keyword", "opt_out_type", "operator"]
@@ -36,11 +36,15 @@ def opt_in(
     source: OptInSource,
     now: datetime,
     keyword: str | None = None,
+    events: Sequence[Event] | None = None,
 ) -> list[EventData]:
-    """`participant.opted_in` and what it does to timers; nothing unless opted out."""
+    """`participant.opted_in` and what it does to timers; nothing unless opted out. With the
+    participant's `events`, schedules left without a pending occurrence are re-armed too."""
     if not participant["opted_out"]:
         return []
     return [
         ParticipantOptedIn(source=source, keyword=keyword),
-        *lifecycle.on_status_change(participant, list(pending_timers), "opted_in", now),
+        *lifecycle.on_status_change(
+            participant, list(pending_timers), "opted_in", now, events=events
+        ),
     ]

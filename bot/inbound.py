@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -17,7 +17,7 @@ from bot import consent, outbound
 from bot.config import Settings
 from bot.event_types.messages import Media, MessageReceived
 from bot.event_types.participants import ParticipantEnrolled
-from bot.events import SYSTEM_STREAM, EventData, new_id, participant_stream
+from bot.events import SYSTEM_STREAM, Event, EventData, new_id, participant_stream
 from bot.messaging import keywords
 from bot.messaging.addresses import Address, InvalidPhoneNumber, canonical_phone, parse_address
 from bot.messaging.keywords import Keyword
@@ -25,6 +25,8 @@ from bot.messaging.keywords import Keyword
 log = logging.getLogger(__name__)
 
 _SID = re.compile(r"[A-Za-z0-9]{2,64}")
+# The participant's stream, read only when a decision needs it (START re-arms schedules).
+History = Callable[[], Sequence[Event]]
 
 
 class InvalidForm(ValueError):
@@ -93,10 +95,11 @@ def decide(
     pending_timers: Sequence[Mapping[str, Any]],
     settings: Settings,
     now: datetime,
+    history: History = tuple,
 ) -> Append:
     """The one append an inbound message makes, keyed by its MessageSid."""
     if participant is not None:
-        return for_participant(inbound, participant, pending_timers, settings, now)
+        return for_participant(inbound, participant, pending_timers, settings, now, history)
     return for_unknown_sender(inbound, settings, now)
 
 
@@ -106,6 +109,7 @@ def for_participant(
     pending_timers: Sequence[Mapping[str, Any]],
     settings: Settings,
     now: datetime,
+    history: History = tuple,
 ) -> Append:
     """The message on the participant's stream, with what its keyword does.
 
@@ -119,7 +123,9 @@ def for_participant(
         follow = consent.opt_out(participant, pending_timers, source, now, keyword=keyword.value)
     elif keyword is Keyword.START:
         if participant["opted_out"]:
-            follow = consent.opt_in(participant, pending_timers, source, now, keyword=keyword.value)
+            follow = consent.opt_in(
+                participant, pending_timers, source, now, keyword.value, events=history()
+            )
         else:
             keyword = None
     elif keyword is Keyword.HELP:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -125,6 +127,37 @@ class Worker:
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
+        with self._heartbeat(item["participant_id"]):
+            self._process(item)
+
+    @contextmanager
+    def _heartbeat(self, participant_id: str) -> Iterator[None]:
+        """Keep renewing the lease while a turn runs: LLM calls can outlast one lease."""
+        done = threading.Event()
+        every = self.lease.total_seconds() / 3
+
+        def renew() -> None:
+            while not done.wait(every):
+                now = self.services.clock.now()
+                if not acquire(
+                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
+                ):
+                    log.warning(
+                        "worker %s could not renew the lease of participant %s",
+                        self.name,
+                        participant_id,
+                    )
+                    return
+
+        beat = threading.Thread(target=renew, name=f"{self.name}-heartbeat", daemon=True)
+        beat.start()
+        try:
+            yield
+        finally:
+            done.set()
+            beat.join()
+
+    def _process(self, item: dict[str, Any]) -> None:
         stream = participant_stream(item["participant_id"])
         for attempt in (1, 2):
             turn, version = self._turn(item)
@@ -155,7 +188,7 @@ class Worker:
             self.store.append(stream, decided, expected_version=version)
         except ConcurrencyError:
             moved = self.store.load(stream, after_version=version)
-            if any(e.event_type not in PASSIVE for e in moved):
+            if any(not _passive(e) for e in moved):
                 raise
             self.store.append(stream, decided, expected_version=moved[-1].stream_version)
 
@@ -233,6 +266,12 @@ class Worker:
             load_history=lambda: self.store.load(stream),
         )
         return turn, int(row["version"])
+
+
+def _passive(event: Event) -> bool:
+    """Whether an event appended meanwhile leaves a turn's decision standing: arrivals,
+    delivery bookkeeping, and the scheduler's own chaining of timers."""
+    return event.event_type in PASSIVE or event.meta.get("actor") == "scheduler"
 
 
 def _lease_name(participant_id: str) -> str:

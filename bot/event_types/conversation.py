@@ -22,6 +22,8 @@ class LLMCalled(EventData):
     messages: list[dict[str, Any]] | None = None
     response: dict[str, Any] | None = None
     error: str | None = None
+    # Retries the SDK made before this answer (None when the call failed).
+    retries: int | None = None
 
 
 @event("tool.called")
@@ -40,6 +42,8 @@ class ToolFailed(EventData):
     tool: str
     arguments: str
     error: str
+    # What went wrong inside (an exception's type and message); never shown to the model.
+    detail: str | None = None
 
 
 @event("turn.failed")

@@ -1,4 +1,6 @@
-"""Timer events: durable timers are scheduled, deferred, cancelled, fired or skipped."""
+"""Timer events: durable timers are scheduled, deferred, cancelled, fired or skipped; and the
+facts a fired timer produces for the conversation (a transition due, a measurement asked or missed).
+"""
 
 from __future__ import annotations
 
@@ -57,5 +59,39 @@ class TimerFired(EventData):
 
 @event("timer.skipped")
 class TimerSkipped(EventData):
+    """The timer will not act: the participant is inactive, it was missed during downtime, it
+    fell in quiet hours, or (after `timer.fired`) its prompt was answered or superseded."""
+
     timer_id: str
     reason: str
+    late_seconds: float | None = None
+
+
+@event("transition.requested")
+class TransitionRequested(EventData):
+    """A delayed-transition timer came due: the conversation should move to `to_state`."""
+
+    timer_id: str
+    to_state: str
+    reason: str | None = None
+
+
+@event("measurement.asked")
+class MeasurementAsked(EventData):
+    """A timed measurement's question was queued; an answer is expected by `answer_by`."""
+
+    measurement: str
+    timer_id: str
+    outbox_id: str
+    answer_by: datetime
+
+    _by_aware = field_validator("answer_by")(_aware)
+
+
+@event("measurement.missed")
+class MeasurementMissed(EventData):
+    """No reply came within a measurement's answer window."""
+
+    measurement: str
+    timer_id: str
+    outbox_id: str

@@ -34,11 +34,13 @@ COLUMNS = (
     "sent_at",
     "updated_at",
 )
-# Delivery progress never moves backwards; failed/undelivered are terminal.
+# Delivery progress never moves backwards; failed/undelivered are terminal. "unknown" (a send
+# that may or may not have created a message) ranks lowest, so any report from the provider
+# (even "accepted") settles it.
 RANK = {
     "pending": 0,
     "deferred": 0,
-    "unknown": 1,
+    "unknown": 0,
     "accepted": 1,
     "scheduled": 1,
     "queued": 2,
@@ -48,6 +50,8 @@ RANK = {
     "read": 6,
 }
 TERMINAL = {"failed", "undelivered", "canceled", "suppressed"}
+# Not yet sent: the dispatcher's own verdicts (failed, suppressed, deferred) apply only here.
+UNSENT = ("pending", "deferred", "unknown")
 TYPES = {
     cls.event_type
     for cls in (
@@ -74,6 +78,14 @@ def advance(current: str, new: str) -> str:
     if new in TERMINAL:
         return new
     return new if RANK.get(new, 0) > RANK.get(current, 0) else current
+
+
+def _reported(row: Row) -> str:
+    """The status a provider report starts from. A row failed without a provider message can
+    only have been given up after an unknown outcome: the provider's word then wins."""
+    if row["status"] == "failed" and row["provider_sid"] is None:
+        return "unknown"
+    return row["status"]
 
 
 def apply(row: Row | None, event: Event) -> Row | None:
@@ -105,10 +117,13 @@ def apply(row: Row | None, event: Event) -> Row | None:
         }
     if row is None:
         return None
+    if isinstance(data, MessageFailed | MessageSuppressed | MessageDeferred):
+        if row["status"] not in UNSENT:
+            return row  # a late verdict never undoes a send the provider confirmed
     if isinstance(data, MessageSent):
         return {
             **row,
-            "status": advance(row["status"], "sent"),
+            "status": advance(_reported(row), "sent"),
             "provider_sid": data.provider_sid,
             "attempts": data.attempt,
             "sent_at": at,
@@ -128,7 +143,7 @@ def apply(row: Row | None, event: Event) -> Row | None:
     if isinstance(data, MessageStatus):
         return {
             **row,
-            "status": advance(row["status"], data.status),
+            "status": advance(_reported(row), data.status),
             "provider_sid": row["provider_sid"] or data.provider_sid,
             "error_code": data.error_code or row["error_code"],
             "updated_at": at,

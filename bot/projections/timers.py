@@ -61,7 +61,13 @@ def apply(row: Row | None, event: Event) -> Row | None:
             "reason": None,
             "updated_at": at,
         }
-    if row is None or row["status"] in FINAL:
+    if row is None:
+        return row
+    if isinstance(data, TimerSkipped) and row["status"] == "fired":
+        # The worker found a fired timer no longer applies (its prompt was answered, or a newer
+        # one superseded it): the row keeps fired_at and ends as skipped, with the reason.
+        return {**row, "status": "skipped", "reason": data.reason, "updated_at": at}
+    if row["status"] in FINAL:
         return row
     if isinstance(data, TimerDeferred):
         return {**row, "due_at": data.due_at, "reason": data.reason, "updated_at": at}
@@ -76,7 +82,13 @@ def apply(row: Row | None, event: Event) -> Row | None:
             "updated_at": at,
         }
     if isinstance(data, TimerSkipped):
-        return {**row, "status": "skipped", "reason": data.reason, "updated_at": at}
+        return {
+            **row,
+            "status": "skipped",
+            "reason": data.reason,
+            "late_seconds": data.late_seconds,
+            "updated_at": at,
+        }
     return row
 
 

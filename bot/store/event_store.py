@@ -79,6 +79,10 @@ def row_to_event(row: Any) -> Event:
 # Statements are built once and reused with parameters: building them per append cost more
 # than executing them.
 _INSERT_EVENT = insert(events).returning(events.c.seq)
+_LOAD_STREAM = (
+    select(events).where(events.c.stream_id == bindparam("s")).order_by(events.c.stream_version)
+)
+_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))")
 _STREAM_VERSION = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
     events.c.stream_id == bindparam("s")
 )
@@ -119,6 +123,8 @@ class Transaction:
         self.store = store
         self.recorded: list[Event] = []
         self._rows: dict[tuple[str, str], Row | None] = {}
+        self._locked_rows: set[tuple[str, str]] = set()
+        self._locked_streams: set[str] = set()
 
     def append(
         self,
@@ -131,13 +137,8 @@ class Transaction:
         if not proposed:
             raise ValueError("nothing to append")
         conn = self.conn
-        current = self._locked_head(stream_id)
-        if current is None:
-            if conn.dialect.name == "postgresql":
-                conn.execute(
-                    text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))"), {"s": stream_id}
-                )
-            current = self.version(stream_id)
+        head = self.lock(stream_id)
+        current = int(head["version"]) if head is not None else self.version(stream_id)
         if idempotency_key is not None and self._seen(stream_id, idempotency_key):
             return AppendResult(duplicate=True)
         if expected_version is not None and expected_version != current:
@@ -177,23 +178,32 @@ class Transaction:
     def version(self, stream_id: str) -> int:
         return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
 
+    def load(self, stream_id: str) -> list[Event]:
+        """A stream's events as this transaction sees them."""
+        return [row_to_event(row) for row in self.conn.execute(_LOAD_STREAM, {"s": stream_id})]
+
     def _seen(self, stream_id: str, key: str) -> bool:
         return self.conn.execute(_SEEN_KEY, {"s": stream_id, "k": key}).first() is not None
 
-    def _locked_head(self, stream_id: str) -> int | None:
-        """The stream's version from a stream-head projection row, read FOR UPDATE.
+    def lock(self, stream_id: str) -> Row | None:
+        """Take the lock that appends to `stream_id` take, and return the stream's head row.
 
-        The row lock serialises appends to the stream on PostgreSQL (SQLite's BEGIN IMMEDIATE
-        already does); None when no such row exists yet, and the caller locks and counts.
+        A participant stream is locked by reading its head row (the participants row) FOR
+        UPDATE; a stream without one by a transaction-level advisory lock. On SQLite, BEGIN
+        IMMEDIATE already serialises every writer. Anyone who reads state to decide on and then
+        appends in the same transaction should call this first, so that what was read is what
+        the append sees.
         """
+        head = self.store.head_projection
         pid = participant_of(stream_id)
-        if pid is None:
+        if stream_id not in self._locked_streams:
+            row = self.row(head, pid, lock=True) if head and pid else None
+            if row is None and self.conn.dialect.name == "postgresql":
+                self.conn.execute(_ADVISORY_LOCK, {"s": stream_id})
+            self._locked_streams.add(stream_id)
+        if head is None or pid is None:
             return None
-        for projection in self.store.projections:
-            if projection.stream_head:
-                row = self.row(projection, pid, lock=True)
-                return None if row is None else int(row["version"])
-        return None
+        return self._rows.get((head.name, pid))
 
     def _project(self, ev: Event) -> None:
         for projection in self.store.projections:
@@ -211,9 +221,11 @@ class Transaction:
     def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""
         cache_key = (projection.name, key)
-        if cache_key not in self._rows:
+        if cache_key not in self._rows or (lock and cache_key not in self._locked_rows):
             found = self.conn.execute(_select_row(projection, lock), {"key": key}).first()
             self._rows[cache_key] = dict(found._mapping) if found else None
+            if lock:
+                self._locked_rows.add(cache_key)
         return self._rows[cache_key]
 
     def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
@@ -244,6 +256,7 @@ class EventStore:
         self.engine = engine
         self.projections = list(projections) if projections is not None else all_projections()
         self.clock = clock or SystemClock()
+        self.head_projection = next((p for p in self.projections if p.stream_head), None)
         # Called after each commit with the events it recorded (e.g. to wake local threads).
         self.listeners: list[Callable[[list[Event]], None]] = []
 

@@ -10,6 +10,8 @@ from werkzeug.exceptions import HTTPException
 
 from bot.bootstrap import Services, build_services
 from bot.config import load_settings
+from bot.web import auth
+from bot.web.api_models import ErrorResponse, validation_error_response
 
 log = logging.getLogger(__name__)
 
@@ -27,13 +29,19 @@ def create_app(services: Services | None = None) -> OpenAPI:
         ),
         doc_prefix="",
         doc_url="/openapi.json",
+        security_schemes=auth.SECURITY_SCHEMES,
+        # A request that fails validation is a 400 in PromptPipe's envelope naming the field.
+        validation_error_status=400,
+        validation_error_model=ErrorResponse,
+        validation_error_callback=validation_error_response,
     )
     app.extensions["tandem"] = services
-    from bot.web import health, participants, twilio_webhooks
+    from bot.web import health, participants, timers, twilio_webhooks
 
     health.register(app)
     participants.register(app)
     twilio_webhooks.register(app)
+    timers.register(app)
     _json_errors(app)
     return app
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -18,10 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from bot import inbound, status_callbacks
 from bot.config import ConfigError, Settings
+from bot.events import participant_stream
 from bot.inbound import Append, InvalidForm
 from bot.messaging.signature import HEADER, check_signature
 from bot.store import AppendResult, ConcurrencyError, ConstraintViolation, EventStore, Transaction
-from bot.store.schema import outbox, participants, timers
+from bot.store.queries import pending_timers
+from bot.store.schema import outbox, participants
 from bot.web import services
 
 log = logging.getLogger(__name__)
@@ -57,8 +60,10 @@ def register(app: OpenAPI) -> None:
             participant = _participant_by_phone(tx.conn, message.sender.e164)
             if participant is None:
                 return inbound.decide(message, None, [], svc.settings, now)
-            pending = _pending_timers(tx.conn, participant["participant_id"])
-            return inbound.decide(message, participant, pending, svc.settings, now)
+            pid = participant["participant_id"]
+            pending = pending_timers(tx.conn, pid)
+            history = partial(tx.load, participant_stream(pid))
+            return inbound.decide(message, participant, pending, svc.settings, now, history)
 
         _record(svc.store, plan, message.message.message_sid)
         return _empty_twiml()
@@ -78,7 +83,7 @@ def register(app: OpenAPI) -> None:
             participant = None
             if row and row["participant_id"] and report.error_code == status_callbacks.UNSUBSCRIBED:
                 participant = _participant_by_id(tx.conn, row["participant_id"])
-            pending = _pending_timers(tx.conn, participant["participant_id"]) if participant else []
+            pending = pending_timers(tx.conn, participant["participant_id"]) if participant else []
             return status_callbacks.decide(report, row, participant, pending, svc.clock.now())
 
         _record(svc.store, plan, report.message_sid)
@@ -177,13 +182,6 @@ def _participant_by_id(conn: Connection, participant_id: str) -> dict[str, Any] 
     query = select(participants).where(participants.c.participant_id == participant_id)
     row = conn.execute(query).first()
     return dict(row._mapping) if row else None
-
-
-def _pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]]:
-    query = select(timers).where(
-        timers.c.participant_id == participant_id, timers.c.status == "scheduled"
-    )
-    return [dict(row._mapping) for row in conn.execute(query)]
 
 
 def _outbox_row(conn: Connection, outbox_id: str | None, sid: str) -> dict[str, Any] | None:

@@ -1,32 +1,17 @@
 """The real twilio SDK, redirected by a base-URL http client, against the fake Twilio API."""
 
-from urllib.parse import urlsplit, urlunsplit
-
 import pytest
 import requests
 from flask import Flask, request
 from twilio.base.exceptions import TwilioRestException
-from twilio.http.http_client import TwilioHttpClient
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
+from bot.messaging.twilio_messenger import BaseUrlHttpClient
 from tests.fakes.http_server import LocalServer
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 
 TO, FROM = "+15550100001", "+15550109999"
-
-
-class BaseUrlHttpClient(TwilioHttpClient):
-    """Sends every Twilio request to base_url's scheme and host (to move to bot/messaging/)."""
-
-    def __init__(self, base_url: str, timeout: float) -> None:
-        super().__init__(timeout=timeout)
-        parts = urlsplit(base_url)
-        self._scheme, self._netloc = parts.scheme, parts.netloc
-
-    def request(self, method, url, *args, **kwargs):
-        redirected = urlsplit(url)._replace(scheme=self._scheme, netloc=self._netloc)
-        return super().request(method, urlunsplit(redirected), *args, **kwargs)
 
 
 @pytest.fixture

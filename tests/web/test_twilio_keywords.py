@@ -94,6 +94,29 @@ def test_start_opts_an_opted_out_participant_back_in(
     assert inbound_work(services) == []
 
 
+def test_start_hands_lifecycle_the_participants_history(
+    client: FlaskClient,
+    services: Services,
+    participant: dict,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With the stream, lifecycle re-arms schedules left without a pending occurrence.
+    post(client, INBOUND, message("STOP"))
+    calls = []
+
+    def on_status_change(row, pending, change, now, events=None):  # noqa: ANN001, ANN202
+        calls.append((change, [e.event_type for e in events or ()]))
+        return []
+
+    monkeypatch.setattr(lifecycle, "on_status_change", on_status_change)
+
+    post(client, INBOUND, message("START"))
+
+    assert calls == [
+        ("opted_in", ["participant.enrolled", "message.received", "participant.opted_out"])
+    ]
+
+
 def test_yes_from_a_participant_who_did_not_opt_out_is_an_ordinary_message(
     client: FlaskClient, services: Services, participant: dict
 ) -> None:

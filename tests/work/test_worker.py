@@ -16,8 +16,18 @@ from bot.outbound import to_participant
 from bot.store import EventStore
 from bot.turns import Turn
 from bot.worker import Worker
-from modules import echo
 from tests.factories import enrolled, received
+
+GREETING = "Welcome! Reply to this message and I will answer."
+
+
+def echo(turn: Turn) -> list[EventData]:
+    """A stand-in handler: greet on enrollment, repeat an inbound message back."""
+    if turn.kind == "enrolled":
+        return list(to_participant(turn.participant, GREETING, kind="greeting"))
+    if turn.kind == "inbound" and isinstance(turn.trigger.data, MessageReceived):
+        return list(to_participant(turn.participant, f"You said: {turn.trigger.data.body}"))
+    return []
 
 
 @pytest.fixture
@@ -44,8 +54,8 @@ def test_an_enrollment_and_two_messages_are_answered_in_arrival_order(
     pid = enroll(store)
     store.append(participant_stream(pid), [received("SM1", "first")])
     store.append(participant_stream(pid), [received("SM2", "second")])
-    assert Worker(services, echo.handle, "w1").run_once() == 3
-    assert replies(store, pid) == [echo.GREETING, "You said: first", "You said: second"]
+    assert Worker(services, echo, "w1").run_once() == 3
+    assert replies(store, pid) == [GREETING, "You said: first", "You said: second"]
     kinds = [e.event_type for e in store.load(participant_stream(pid))]
     assert kinds.count("work.completed") == 3
 
@@ -83,7 +93,7 @@ def test_a_parked_item_does_not_block_the_participants_later_messages(
     def flaky(turn: Turn) -> list[EventData]:
         if turn.kind == "enrolled":
             raise RuntimeError("boom")
-        return echo.handle(turn)
+        return echo(turn)
 
     Worker(services, flaky, "w1", max_attempts=1).run_once()
     assert replies(store, pid) == ["You said: hello"]
@@ -96,7 +106,7 @@ def test_messages_of_an_unenrolled_participant_are_completed_without_a_turn(
 
     pid = enroll(store)
     store.append(participant_stream(pid), [ParticipantUnenrolled(), received("SM1", "hi")])
-    Worker(services, echo.handle, "w1").run_once()
+    Worker(services, echo, "w1").run_once()
     completed = [
         e.data for e in store.load(participant_stream(pid)) if e.event_type == "work.completed"
     ]
@@ -112,10 +122,10 @@ def test_a_message_arriving_during_a_turn_does_not_undo_the_turn(
     def slow(turn: Turn) -> list[EventData]:
         if turn.kind == "enrolled":  # another message lands while this turn is decided
             store.append(participant_stream(pid), [received("SMlate", "late")])
-        return echo.handle(turn)
+        return echo(turn)
 
     Worker(services, slow, "w1").run_once()
-    assert replies(store, pid) == [echo.GREETING, "You said: late"]
+    assert replies(store, pid) == [GREETING, "You said: late"]
 
 
 def test_a_status_change_during_a_turn_makes_the_turn_decide_again(
@@ -166,7 +176,7 @@ def test_two_workers_never_handle_one_participant_at_once_and_keep_order(
                 overlap.append((pid, threading.current_thread().name, sorted(active)))
             active.add(pid)
         try:
-            return echo.handle(turn)
+            return echo(turn)
         finally:
             with lock:
                 active.discard(pid)
@@ -189,4 +199,25 @@ def test_two_workers_never_handle_one_participant_at_once_and_keep_order(
             t.join()
     assert overlap == []
     for pid in pids:
-        assert replies(store, pid) == [echo.GREETING] + [f"You said: {n}" for n in range(5)]
+        assert replies(store, pid) == [GREETING] + [f"You said: {n}" for n in range(5)]
+
+
+def test_a_long_turn_keeps_its_lease_so_no_other_worker_takes_the_participant(
+    services: Services, store: EventStore, clock: FakeClock
+) -> None:
+    from bot.store.leases import holder_of
+
+    pid = enroll(store)
+    seen: list[str | None] = []
+    worker = Worker(services, lambda turn: [], "w1", lease=timedelta(seconds=0.9))
+
+    def slow(turn: Turn) -> list[EventData]:
+        for _ in range(4):  # the lease would lapse three times over without renewal
+            threading.Event().wait(0.4)  # real time, for the heartbeat thread to run
+            clock.advance(timedelta(seconds=0.4))
+            seen.append(holder_of(store.engine, f"participant:{pid}", clock.now()))
+        return []
+
+    worker.handler = slow
+    worker.run_once()
+    assert seen == ["w1"] * 4

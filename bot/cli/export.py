@@ -1,0 +1,112 @@
+"""`tandem export`: write participants, messages and events for analysis (CSV or JSON Lines)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+from bot.bootstrap import build_store
+from bot.cli import cli, database_errors, settings_from_env
+from bot.export import UnknownParticipant, export, parse_since
+
+
+class Since(click.ParamType):
+    name = "DATE|DATETIME"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return parse_since(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class ParticipantId(click.ParamType):
+    name = "ID"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        try:
+            return str(uuid.UUID(str(value)))
+        except ValueError:
+            self.fail(f"{value!r} is not a participant id (a UUID)", param, ctx)
+
+
+@cli.command("export")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write into (created if missing; files in it are replaced).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True
+)
+@click.option(
+    "--since",
+    type=Since(),
+    help="Only messages and events from this UTC date or datetime on (e.g. 2026-01-31).",
+)
+@click.option(
+    "--participant",
+    "participant_ids",
+    type=ParticipantId(),
+    multiple=True,
+    help="Only this participant (repeatable).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show progress bars on stderr (default: when stderr is a terminal).",
+)
+@database_errors
+def export_command(
+    out_dir: Path,
+    fmt: str,
+    since: datetime | None,
+    participant_ids: tuple[str, ...],
+    progress: bool | None,
+) -> None:
+    """Write participants, messages and events files for analysis.
+
+    messages.* is every inbound and outbound message of each participant (direction, text,
+    status, error code, segments, UTC and participant-local times); events.* is the raw event
+    stream. Participants are all included; --since only limits messages and events.
+    """
+    store = build_store(settings_from_env())
+    bars: list[tqdm] = []
+
+    def bar(name: str, total: int | None) -> Callable[[int], None]:
+        shown = tqdm(
+            total=total,
+            desc=name,
+            unit="row",
+            disable=not progress if progress is not None else None,
+            file=click.get_text_stream("stderr"),
+        )
+        bars.append(shown)
+        return shown.update
+
+    try:
+        counts = export(
+            store, out_dir, fmt, since=since, participant_ids=participant_ids, progress=bar
+        )
+    except UnknownParticipant as exc:
+        raise click.BadParameter(str(exc), param_hint="--participant") from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write the export to {out_dir}: {exc}") from None
+    finally:
+        for shown in bars:
+            shown.close()
+        store.engine.dispose()
+    click.echo(
+        f"exported {counts.participants} participants, {counts.messages} messages and "
+        f"{counts.events} events to {out_dir} ({fmt})"
+    )

@@ -1,0 +1,140 @@
+"""`tandem serve` (everything in one process) and `tandem worker` (background work only)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+import click
+
+from bot.bootstrap import build_services, configure_logging
+from bot.cli import cli, database_errors, settings_from_env
+from bot.runtime import Runtime, RuntimeOptions
+
+log = logging.getLogger(__name__)
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: ANN001
+    from bot.messaging.factory import build_messenger
+    from bot.routing import build_handler
+
+    return Runtime(services, build_handler(services), build_messenger(settings), options)
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="Port to listen on.",
+)
+@click.option(
+    "--workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker threads handling conversations.",
+)
+@click.option(
+    "--migrate/--no-migrate",
+    default=True,
+    show_default=True,
+    help="Upgrade the database schema first.",
+)
+@database_errors
+def serve(host: str, port: int, workers: int, migrate: bool) -> None:
+    """Run everything in one process: the web app, workers, the dispatcher and the scheduler.
+
+    This is the zero-configuration mode: SQLite and the console messenger by default, where
+    outbound messages are printed here. Use `tandem chat` to talk to it as a participant.
+    """
+    from werkzeug.serving import make_server
+
+    from bot.config import ConfigError
+    from bot.web import create_app
+
+    settings = settings_from_env()
+    if settings.insecure_local and host not in LOOPBACK:
+        raise click.ClickException(
+            f"TANDEM_INSECURE_LOCAL=true serves without authentication: only on a loopback "
+            f"address (127.0.0.1, ::1), not {host}"
+        )
+    configure_logging(settings)
+    services = build_services(settings)
+    try:
+        app = create_app(services)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    if migrate:
+        from bot.store.migrate import upgrade
+
+        upgrade(services.store.engine)
+    runtime = _runtime(settings, services, RuntimeOptions(workers=workers))
+    server = make_server(host, port, app, threaded=True)
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    runtime.start()
+    serving = threading.Thread(target=server.serve_forever, name="web", daemon=True)
+    serving.start()
+    click.echo(
+        f"Tandem listening on http://{host}:{port} (messenger: {settings.messenger}); "
+        "Ctrl-C stops it"
+    )
+    stop.wait()
+    click.echo("stopping…")
+    server.shutdown()
+    runtime.stop()
+    services.close()
+
+
+@cli.command()
+@click.option(
+    "--workers",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker threads handling conversations.",
+)
+@click.option(
+    "--dispatchers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 16),
+    help="Threads sending outbound messages.",
+)
+@click.option(
+    "--scheduler/--no-scheduler",
+    default=True,
+    show_default=True,
+    help="Campaign to be the one scheduler (only the elected leader runs timers).",
+)
+@database_errors
+def worker(workers: int, dispatchers: int, scheduler: bool) -> None:
+    """Run background work: conversations, sending, and (if elected) the timer scheduler.
+
+    Run as many worker processes as needed; each participant is handled by one at a time.
+    """
+    settings = settings_from_env()
+    configure_logging(settings)
+    services = build_services(settings)
+    runtime = _runtime(
+        settings,
+        services,
+        RuntimeOptions(workers=workers, dispatchers=dispatchers, scheduler=scheduler),
+    )
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    runtime.start()
+    click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")
+    stop.wait()
+    runtime.stop()
+    services.close()

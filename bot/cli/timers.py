@@ -1,0 +1,110 @@
+"""`tandem timers list|cancel`: see durable timers and cancel one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from sqlalchemy import select
+
+from bot.bootstrap import build_store
+from bot.cli import cli, database_errors, settings_from_env
+from bot.event_types.timers import TimerCancelled
+from bot.events import EventData, NewEvent, participant_stream
+from bot.store import EventStore
+from bot.store.schema import timers
+from bot.timers.firing import timer_row
+from bot.timers.schedules import delete_schedule, next_occurrence
+
+STATUSES = ("scheduled", "fired", "skipped", "cancelled")
+COLUMNS = ("timer_id", "participant_id", "kind", "status", "due_at", "local_time", "reason")
+
+
+@cli.group(name="timers")
+def timers_group() -> None:
+    """List durable timers, or cancel one."""
+
+
+@timers_group.command(name="list")
+@click.option("--participant", "participant_id", help="Only this participant's timers.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only timers in this status.")
+@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@database_errors
+def list_timers(participant_id: str | None, status: str | None, limit: int, as_json: bool) -> None:
+    """Timers, soonest due first (due times in UTC; local_time is the participant's)."""
+    query = select(timers).order_by(timers.c.due_at, timers.c.timer_id).limit(limit)
+    if participant_id:
+        query = query.where(timers.c.participant_id == participant_id)
+    if status:
+        query = query.where(timers.c.status == status)
+    store = build_store(settings_from_env())
+    try:
+        with store.reading() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(query)]
+    finally:
+        store.engine.dispose()
+    for row in rows:
+        if as_json:
+            click.echo(json.dumps(row, default=str, ensure_ascii=False))
+        else:
+            click.echo("  ".join(_cell(row[c]) for c in COLUMNS))
+    if not as_json:
+        click.echo(f"{len(rows)} timer(s)", err=True)
+
+
+@timers_group.command(name="cancel")
+@click.argument("timer_id")
+@click.option("--reason", default="operator", show_default=True, help="Recorded in the event.")
+@click.option(
+    "--whole-schedule",
+    is_flag=True,
+    help="For an occurrence of a daily schedule: delete the schedule, not just this day.",
+)
+@database_errors
+def cancel(timer_id: str, reason: str, whole_schedule: bool) -> None:
+    """Cancel a scheduled timer (a `timer.cancelled` event). Cancelling one occurrence of a
+    daily schedule schedules the next one; --whole-schedule ends the schedule instead."""
+    store = build_store(settings_from_env())
+    try:
+        click.echo(_cancel(store, timer_id, reason, whole_schedule))
+    finally:
+        store.engine.dispose()
+
+
+def _cancel(store: EventStore, timer_id: str, reason: str, whole_schedule: bool) -> str:
+    with store.transaction() as tx:
+        row = timer_row(tx.conn, timer_id)
+        if row is None or not row["participant_id"]:
+            raise click.ClickException(f"no participant timer {timer_id!r}")
+        stream = participant_stream(row["participant_id"])
+        person = tx.lock(stream)
+        row = timer_row(tx.conn, timer_id)
+        assert row is not None
+        if row["status"] != "scheduled":
+            raise click.ClickException(
+                f"timer {timer_id} is {row['status']}; only scheduled timers can be cancelled"
+            )
+        schedule_id = (row["payload"] or {}).get("schedule_id")
+        decided: list[EventData]
+        if schedule_id and whole_schedule:
+            decided = delete_schedule(schedule_id, [row], reason)
+            said = f"deleted schedule {schedule_id} and cancelled timer {timer_id}"
+        else:
+            decided = [TimerCancelled(timer_id=timer_id, reason=reason)]
+            said = f"cancelled timer {timer_id}"
+            nxt = next_occurrence(row, person, store.clock.now()) if person else None
+            if nxt is not None:
+                decided.append(nxt)
+                said += f"; the schedule goes on at {nxt.local_time} ({nxt.timer_id})"
+        tx.append(stream, [NewEvent(e, meta={"actor": "cli"}) for e in decided])
+    return said
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if hasattr(value, "isoformat"):
+        return value.isoformat(timespec="seconds")
+    return str(value)

@@ -1,0 +1,125 @@
+"""What a conversation module is given and returns, and the prompt-driven module intake and
+feedback are made of.
+
+A module never touches the LLM client, the store or an SDK: the flow hands it a `converse`
+callable (the tool loop, bound to the ChatClient and to this participant's tool context) and
+appends what comes back. A module names its tools by string; the flow resolves them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from bot.events import Event
+from bot.prompts import Prompt
+from bot.tone import tone_guide
+
+if TYPE_CHECKING:
+    from bot.tool_loop import LoopResult
+
+Trigger = Literal["inbound", "enrolled"]
+ENROLLED = (
+    "The participant has just been enrolled and has not written anything yet. Send your first "
+    "message: greet them (by name if you know it), say in a sentence what this chat is for, "
+    "and ask your first question."
+)
+
+
+class Converse(Protocol):
+    """Run the tool loop on `messages` offering `tools` (by name); `purpose` labels the calls."""
+
+    def __call__(
+        self,
+        messages: list[dict[str, Any]],
+        tools: Sequence[str],
+        purpose: str,
+        *,
+        model: str | None = None,
+    ) -> LoopResult: ...
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    """One turn as a module sees it.
+
+    `transcript` is the chat so far (bot.transcript_llm), ending with the message being answered
+    on an inbound turn; `variables` the engine's prompt variables (bot.flow.context); `notes`
+    system notes the flow adds (what the safety screen did, say).
+    """
+
+    participant: Mapping[str, Any]
+    now: datetime
+    trigger: Trigger
+    transcript: list[dict[str, Any]]
+    history: Sequence[Event]
+    variables: Mapping[str, Any]
+    converse: Converse
+    notes: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class ModuleReply:
+    """The loop's result and the text to send instead if it produced no reply."""
+
+    result: LoopResult
+    fallback: str
+
+
+class Module(Protocol):
+    """A conversation module: the state it serves, the tools it may offer, the text sent when
+    its turn fails, and a turn."""
+
+    name: str
+
+    @property
+    def tools(self) -> Sequence[str]: ...
+
+    @property
+    def fallback(self) -> str: ...
+
+    def run(self, ctx: ModuleContext) -> ModuleReply: ...
+
+
+Extra = Callable[[ModuleContext], Mapping[str, Any]]
+
+
+def no_extra(ctx: ModuleContext) -> Mapping[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class PromptModule:
+    """A module that is its prompt: render it, add the tone policy, run the loop once.
+
+    `extra` adds variables of the module's own to the engine's (the last habit prompt, say).
+    """
+
+    name: str
+    prompt: Prompt
+    extra: Extra = no_extra
+
+    @property
+    def tools(self) -> Sequence[str]:
+        return self.prompt.tools
+
+    @property
+    def fallback(self) -> str:
+        return self.prompt.fallback
+
+    def system_prompt(self, ctx: ModuleContext) -> str:
+        """The rendered prompt, then the `<TONE POLICY>` block when tone tags are active."""
+        text = self.prompt.render({**ctx.variables, **self.extra(ctx)})
+        guide = tone_guide(ctx.participant.get("profile") or {})
+        return f"{text}\n\n{guide}" if guide else text
+
+    def run(self, ctx: ModuleContext) -> ModuleReply:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt(ctx)}]
+        messages += ctx.transcript
+        if ctx.trigger == "enrolled":
+            messages.append({"role": "system", "content": ENROLLED})
+        messages += [{"role": "system", "content": note} for note in ctx.notes]
+        result = ctx.converse(messages, self.tools, self.name, model=self.prompt.model)
+        return ModuleReply(result, self.fallback)

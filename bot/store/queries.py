@@ -1,0 +1,19 @@
+"""Reads of projection rows that several parts of Tandem need, written once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from bot.store.schema import timers
+
+
+def pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]]:
+    """A participant's timers that have not fired, been skipped or been cancelled, by due time."""
+    query = (
+        select(timers)
+        .where(timers.c.participant_id == participant_id, timers.c.status == "scheduled")
+        .order_by(timers.c.due_at)
+    )
+    return [dict(row._mapping) for row in conn.execute(query)]

@@ -1,0 +1,163 @@
+"""Firing a due timer: the decision (pure) and the short transaction that records it.
+
+For each due timer, in its own transaction on the participant's stream: re-read the timer; if it
+is still `scheduled` and due, decide, in this order —
+1. participant inactive (paused, opted out, completed, withdrawn, unenrolled) -> `timer.skipped`;
+2. later than its kind's grace (the process was down) -> `timer.skipped` reason "missed";
+3. inside quiet hours -> `timer.deferred` to their end, or `timer.skipped`, per the kind;
+4. otherwise `timer.fired` (with how late it was), which creates the worker's work item.
+An occurrence of a daily schedule that is fired or skipped (except for a final status) also
+schedules the next occurrence in the same append, so a schedule never depends on the worker.
+The status check under the stream lock and the idempotency key `timer:<id>:fired` make a
+second firing of the same timer, by any process, write nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import and_, select
+
+from bot.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
+from bot.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
+from bot.localtime import QuietHours
+from bot.store import EventStore
+from bot.store.schema import timers
+from bot.timers import quiet_hours as quiet
+from bot.timers.kinds import KINDS, KindPolicy, policy_for
+from bot.timers.one_shot import zone_of
+from bot.timers.schedules import next_occurrence
+
+log = logging.getLogger(__name__)
+
+FINAL_STATUSES = {"completed", "withdrawn", "unenrolled"}
+ACTOR = {"actor": "scheduler"}
+
+
+@dataclass(frozen=True)
+class FiringPolicy:
+    """What the firing path needs to know besides the rows: quiet hours and kind policies."""
+
+    quiet_hours: QuietHours | None = None
+    by_intervention: Mapping[str, QuietHours | None] = field(default_factory=dict)
+    kinds: Mapping[str, KindPolicy] = field(default_factory=lambda: dict(KINDS))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happens to one timer now; `events` are appended with `idempotency_key`."""
+
+    outcome: Literal["fired", "skipped", "deferred", "none"]
+    events: list[EventData]
+    idempotency_key: str | None = None
+    reason: str | None = None
+
+
+NOTHING = Decision("none", [])
+
+
+def decide(
+    timer: Mapping[str, Any] | None,
+    participant: Mapping[str, Any] | None,
+    now: datetime,
+    policy: FiringPolicy,
+) -> Decision:
+    """The decision for a timers row at `now` (pure)."""
+    if timer is None or timer["status"] != "scheduled" or timer["due_at"] > now:
+        return NOTHING
+    timer_id = timer["timer_id"]
+    key = f"timer:{timer_id}:fired"
+    late = max(0.0, (now - timer["due_at"]).total_seconds())
+    if participant is None:
+        return _skip(timer_id, "no participant", key, late)
+    status = participant.get("status")
+    if status != "active" or participant.get("opted_out"):
+        reason = str(status) if status != "active" else "opted_out"
+        chain = [] if status in FINAL_STATUSES else _chain(timer, participant, now)
+        return _skip(timer_id, reason, key, late, chain)
+    kind = policy_for(timer["kind"], policy.kinds)
+    if kind.grace is not None and late > kind.grace.total_seconds():
+        return _skip(timer_id, "missed", key, late, _chain(timer, participant, now))
+    window = quiet.for_participant(participant, policy.quiet_hours, policy.by_intervention)
+    tz = zone_of(participant)
+    if kind.quiet_hours != "ignore" and window is not None and window.contains(now, tz):
+        if kind.quiet_hours == "skip":
+            return _skip(timer_id, "quiet_hours", key, late, _chain(timer, participant, now))
+        until = window.end_after(now, tz)
+        deferred = TimerDeferred(timer_id=timer_id, due_at=until, reason="quiet_hours")
+        return Decision(
+            "deferred", [deferred], f"timer:{timer_id}:deferred:{until.isoformat()}", "quiet_hours"
+        )
+    fired = TimerFired(timer_id=timer_id, late_seconds=late)
+    return Decision("fired", [fired, *_chain(timer, participant, now)], key)
+
+
+def _skip(
+    timer_id: str, reason: str, key: str, late: float, chain: list[EventData] | None = None
+) -> Decision:
+    skipped = TimerSkipped(timer_id=timer_id, reason=reason, late_seconds=late)
+    return Decision("skipped", [skipped, *(chain or [])], key, reason)
+
+
+def _chain(
+    timer: Mapping[str, Any], participant: Mapping[str, Any], now: datetime
+) -> list[EventData]:
+    nxt = next_occurrence(timer, participant, now)
+    return [nxt] if nxt is not None else []
+
+
+def fire_one(store: EventStore, timer_id: str, now: datetime, policy: FiringPolicy) -> Decision:
+    """Decide on one timer and record the decision, in one short transaction."""
+    with store.transaction() as tx:
+        first = timer_row(tx.conn, timer_id)
+        if first is None or first["status"] != "scheduled" or first["due_at"] > now:
+            return NOTHING
+        pid = first["participant_id"]
+        stream = participant_stream(pid) if pid else SYSTEM_STREAM
+        person = tx.lock(stream)
+        row = timer_row(tx.conn, timer_id)  # again, now that no one else can change it
+        decision = decide(row, person, now, policy)
+        if decision.events:
+            result = tx.append(
+                stream,
+                [NewEvent(e, meta=ACTOR) for e in decision.events],
+                idempotency_key=decision.idempotency_key,
+            )
+            if result.duplicate:
+                return NOTHING
+    if decision.outcome != "none":
+        log.info("timer %s %s (%s)", timer_id, decision.outcome, decision.reason or "due")
+    return decision
+
+
+def due_timer_ids(store: EventStore, now: datetime, limit: int | None = None) -> list[str]:
+    """Ids of scheduled timers due at `now`, oldest first."""
+    query = (
+        select(timers.c.timer_id)
+        .where(and_(timers.c.status == "scheduled", timers.c.due_at <= now))
+        .order_by(timers.c.due_at, timers.c.timer_id)
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    with store.reading() as conn:
+        return [row.timer_id for row in conn.execute(query)]
+
+
+def fire_due(
+    store: EventStore, now: datetime, policy: FiringPolicy, limit: int | None = None
+) -> list[Decision]:
+    """Fire (or skip, or defer) every timer due at `now`; the decisions that did something."""
+    decisions = [
+        fire_one(store, timer_id, now, policy) for timer_id in due_timer_ids(store, now, limit)
+    ]
+    return [d for d in decisions if d.outcome != "none"]
+
+
+def timer_row(conn: Any, timer_id: str) -> dict[str, Any] | None:
+    """The timers row `timer_id` as `conn` sees it."""
+    found = conn.execute(select(timers).where(timers.c.timer_id == timer_id)).first()
+    return dict(found._mapping) if found else None

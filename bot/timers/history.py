@@ -1,0 +1,93 @@
+"""What a participant's events say about their timers: messages, replies, live schedules.
+
+Pure folds over a stream (a list of recorded events in stream order); handlers use them to tell
+an answered or superseded timer from one that should act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.event_types.messages import MessageQueued, MessageReceived
+from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted
+from bot.event_types.timers import (
+    TimerCancelled,
+    TimerDeferred,
+    TimerFired,
+    TimerScheduled,
+    TimerSkipped,
+)
+from bot.events import Event
+
+
+@dataclass(frozen=True)
+class Queued:
+    """Where a queued message sits in the stream."""
+
+    version: int
+    kind: str
+
+
+def queued(events: Sequence[Event], outbox_id: str) -> Queued | None:
+    """The stream position and kind of the message queued as `outbox_id`."""
+    for ev in events:
+        if isinstance(ev.data, MessageQueued) and ev.data.outbox_id == outbox_id:
+            return Queued(ev.stream_version, ev.data.kind)
+    return None
+
+
+def scheduled_version(events: Sequence[Event], timer_id: str) -> int:
+    """The stream version at which `timer_id` was scheduled (0 if not in these events)."""
+    for ev in events:
+        if isinstance(ev.data, TimerScheduled) and ev.data.timer_id == timer_id:
+            return ev.stream_version
+    return 0
+
+
+def replied_after(events: Sequence[Event], version: int) -> bool:
+    """Whether the participant sent a message (not a STOP/START/HELP keyword) after `version`."""
+    return any(
+        isinstance(ev.data, MessageReceived)
+        and ev.data.keyword is None
+        and ev.stream_version > version
+        for ev in events
+    )
+
+
+def superseded(events: Sequence[Event], version: int, kind: str) -> bool:
+    """Whether a newer message of the same kind went to the participant after `version`."""
+    return any(
+        isinstance(ev.data, MessageQueued)
+        and ev.data.to_participant
+        and ev.data.kind == kind
+        and ev.stream_version > version
+        for ev in events
+    )
+
+
+def live_schedules(events: Sequence[Event]) -> dict[str, ScheduleCreated]:
+    """The schedules created and not deleted, by id, in order of creation."""
+    live: dict[str, ScheduleCreated] = {}
+    for ev in events:
+        if isinstance(ev.data, ScheduleCreated):
+            live[ev.data.schedule_id] = ev.data
+        elif isinstance(ev.data, ScheduleDeleted):
+            live.pop(ev.data.schedule_id, None)
+    return live
+
+
+def pending_timers(events: Sequence[Event]) -> dict[str, TimerScheduled]:
+    """Timers scheduled and not yet fired, skipped or cancelled, with deferrals applied."""
+    pending: dict[str, TimerScheduled] = {}
+    for ev in events:
+        data = ev.data
+        if isinstance(data, TimerScheduled):
+            pending.setdefault(data.timer_id, data)
+        elif isinstance(data, TimerDeferred) and data.timer_id in pending:
+            pending[data.timer_id] = pending[data.timer_id].model_copy(
+                update={"due_at": data.due_at}
+            )
+        elif isinstance(data, TimerCancelled | TimerFired | TimerSkipped):
+            pending.pop(data.timer_id, None)
+    return pending

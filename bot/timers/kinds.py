@@ -1,0 +1,101 @@
+"""Timer kinds and their policies: how late a timer may still fire, and what quiet hours do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Literal
+
+QuietPolicy = Literal["defer", "skip", "ignore"]
+
+
+@dataclass(frozen=True)
+class KindPolicy:
+    """What the firing path does with a timer of this kind.
+
+    `grace`: a timer found more than this late (the process was down) is skipped as "missed";
+    None fires it however late. `quiet_hours`: a timer due inside quiet hours is deferred to
+    their end, skipped, or fired anyway (for timers that send nothing). `cancelled_by_reply`:
+    an inbound message cancels a pending timer of this kind.
+    """
+
+    kind: str
+    grace: timedelta | None
+    quiet_hours: QuietPolicy
+    cancelled_by_reply: bool = False
+    summary: str = ""
+
+
+KINDS: dict[str, KindPolicy] = {
+    policy.kind: policy
+    for policy in (
+        KindPolicy("at", timedelta(hours=1), "defer", summary="a one-shot message at an instant"),
+        KindPolicy(
+            "daily", timedelta(hours=2), "defer", summary="one occurrence of a daily prompt"
+        ),
+        KindPolicy(
+            "reminder",
+            timedelta(minutes=30),
+            "skip",
+            cancelled_by_reply=True,
+            summary="a reminder unless the participant replied to the prompt",
+        ),
+        KindPolicy("transition", None, "defer", summary="a delayed conversation transition"),
+        KindPolicy(
+            "measurement", timedelta(minutes=30), "skip", summary="a timed measurement question"
+        ),
+        KindPolicy(
+            "measurement_timeout",
+            None,
+            "ignore",
+            cancelled_by_reply=True,
+            summary="the end of a measurement's answer window",
+        ),
+    )
+}
+# A kind registered later (by the conversation engine) without a policy of its own.
+DEFAULT = KindPolicy("*", timedelta(hours=1), "defer", summary="any other kind")
+
+
+def policy_for(kind: str, policies: Mapping[str, KindPolicy] | None = None) -> KindPolicy:
+    """The policy of `kind`, or the default one for kinds without a policy."""
+    return (policies if policies is not None else KINDS).get(kind, DEFAULT)
+
+
+def with_grace(grace: Mapping[str, float | None]) -> dict[str, KindPolicy]:
+    """The policies with grace periods overridden (seconds; None = fire however late)."""
+    policies = dict(KINDS)
+    for kind, seconds in grace.items():
+        base = policies.get(kind, replace(DEFAULT, kind=kind))
+        policies[kind] = replace(
+            base, grace=None if seconds is None else timedelta(seconds=seconds)
+        )
+    return policies
+
+
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_ITEM = re.compile(r"([a-z][a-z0-9_]*)=(none|[0-9]+(?:\.[0-9]+)?)([smhd]?)")
+
+
+def parse_grace(text: str) -> dict[str, float | None]:
+    """Parse "daily=2h,reminder=30m,transition=none" into seconds per kind (None = no limit)."""
+    found: dict[str, float | None] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        match = _ITEM.fullmatch(item.lower())
+        if match is None:
+            raise ValueError(
+                f"invalid grace {item!r}: expected kind=<number>[s|m|h|d] or kind=none,"
+                " e.g. daily=2h"
+            )
+        kind, amount, unit = match.groups()
+        if amount == "none":
+            if unit:
+                raise ValueError(f"invalid grace {item!r}: 'none' takes no unit")
+            found[kind] = None
+        else:
+            found[kind] = float(amount) * _UNITS[unit]
+    return found

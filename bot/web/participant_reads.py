@@ -1,0 +1,135 @@
+"""The researcher API's reads: the participant list, one participant, transcript and events."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from flask import Response
+from sqlalchemy import and_, func, select
+
+from bot.events import participant_stream
+from bot.store.schema import events, participants
+from bot.transcript import read_page, zone
+from bot.web.api_models import (
+    CursorPage,
+    CursorQuery,
+    EventListResponse,
+    EventOut,
+    ListQuery,
+    MessageListResponse,
+    MessageOut,
+    OffsetPage,
+    ParticipantListResponse,
+    ParticipantOut,
+    ParticipantPath,
+    ParticipantResponse,
+)
+from bot.web.participants import (
+    ERRORS,
+    api,
+    current_services,
+    ok,
+    participant_response,
+    participant_row,
+)
+
+
+@api.get("", summary="List participants", responses={200: ParticipantListResponse, **ERRORS})
+def list_participants(query: ListQuery) -> tuple[Response, int]:
+    """Participants in order of enrollment, a page at a time; by status if asked."""
+    where = (
+        participants.c.status == query.status
+        if query.status
+        else participants.c.status != "unenrolled"
+    )
+    with current_services().store.reading() as conn:
+        total = conn.execute(select(func.count()).select_from(participants).where(where)).scalar()
+        rows = conn.execute(
+            select(participants)
+            .where(where)
+            .order_by(participants.c.enrolled_at, participants.c.participant_id)
+            .limit(query.limit)
+            .offset(query.offset)
+        ).all()
+    end = query.offset + len(rows)
+    page = OffsetPage(
+        limit=query.limit,
+        offset=query.offset,
+        total=int(total or 0),
+        next_offset=end if end < (total or 0) else None,
+    )
+    result = [ParticipantOut.from_row(dict(r._mapping)) for r in rows]
+    return ok(ParticipantListResponse(status="ok", result=result, page=page))
+
+
+@api.get(
+    "/<participant_id>",
+    summary="Get a participant",
+    responses={200: ParticipantResponse, **ERRORS},
+)
+def getparticipant_response(path: ParticipantPath) -> tuple[Response, int]:
+    """One participant, unenrolled ones included (status "unenrolled")."""
+    return participant_response(participant_row(current_services().store, path.participant_id))
+
+
+@api.get(
+    "/<participant_id>/messages",
+    summary="A participant's transcript",
+    responses={200: MessageListResponse, **ERRORS},
+)
+def participant_messages(path: ParticipantPath, query: CursorQuery) -> tuple[Response, int]:
+    """Inbound and outbound messages in order, with delivery status, a page at a time."""
+    store = current_services().store
+    row = participant_row(store, path.participant_id)
+    lines, next_after = read_page(store, row["participant_id"], query.after, query.limit)
+    tz = zone(row["timezone"])
+    result = [
+        MessageOut(**asdict(line), created_at_local=line.created_at.astimezone(tz))
+        for line in lines
+    ]
+    page = CursorPage(limit=query.limit, after=query.after, next_after=next_after)
+    return ok(MessageListResponse(status="ok", result=result, page=page))
+
+
+@api.get(
+    "/<participant_id>/events",
+    summary="A participant's raw event stream",
+    responses={200: EventListResponse, **ERRORS},
+)
+def participant_events(path: ParticipantPath, query: CursorQuery) -> tuple[Response, int]:
+    """Every event of the participant's stream, as stored, in order."""
+    store = current_services().store
+    row = participant_row(store, path.participant_id)
+    with store.reading() as conn:
+        rows = conn.execute(
+            select(events)
+            .where(
+                and_(
+                    events.c.stream_id == participant_stream(row["participant_id"]),
+                    events.c.seq > query.after,
+                )
+            )
+            .order_by(events.c.seq)
+            .limit(query.limit + 1)
+        ).all()
+    more = len(rows) > query.limit
+    rows = rows[: query.limit]
+    result = [
+        EventOut(
+            seq=r.seq,
+            event_id=r.event_id,
+            stream_version=r.stream_version,
+            type=r.event_type,
+            schema_version=r.schema_version,
+            occurred_at=r.occurred_at,
+            recorded_at=r.recorded_at,
+            idempotency_key=r.idempotency_key,
+            data=r.data,
+            meta=r.meta or {},
+        )
+        for r in rows
+    ]
+    page = CursorPage(
+        limit=query.limit, after=query.after, next_after=rows[-1].seq if more else None
+    )
+    return ok(EventListResponse(status="ok", result=result, page=page))

@@ -1,0 +1,247 @@
+"""`tandem export`: participants, messages and events as CSV or JSON Lines, for analysis."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import outbound
+from bot.clock import FakeClock
+from bot.event_types import MessageFailed, MessageSent, MessageStatus
+from bot.events import participant_stream
+from bot.export import export, parse_since
+from bot.store import EventStore
+from bot.transcript import read_lines
+from tests.factories import enrolled, received
+
+ROOT = Path(__file__).resolve().parents[2]
+JANUARY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+JULY = datetime(2026, 7, 6, 12, 0, tzinfo=UTC)
+
+
+def study(store: EventStore, clock: FakeClock) -> dict[str, str]:
+    """Toronto writes in January and July (EST, then EDT); Kolkata (+05:30) gets a failed send."""
+    toronto = enrolled(phone="+14155552671", timezone="America/Toronto", name="Ana")
+    kolkata = enrolled(phone="+919876543210", timezone="Asia/Kolkata")
+    clock.set(JANUARY - timedelta(hours=1))
+    store.append(participant_stream(toronto.participant_id), [toronto])
+    clock.set(JANUARY - timedelta(minutes=30))
+    store.append(participant_stream(kolkata.participant_id), [kolkata])
+    clock.set(JANUARY)
+    store.append(participant_stream(toronto.participant_id), [received("SM1", "winter hello")])
+    row = {"channel": "sms", "phone": kolkata.phone}
+    (prompt,) = outbound.to_participant(row, "Walk 5 minutes?", kind="prompt")
+    store.append(
+        participant_stream(kolkata.participant_id),
+        [prompt, MessageFailed(outbox_id=prompt.outbox_id, error_code=30007, error_message="no")],
+    )
+    clock.set(JULY)
+    store.append(participant_stream(toronto.participant_id), [received("SM2", "summer hello")])
+    reply_row = {"channel": "sms", "phone": toronto.phone}
+    (reply,) = outbound.to_participant(reply_row, "Hi Ana, well done 🎉")
+    store.append(
+        participant_stream(toronto.participant_id),
+        [
+            reply,
+            MessageSent(outbox_id=reply.outbox_id, provider_sid="SMx", segments=1),
+            MessageStatus(provider_sid="SMx", status="delivered", outbox_id=reply.outbox_id),
+        ],
+    )
+    return {"toronto": toronto.participant_id, "kolkata": kolkata.participant_id}
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_csv_export_writes_participants_messages_and_events(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    ids = study(store, clock)
+    counts = export(store, tmp_path / "out", "csv")
+    assert (counts.participants, counts.messages, counts.events) == (2, 4, 9)
+    people = read_csv(tmp_path / "out" / "participants.csv")
+    assert [(p["participant_id"], p["phone_number"], p["timezone"]) for p in people] == [
+        (ids["toronto"], "+14155552671", "America/Toronto"),
+        (ids["kolkata"], "+919876543210", "Asia/Kolkata"),
+    ]
+    assert people[0]["enrolled_at_local"] == "2026-01-05T06:00:00-05:00"
+    assert people[1]["enrolled_at_local"] == "2026-01-05T17:00:00+05:30"
+    events = read_csv(tmp_path / "out" / "events.csv")
+    assert [int(e["seq"]) for e in events] == list(range(1, 10))
+    assert json.loads(events[0]["data"])["name"] == "Ana"
+    assert sorted(os.listdir(tmp_path / "out")) == [
+        "events.csv",
+        "messages.csv",
+        "participants.csv",
+    ]
+
+
+def test_message_times_are_given_in_utc_and_in_each_participants_local_time(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    study(store, clock)
+    export(store, tmp_path, "csv")
+    rows = read_csv(tmp_path / "messages.csv")
+    local = [(m["text"], m["created_at_utc"], m["created_at_local"]) for m in rows]
+    assert local == [
+        ("winter hello", "2026-01-05T12:00:00+00:00", "2026-01-05T07:00:00-05:00"),
+        ("summer hello", "2026-07-06T12:00:00+00:00", "2026-07-06T08:00:00-04:00"),
+        ("Hi Ana, well done 🎉", "2026-07-06T12:00:00+00:00", "2026-07-06T08:00:00-04:00"),
+        ("Walk 5 minutes?", "2026-01-05T12:00:00+00:00", "2026-01-05T17:30:00+05:30"),
+    ]
+
+
+def test_messages_carry_direction_status_error_code_and_segments(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    study(store, clock)
+    export(store, tmp_path, "csv")
+    rows = read_csv(tmp_path / "messages.csv")
+    summary = [
+        (m["direction"], m["kind"], m["status"], m["error_code"], m["segments"]) for m in rows
+    ]
+    assert summary == [
+        ("inbound", "message", "received", "", "1"),
+        ("inbound", "message", "received", "", "1"),
+        ("outbound", "reply", "delivered", "", "1"),
+        ("outbound", "prompt", "failed", "30007", "1"),
+    ]
+    assert rows[2]["sent_at_local"] == "2026-07-06T08:00:00-04:00"
+
+
+def test_jsonl_export_writes_one_object_per_line_with_native_values(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    ids = study(store, clock)
+    export(store, tmp_path, "jsonl")
+    people = read_jsonl(tmp_path / "participants.jsonl")
+    assert people[0]["debug"] is False
+    assert people[0]["profile"] == {}
+    messages = read_jsonl(tmp_path / "messages.jsonl")
+    assert messages[3]["error_code"] == 30007
+    assert messages[3]["participant_id"] == ids["kolkata"]
+    assert messages[0]["media"] == []
+    events = read_jsonl(tmp_path / "events.jsonl")
+    assert events[0]["type"] == "participant.enrolled"
+    assert events[0]["data"]["timezone"] == "America/Toronto"
+    assert not list(tmp_path.glob("*.csv"))
+
+
+def test_since_limits_messages_and_events_but_keeps_every_participant(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    study(store, clock)
+    counts = export(store, tmp_path, "jsonl", since=datetime(2026, 7, 1, tzinfo=UTC))
+    assert counts.participants == 2
+    texts = [m["text"] for m in read_jsonl(tmp_path / "messages.jsonl")]
+    assert texts == ["summer hello", "Hi Ana, well done 🎉"]
+    assert {e["occurred_at"][:7] for e in read_jsonl(tmp_path / "events.jsonl")} == {"2026-07"}
+
+
+def test_participant_limits_every_file_to_that_participant(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    ids = study(store, clock)
+    counts = export(store, tmp_path, "csv", participant_ids=[ids["kolkata"]])
+    assert (counts.participants, counts.messages, counts.events) == (1, 1, 3)
+    streams = {e["stream_id"] for e in read_csv(tmp_path / "events.csv")}
+    assert streams == {participant_stream(ids["kolkata"])}
+
+
+def test_progress_is_reported_per_file_with_its_total(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    study(store, clock)
+    seen: dict[str, list[int]] = {}
+
+    def progress(name: str, total: int | None) -> Any:
+        seen[name] = [total or 0, 0]
+
+        def advance(rows: int) -> None:
+            seen[name][1] += rows
+
+        return advance
+
+    export(store, tmp_path, "csv", progress=progress)
+    assert seen == {"participants": [2, 2], "messages": [4, 4], "events": [9, 9]}
+
+
+def test_the_transcript_is_read_in_batches(store: EventStore, clock: FakeClock) -> None:
+    ids = study(store, clock)
+    whole = list(read_lines(store, ids["toronto"]))
+    assert [line.text for line in read_lines(store, ids["toronto"], batch=1)] == [
+        line.text for line in whole
+    ]
+    assert len(whole) == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-01-31", datetime(2026, 1, 31, tzinfo=UTC)),
+        ("2026-01-31T08:30", datetime(2026, 1, 31, 8, 30, tzinfo=UTC)),
+        ("2026-01-31T08:30:00+02:00", datetime(2026, 1, 31, 6, 30, tzinfo=UTC)),
+        ("2026-01-31T08:30:00Z", datetime(2026, 1, 31, 8, 30, tzinfo=timezone(timedelta(0)))),
+    ],
+)
+def test_since_reads_an_iso_date_or_datetime_as_utc(text: str, expected: datetime) -> None:
+    assert parse_since(text) == expected
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2026-13-01", "31/01/2026", ""])
+def test_since_refuses_anything_else(text: str) -> None:
+    with pytest.raises(ValueError, match="ISO date"):
+        parse_since(text)
+
+
+def tandem(*args: str, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from bot.cli import main; main()", *args],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_command_writes_the_files_and_prints_a_summary(
+    store: EventStore, clock: FakeClock, database_url: str, tmp_path: Path
+) -> None:
+    study(store, clock)
+    result = tandem("export", "--out", str(tmp_path / "x"), "--format", "jsonl", url=database_url)
+    assert result.returncode == 0, result.stderr
+    assert "exported 2 participants, 4 messages and 9 events" in result.stdout
+    assert len(read_jsonl(tmp_path / "x" / "messages.jsonl")) == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["--since", "last week"], "ISO date"),
+        (["--participant", "nope"], "not a participant id"),
+        (["--participant", "1b4e28ba-2fa1-11d2-883f-0016d3cca427"], "no participant"),
+        (["--format", "xlsx"], "xlsx"),
+    ],
+)
+def test_the_command_refuses_bad_options_clearly(
+    database_url: str, tmp_path: Path, args: list[str], complaint: str
+) -> None:
+    result = tandem("export", "--out", str(tmp_path), *args, url=database_url)
+    assert result.returncode == 2
+    assert complaint in result.stderr
+    assert "Traceback" not in result.stderr

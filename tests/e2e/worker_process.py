@@ -1,0 +1,38 @@
+"""A worker process for the crash test (run with `python -m`): slow, or fast until work is done."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from bot.bootstrap import build_services
+from bot.config import load_settings
+from bot.events import EventData
+from bot.turns import Turn
+from bot.worker import Worker
+from tests.e2e.echo import echo
+
+
+def main(url: str, mode: str, lease_seconds: float, marker: str) -> int:
+    services = build_services(load_settings({"DATABASE_URL": url}, env_file=None))
+
+    def slow(turn: Turn) -> list[EventData]:
+        Path(marker).write_text(turn.item["work_id"])
+        threading.Event().wait(120)  # killed long before this returns
+        return echo(turn)
+
+    handler = slow if mode == "slow" else echo
+    worker = Worker(services, handler, f"{mode}-worker", lease=timedelta(seconds=lease_seconds))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if worker.run_once() and mode == "fast":
+            return 0
+        time.sleep(0.1)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]))

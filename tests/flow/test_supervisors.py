@@ -1,0 +1,62 @@
+"""Supervisor alert texts: who, what they say, and the per-participant rate limit (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bot import outbound
+from bot.event_types.alerts import AlertRaised
+from bot.events import Event, new_id
+from bot.supervisors import alert_body, alert_texts
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+BOSSES = ["+15005550100", "+15005550101"]
+
+
+def alert(kind: str = "tool", severity: str = "warning", notify: bool = True) -> AlertRaised:
+    return AlertRaised(
+        alert_id=new_id(),
+        kind=kind,
+        severity=severity,
+        summary=f"{kind} summary",
+        notify_supervisors=notify,
+    )
+
+
+def texted(minutes_ago: float) -> list[Event]:
+    at = NOW - timedelta(minutes=minutes_ago)
+    (message,) = outbound.to_address(BOSSES[0], "sms", "earlier alert", kind="alert")
+    return [Event(1, new_id(), "participant:p1", 1, message, {}, None, at, at)]
+
+
+def test_each_supervisor_gets_one_text_naming_the_participant_by_id() -> None:
+    texts = alert_texts([alert()], "p1", BOSSES, [], NOW)
+
+    assert [t.to_address for t in texts] == BOSSES
+    assert {t.kind for t in texts} == {"alert"} and not any(t.to_participant for t in texts)
+    assert texts[0].body.splitlines()[0] == "Tandem alert about participant p1:"
+
+
+def test_the_most_severe_alert_comes_first_and_the_api_path_uses_the_public_url() -> None:
+    body = alert_body([alert("tool"), alert("crisis", "critical")], "p1", "https://t.example/")
+
+    assert body.splitlines() == [
+        "Tandem alert about participant p1:",
+        "- crisis (critical): crisis summary",
+        "- tool (warning): tool summary",
+        "Transcript: tandem events --participant p1",
+        "API: GET https://t.example/conversation/participants/p1/messages",
+    ]
+
+
+def test_supervisors_texted_within_the_window_are_not_texted_again() -> None:
+    window = timedelta(minutes=30)
+
+    assert alert_texts([alert()], "p1", BOSSES, texted(29), NOW, window=window) == []
+    assert len(alert_texts([alert()], "p1", BOSSES, texted(30), NOW, window=window)) == 2
+    assert len(alert_texts([alert()], "p1", BOSSES, texted(1), NOW, window=timedelta(0))) == 2
+
+
+def test_alerts_that_do_not_ask_for_supervisors_text_nobody() -> None:
+    assert alert_texts([alert(notify=False)], "p1", BOSSES, [], NOW) == []
+    assert alert_texts([alert()], "p1", [], [], NOW) == []

@@ -1,0 +1,140 @@
+"""The real APScheduler trigger, on the wall clock, with timers due a fraction of a second ahead."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.bootstrap import Services, build_services
+from bot.clock import SystemClock
+from bot.config import load_settings
+from bot.event_types.timers import TimerCancelled
+from bot.events import participant_stream
+from bot.scheduler import Scheduler, run_forever
+from bot.store import EventStore, make_engine
+from bot.timers import one_shot
+from tests.factories import enrolled
+from tests.timers.live import wait_for
+
+
+@pytest.fixture
+def services(database_url: str) -> Iterator[Services]:
+    settings = load_settings(
+        {
+            "DATABASE_URL": database_url,
+            "TIMER_SWEEP_SECONDS": "0.2",
+            "SCHEDULER_LEASE_SECONDS": "1",
+        },
+        env_file=None,
+    )
+    services = build_services(settings, clock=SystemClock())
+    yield services
+    services.close()
+
+
+@pytest.fixture
+def person(services: Services) -> dict:
+    data = enrolled(timezone="UTC")
+    services.store.append(participant_stream(data.participant_id), [data])
+    return {"participant_id": data.participant_id, "timezone": "UTC"}
+
+
+@pytest.fixture
+def scheduler(services: Services) -> Iterator[Scheduler]:
+    scheduler = Scheduler(services, quiet_hours=None)
+    yield scheduler
+    scheduler.stop()
+
+
+def _add(store: EventStore, person: dict, seconds: float) -> str:
+    timer = one_shot.scheduled(person, "at", datetime.now(UTC) + timedelta(seconds=seconds))
+    store.append(participant_stream(person["participant_id"]), [timer])
+    return timer.timer_id
+
+
+def _status(services: Services, timer_id: str) -> str:
+    row = services.store.projection_row("timers", timer_id)
+    assert row is not None
+    return str(row["status"])
+
+
+def test_start_arms_every_pending_timer(
+    services: Services, person: dict, scheduler: Scheduler
+) -> None:
+    for _ in range(25):
+        _add(services.store, person, 3600)
+    scheduler.start()
+    assert scheduler.armed == 25
+
+
+def test_a_timer_due_a_moment_after_start_fires_on_time(
+    services: Services, person: dict, scheduler: Scheduler
+) -> None:
+    timer_id = _add(services.store, person, 0.3)
+    scheduler.start()
+    wait_for(lambda: _status(services, timer_id) == "fired", 10, "the timer to fire")
+    row = services.store.projection_row("timers", timer_id)
+    assert row is not None and row["late_seconds"] < 1.0
+
+
+def test_a_timer_set_in_this_process_after_start_is_armed_at_once(
+    services: Services, person: dict
+) -> None:
+    slow_sweep = Scheduler(services, quiet_hours=None, sweep_seconds=3600)
+    slow_sweep.start()
+    try:
+        timer_id = _add(services.store, person, 0.3)
+        wait_for(lambda: _status(services, timer_id) == "fired", 5, "the timer to fire")
+    finally:
+        slow_sweep.stop()
+
+
+def test_a_timer_written_by_another_process_is_picked_up_by_the_sweep(
+    services: Services, database_url: str, person: dict, scheduler: Scheduler
+) -> None:
+    scheduler.start()
+    elsewhere = EventStore(make_engine(database_url), clock=SystemClock())  # not this process's
+    try:
+        timer_id = _add(elsewhere, person, 0.3)
+        wait_for(lambda: _status(services, timer_id) == "fired", 10, "the sweep to arm it")
+    finally:
+        elsewhere.engine.dispose()
+
+
+def test_a_timer_cancelled_by_another_process_is_disarmed_by_the_sweep(
+    services: Services, database_url: str, person: dict, scheduler: Scheduler
+) -> None:
+    timer_id = _add(services.store, person, 3600)
+    scheduler.start()
+    assert scheduler.armed == 1
+    elsewhere = EventStore(make_engine(database_url), clock=SystemClock())
+    try:
+        cancel = TimerCancelled(timer_id=timer_id, reason="operator")
+        elsewhere.append(participant_stream(person["participant_id"]), [cancel])
+        wait_for(lambda: scheduler.armed == 0, 10, "the sweep to disarm it")
+    finally:
+        elsewhere.engine.dispose()
+
+
+def test_timers_overdue_at_start_fire_at_once(
+    services: Services, person: dict, scheduler: Scheduler
+) -> None:
+    overdue = [_add(services.store, person, -120) for _ in range(20)]
+    scheduler.start()
+    wait_for(lambda: all(_status(services, t) == "fired" for t in overdue), 10, "overdue timers")
+
+
+def test_run_forever_leads_fires_and_stops_when_told(services: Services, person: dict) -> None:
+    stop = threading.Event()
+    runner = threading.Thread(target=run_forever, args=(services, stop), daemon=True)
+    runner.start()
+    try:
+        timer_id = _add(services.store, person, 0.3)
+        wait_for(lambda: _status(services, timer_id) == "fired", 10, "the leader to fire it")
+    finally:
+        stop.set()
+        runner.join(timeout=10)
+    assert not runner.is_alive()

@@ -1,0 +1,92 @@
+"""/openapi.json is a valid OpenAPI document and tells the truth about the researcher API."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from openapi_spec_validator import validate
+
+from tests.web.researcher import AUTH, BASE
+
+REF = "#/components/schemas/"
+
+
+@pytest.fixture
+def spec(client: FlaskClient) -> dict[str, Any]:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def api_operations(client: FlaskClient) -> list[tuple[str, str]]:
+    """(OpenAPI path, method) of every route the app serves under /conversation/participants."""
+    found = []
+    for rule in client.application.url_map.iter_rules():
+        if not rule.rule.startswith(BASE):
+            continue
+        path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", rule.rule)
+        found += [(path, m.lower()) for m in rule.methods - {"HEAD", "OPTIONS"}]
+    return sorted(found)
+
+
+def test_the_document_is_valid_openapi(spec: dict[str, Any]) -> None:
+    validate(spec)
+
+
+def test_the_app_serves_every_researcher_operation(client: FlaskClient) -> None:
+    assert api_operations(client) == [
+        (BASE, "get"),
+        (BASE, "post"),
+        (f"{BASE}/{{participant_id}}", "delete"),
+        (f"{BASE}/{{participant_id}}", "get"),
+        (f"{BASE}/{{participant_id}}", "put"),
+        (f"{BASE}/{{participant_id}}/events", "get"),
+        (f"{BASE}/{{participant_id}}/messages", "get"),
+        (f"{BASE}/{{participant_id}}/timers", "get"),
+    ]
+
+
+def test_every_route_is_documented_with_bearer_security_and_models(
+    client: FlaskClient, spec: dict[str, Any]
+) -> None:
+    for path, method in api_operations(client):
+        operation = spec["paths"][path][method]
+        assert operation["security"] == [{"bearerAuth": []}], (path, method)
+        responses = operation["responses"]
+        success = responses["201" if method == "post" else "200"]
+        assert success["content"]["application/json"]["schema"]["$ref"].startswith(REF)
+        for code in ("400", "401", "404"):
+            schema = responses[code]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": f"{REF}ErrorResponse"}, (path, method, code)
+        if method in ("post", "put"):
+            body = operation["requestBody"]["content"]["application/json"]["schema"]
+            assert body["$ref"].startswith(REF)
+        if "{participant_id}" in path:
+            assert "participant_id" in [p["name"] for p in operation["parameters"]]
+
+
+def test_the_bearer_scheme_is_declared(spec: dict[str, Any]) -> None:
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["type"] == "http"
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+
+
+def test_the_documented_models_match_what_is_served(
+    client: FlaskClient, spec: dict[str, Any]
+) -> None:
+    schemas = spec["components"]["schemas"]
+    enrolled = client.post(BASE, json={"phone_number": "+14155552671"}, headers=AUTH)
+    served = set(enrolled.get_json()["result"])
+    assert served == set(schemas["ParticipantOut"]["properties"])
+    refused = client.post(BASE, json={}, headers=AUTH).get_json()
+    assert set(refused) <= set(schemas["ErrorResponse"]["properties"])
+    assert set(schemas["EnrollRequest"]["properties"]) >= {"phone_number", "timezone", "channel"}
+
+
+def test_paging_parameters_are_documented_with_their_bounds(spec: dict[str, Any]) -> None:
+    parameters = {p["name"]: p for p in spec["paths"][BASE]["get"]["parameters"]}
+    assert parameters["limit"]["schema"]["maximum"] == 500
+    assert parameters["offset"]["schema"]["minimum"] == 0
+    assert "unenrolled" in str(parameters["status"]["schema"])
