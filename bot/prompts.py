@@ -5,6 +5,7 @@ A prompt file looks like
     ---
     tools: [save_user_profile, transition_state]
     fallback: "Thanks! What would you like to work on?"
+    greeting_fallback: "Welcome! What would you like to work on?"   # optional
     model: gpt-4o-mini        # optional; TANDEM_MODEL otherwise
     ---
     You are ... {{ local_time }} ...
@@ -33,7 +34,7 @@ from bot.tooling import ToolSpec
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False
 )
-_KEYS = {"tools", "fallback", "model"}
+_KEYS = {"tools", "fallback", "greeting_fallback", "model"}
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -54,6 +55,7 @@ class Prompt:
     body: str
     template: jinja2.Template = field(repr=False, compare=False)
     model: str | None = None
+    greeting_fallback: str | None = None  # sent instead of `fallback` when a greeting fails
 
     def render(self, variables: Mapping[str, Any]) -> str:
         """The system prompt; PromptError names a variable the template needs and lacks."""
@@ -80,6 +82,9 @@ def load_prompt(path: Path | str) -> Prompt:
     fallback = meta.get("fallback")
     if not isinstance(fallback, str) or not fallback.strip():
         raise PromptError(f"{path}: `fallback` must be a non-empty text (sent when the LLM fails)")
+    greeting = meta.get("greeting_fallback")
+    if greeting is not None and not (isinstance(greeting, str) and greeting.strip()):
+        raise PromptError(f"{path}: `greeting_fallback` must be a non-empty text when given")
     model = meta.get("model")
     if model is not None and not (isinstance(model, str) and model.strip()):
         raise PromptError(f"{path}: `model` must be a model name")
@@ -87,7 +92,15 @@ def load_prompt(path: Path | str) -> Prompt:
         template = _ENV.from_string(post.content)
     except jinja2.TemplateSyntaxError as exc:
         raise PromptError(f"{path}: line {exc.lineno}: {exc.message}") from None
-    return Prompt(path.stem, tuple(tools), fallback.strip(), post.content, template, model)
+    return Prompt(
+        path.stem,
+        tuple(tools),
+        fallback.strip(),
+        post.content,
+        template,
+        model,
+        greeting.strip() if greeting else None,
+    )
 
 
 def unknown_names(

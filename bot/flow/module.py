@@ -122,4 +122,5 @@ class PromptModule:
             messages.append({"role": "system", "content": ENROLLED})
         messages += [{"role": "system", "content": note} for note in ctx.notes]
         result = ctx.converse(messages, self.tools, self.name, model=self.prompt.model)
-        return ModuleReply(result, self.fallback)
+        greeting = ctx.trigger == "enrolled" and self.prompt.greeting_fallback
+        return ModuleReply(result, greeting or self.fallback)

@@ -49,7 +49,8 @@ def test_enrollment_adds_the_greeting_trigger_after_the_transcript() -> None:
     messages = recorder.calls[0]["messages"]
     assert messages[1:] == [{"role": "system", "content": ENROLLED}]
     assert "start of the conversation" in messages[0]["content"]
-    assert (reply.result.text, reply.fallback) == ("Hello!", intake.MODULE.prompt.fallback)
+    greeting = intake.MODULE.prompt.greeting_fallback
+    assert (reply.result.text, reply.fallback) == ("Hello!", greeting)
 
 
 def test_intake_offers_its_tools_by_name_under_its_own_purpose() -> None:
