@@ -1,12 +1,13 @@
 """Conversation modules, one file each; `MODULES` maps a conversation state to its module.
 
-The `step` module (interventions) lands with a later issue; until then the flow routes that
-state to intake and records it.
+`step` runs the participant's intervention (interventions/<slug>/, docs/interventions.md).
 """
 
 from __future__ import annotations
 
 from bot.flow.module import Module
-from modules import feedback, intake
+from modules import feedback, intake, step
 
-MODULES: dict[str, Module] = {module.name: module for module in (intake.MODULE, feedback.MODULE)}
+MODULES: dict[str, Module] = {
+    module.name: module for module in (intake.MODULE, feedback.MODULE, step.MODULE)
+}

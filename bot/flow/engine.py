@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel
+
 from bot.config import Settings
 from bot.debug_trace import TurnReport, trace_messages, wanted
 from bot.event_types.alerts import AlertRaised
@@ -166,12 +168,13 @@ class ConversationFlow:
     ) -> list[EventData]:
         """Route to the module, run it, and queue its reply or its fallback."""
         state_before = working.state
-        module = self.modules.get(state_before or "")
+        events += self._opening(working, trigger)
+        module = self.modules.get(working.state or "")
         if module is None:
             moved = StateTransitioned(
-                from_state=state_before,
+                from_state=working.state,
                 to_state=DEFAULT_STATE,
-                reason=_unroutable(state_before),
+                reason=_unroutable(working.state),
                 source="flow",
             )
             events.append(moved)
@@ -189,6 +192,8 @@ class ConversationFlow:
             variables=prompt_variables(working.row, turn.now, recorded, trigger),
             converse=self._converser(working, turn.now),
             notes=notes,
+            structured=self._structured,
+            inbound=current,
         )
         try:
             reply = module.run(context)
@@ -215,6 +220,18 @@ class ConversationFlow:
             [f"turn failed: {failure}; fallback sent"] if failure else [],
         )
         return self._finish(turn, events, report)
+
+    def _opening(self, working: Working, trigger: Trigger) -> list[EventData]:
+        """What modules with an `opening` decide before routing (the step module moves a new
+        participant into their intervention's root step)."""
+        decided: list[EventData] = []
+        for module in self.modules.values():
+            opening = getattr(module, "opening", None)
+            if opening is not None:
+                moved = list(opening(working.row, working.history, trigger))
+                working.add(moved)
+                decided += moved
+        return decided
 
     def _converser(self, working: Working, now: datetime) -> Converse:
         """The tool loop bound to the client and to this participant's tool context."""
@@ -245,6 +262,16 @@ class ConversationFlow:
             )
 
         return converse
+
+    def _structured(
+        self,
+        messages: list[dict[str, Any]],
+        model_cls: type[BaseModel],
+        purpose: str,
+        *,
+        model: str | None = None,
+    ) -> tuple[BaseModel | None, list[EventData]]:
+        return self.client.structured(messages, model_cls, purpose=purpose, model=model)
 
     def _finish(
         self, turn: Turn, events: list[EventData], report: TurnReport | None
@@ -278,6 +305,4 @@ class ConversationFlow:
 def _unroutable(state: str | None) -> str:
     if not state:
         return f"no conversation state; routed to {DEFAULT_STATE}"
-    if state == "step":
-        return f"no module serves state 'step' yet; routed to {DEFAULT_STATE}"
     return f"unknown conversation state {state!r}; routed to {DEFAULT_STATE}"

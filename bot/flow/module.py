@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from bot.events import Event
+from pydantic import BaseModel
+
+from bot.events import Event, EventData
 from bot.prompts import Prompt
 from bot.tone import tone_guide
 
@@ -41,13 +43,28 @@ class Converse(Protocol):
     ) -> LoopResult: ...
 
 
+class Structured(Protocol):
+    """One LLM reply validated as `model_cls` (bot.llm.ChatClient.structured): the value, or
+    None if no valid reply came, and the `llm.called` events."""
+
+    def __call__(
+        self,
+        messages: list[dict[str, Any]],
+        model_cls: type[BaseModel],
+        purpose: str,
+        *,
+        model: str | None = None,
+    ) -> tuple[BaseModel | None, list[EventData]]: ...
+
+
 @dataclass(frozen=True)
 class ModuleContext:
     """One turn as a module sees it.
 
     `transcript` is the chat so far (bot.transcript_llm), ending with the message being answered
     on an inbound turn; `variables` the engine's prompt variables (bot.flow.context); `notes`
-    system notes the flow adds (what the safety screen did, say).
+    system notes the flow adds (what the safety screen did, say); `structured` asks for a typed
+    reply (judgements); `inbound` is the message being answered, if any.
     """
 
     participant: Mapping[str, Any]
@@ -58,6 +75,8 @@ class ModuleContext:
     variables: Mapping[str, Any]
     converse: Converse
     notes: Sequence[str] = ()
+    structured: Structured | None = None
+    inbound: Event | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +89,12 @@ class ModuleReply:
 
 class Module(Protocol):
     """A conversation module: the state it serves, the tools it may offer, the text sent when
-    its turn fails, and a turn."""
+    its turn fails, and a turn.
+
+    A module may also have `opening(participant, history, trigger) -> list[EventData]`, which
+    the flow calls before routing every turn (the step module moves a participant who has just
+    enrolled into their intervention's root step).
+    """
 
     name: str
 

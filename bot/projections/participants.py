@@ -15,6 +15,15 @@ from bot.event_types import (
     ParticipantUpdated,
 )
 from bot.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.event_types.interventions import (
+    JudgementRecorded,
+    MeasurementRecorded,
+    MeasurementRejected,
+    NoteTaken,
+    StepEntered,
+    StepTurnTaken,
+)
+from bot.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.events import Event
 from bot.projections import Projection, Row
 
@@ -161,6 +170,99 @@ PROJECTION = Projection(
     apply=apply,
     stream_head=True,
 )
+
+
+# Interventions (the step module). `step_counters` holds where the participant is: `step`,
+# `turns` and `entered_at` of this visit, `visits` per step, the return `stack`, `total_turns`,
+# `interrupted_at` (total_turns when each interrupt was entered), `measurements` (latest value
+# per question) and `asking` (the question awaiting an answer).
+def _counters(row: Row, **changes: Any) -> Row:
+    return {**row, "step_counters": {**(row.get("step_counters") or {}), **changes}}
+
+
+@register(StepEntered.event_type)
+def _step_entered(row: Row, event: Event) -> Row:
+    data: StepEntered = event.data  # type: ignore[assignment]
+    counters = row.get("step_counters") or {}
+    visits = dict(counters.get("visits") or {})
+    if data.via != "return":
+        visits[data.step] = visits.get(data.step, 0) + 1
+    interrupted = dict(counters.get("interrupted_at") or {})
+    if data.via == "interrupt":
+        interrupted[data.step] = counters.get("total_turns", 0)
+    entered = (data.entered_at or event.occurred_at).isoformat()
+    moved = {**row, "current_step": data.step}
+    return _counters(
+        moved,
+        step=data.step,
+        turns=data.turns,
+        entered_at=entered,
+        visits=visits,
+        stack=list(data.stack),
+        interrupted_at=interrupted,
+    )
+
+
+@register(StepTurnTaken.event_type)
+def _step_turn_taken(row: Row, event: Event) -> Row:
+    data: StepTurnTaken = event.data  # type: ignore[assignment]
+    total = (row.get("step_counters") or {}).get("total_turns", 0) + 1
+    return _counters(row, turns=data.turn, total_turns=total)
+
+
+@register(JudgementRecorded.event_type)
+def _judgement_recorded(row: Row, event: Event) -> Row:
+    data: JudgementRecorded = event.data  # type: ignore[assignment]
+    return {**row, "judgements": {**(row.get("judgements") or {}), data.judgement: data.result}}
+
+
+@register(NoteTaken.event_type)
+def _note_taken(row: Row, event: Event) -> Row:
+    data: NoteTaken = event.data  # type: ignore[assignment]
+    return {**row, "notes": {**(row.get("notes") or {}), **data.values}}
+
+
+@register(MeasurementAsked.event_type)
+def _measurement_asked(row: Row, event: Event) -> Row:
+    data: MeasurementAsked = event.data  # type: ignore[assignment]
+    asking = {
+        "measurement": data.measurement,
+        "outbox_id": data.outbox_id,
+        "answer_by": data.answer_by.isoformat(),
+        "attempts": 0,
+    }
+    return _counters(row, asking=asking)
+
+
+def _answered(row: Row, measurement: str) -> Row:
+    asking = (row.get("step_counters") or {}).get("asking")
+    if asking and asking.get("measurement") == measurement:
+        return _counters(row, asking=None)
+    return row
+
+
+@register(MeasurementRecorded.event_type)
+def _measurement_recorded(row: Row, event: Event) -> Row:
+    data: MeasurementRecorded = event.data  # type: ignore[assignment]
+    values = {**((row.get("step_counters") or {}).get("measurements") or {})}
+    values[data.measurement] = data.value
+    return _answered(_counters(row, measurements=values), data.measurement)
+
+
+@register(MeasurementMissed.event_type)
+def _measurement_missed(row: Row, event: Event) -> Row:
+    return _answered(row, event.data.measurement)  # type: ignore[attr-defined]
+
+
+@register(MeasurementRejected.event_type)
+def _measurement_rejected(row: Row, event: Event) -> Row:
+    data: MeasurementRejected = event.data  # type: ignore[assignment]
+    if data.final:
+        return _answered(row, data.measurement)
+    asking = (row.get("step_counters") or {}).get("asking")
+    if not asking or asking.get("measurement") != data.measurement:
+        return row
+    return _counters(row, asking={**asking, "attempts": data.attempt})
 
 
 def fold(events: list[Event]) -> dict[str, Any] | None:

@@ -53,7 +53,6 @@ def test_a_message_in_feedback_is_answered_by_the_feedback_module(
     ("state", "reason"),
     [
         ("PROMPT_GENERATOR", "unknown conversation state 'PROMPT_GENERATOR'; routed to intake"),
-        ("step", "no module serves state 'step' yet; routed to intake"),
     ],
 )
 def test_a_state_without_a_module_is_routed_to_intake_and_the_move_recorded(

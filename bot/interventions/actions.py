@@ -1,0 +1,97 @@
+"""Actions on transitions, steps and judgements, as the events they decide: take a note, raise
+an alert to supervisors, ask or schedule a question, send a message later, set profile fields.
+
+Each action may have a `when` condition, checked against the data as it is when the action
+runs. Pure: notes (which need the LLM) are taken through the `take_note` callable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from bot.event_types.alerts import AlertRaised
+from bot.event_types.conversation import ProfileSaved
+from bot.events import Event, EventData, new_id
+from bot.interventions.conditions import holds
+from bot.interventions.format import Action
+from bot.interventions.intervention import Intervention
+from bot.interventions.questions import numbered
+from bot.timers import history as timer_history
+from bot.timers import one_shot, schedules
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What actions act on: the participant now, and their stream so far."""
+
+    intervention: Intervention
+    participant: Mapping[str, Any]
+    history: Sequence[Event]
+    now: datetime
+    data: Mapping[str, Any]
+    render: Callable[[str, str], str]  # a template's key and its source -> its text
+    take_note: Callable[[str], list[EventData]]
+
+
+Source = Literal["condition", "judgement"]
+
+
+def run_actions(
+    actions: Sequence[Action], situation: Situation, source: Source, step: str | None
+) -> list[EventData]:
+    """The events of each action whose `when` holds, in order."""
+    events: list[EventData] = []
+    for action in actions:
+        if holds(action.when, situation.data)[0]:
+            events += _act(action, situation, source, step)
+    return events
+
+
+def _act(action: Action, situation: Situation, source: Source, step: str | None) -> list[EventData]:
+    participant, now = situation.participant, situation.now
+    if action.note is not None:
+        return situation.take_note(action.note)
+    if action.alert is not None:
+        where = f" (step {step})" if step else ""
+        return [
+            AlertRaised(
+                alert_id=new_id(),
+                kind=source,
+                summary=f"{situation.intervention.config.title}{where}: {action.alert}",
+                severity=action.severity,
+                notify_supervisors=True,
+            )
+        ]
+    if action.ask is not None:
+        question = situation.intervention.questions[action.ask]
+        text = numbered(question, situation.render(f"question:{action.ask}:text", question.text))
+        due = now + (action.after or timedelta())
+        return [one_shot.measurement(participant, due, action.ask, text, question.answer_window)]
+    if action.schedule is not None:
+        return _schedule(action, situation)
+    if action.send is not None:
+        return [one_shot.at(participant, now + (action.after or timedelta()), action.send)]
+    return [ProfileSaved(changes=dict(action.set or {}), source="intervention")]
+
+
+def _schedule(action: Action, situation: Situation) -> list[EventData]:
+    """A daily measurement, unless one for this question is already live."""
+    slug = str(action.schedule)
+    for live in timer_history.live_schedules(situation.history).values():
+        if live.kind == "measurement" and live.payload.get("measurement") == slug:
+            return []
+    question = situation.intervention.questions[slug]
+    text = numbered(question, situation.render(f"question:{slug}:text", question.text))
+    payload = {
+        "measurement": slug,
+        "text": text,
+        "answer_minutes": question.answer_window / timedelta(minutes=1),
+    }
+    when = action.at or question.schedule
+    assert when is not None  # the validator refuses a schedule without a time
+    return schedules.create_daily(
+        situation.participant, when, "measurement", payload, situation.now
+    )

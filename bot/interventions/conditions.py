@@ -1,0 +1,34 @@
+"""Conditions in an intervention (transitions, returns, interrupts, actions): compiled against
+the intervention's names once, and evaluated with the values they read, for the record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from bot.conditions import Condition, compile_condition
+from bot.interventions.context import ROOTS
+
+
+@lru_cache(maxsize=1024)
+def condition(source: str) -> Condition:
+    """Raises bot.conditions.ConditionError for a condition authors may not write."""
+    return compile_condition(source, ROOTS)
+
+
+def holds(source: str | None, data: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """Whether `source` holds (no condition always does) and the values of the names it read.
+    A condition that cannot be evaluated (missing data, a type mismatch) does not hold."""
+    if source is None:
+        return True, {}
+    compiled = condition(source)
+    return compiled.evaluate(data), {name: lookup(data, name) for name in compiled.names()}
+
+
+def lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted name ("judgements.engaged.response"), None where missing."""
+    value: Any = data
+    for key in dotted.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value

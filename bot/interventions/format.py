@@ -1,0 +1,250 @@
+"""The intervention format as pydantic models: intervention.yaml and the front matter of each
+primitive (step, judgement, note, question). docs/interventions.md explains every key."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+FieldType = Literal["text", "int", "number", "bool", "choice"]
+VERBS = ("note", "alert", "ask", "schedule", "send", "set")
+
+
+def parse_duration(value: Any) -> timedelta:
+    """ "30m", "2h", "1.5d", "90s" -> timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    match = _DURATION.match(str(value))
+    if match is None:
+        raise ValueError(f"{value!r} is not a duration such as 30m, 2h or 1d")
+    return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+Text = Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int | float) else v)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldSpec(Strict):
+    """A typed value: a judgement's result field, or an intake profile field."""
+
+    type: FieldType
+    description: str | None = None
+    options: dict[str, str] | list[str] | None = None
+    min: float | None = None
+    max: float | None = None
+    optional: bool = False
+
+    @model_validator(mode="after")
+    def _coherent(self) -> FieldSpec:
+        if self.type == "choice" and not self.options:
+            raise ValueError("a choice needs `options` (each value with its meaning)")
+        if self.type != "choice" and self.options:
+            raise ValueError(f"`options` only go with type choice, not {self.type}")
+        if (self.min is not None or self.max is not None) and self.type not in ("int", "number"):
+            raise ValueError("`min`/`max` only go with type int or number")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"`min` ({self.min:g}) is above `max` ({self.max:g})")
+        return self
+
+    def choices(self) -> dict[str, str]:
+        """Each option with its meaning ("" when options were given as a list)."""
+        if isinstance(self.options, dict):
+            return {str(k): str(v) for k, v in self.options.items()}
+        return {str(option): "" for option in self.options or ()}
+
+
+class Action(Strict):
+    """One thing to do when a transition fires or a judgement is recorded (if `when` holds)."""
+
+    when: str | None = None
+    note: str | None = None
+    alert: str | None = None
+    severity: Literal["info", "warning", "critical"] = "warning"
+    ask: str | None = None
+    schedule: str | None = None
+    at: str | None = None
+    send: str | None = None
+    after: Duration | None = None
+    set: dict[str, str | int | float | bool | None] | None = None
+
+    @model_validator(mode="after")
+    def _one_verb(self) -> Action:
+        verbs = [verb for verb in VERBS if getattr(self, verb) is not None]
+        if len(verbs) != 1:
+            found = ", ".join(verbs) or "none"
+            raise ValueError(f"an action does exactly one of {', '.join(VERBS)} (found: {found})")
+        if self.at is not None and not self.schedule:
+            raise ValueError("`at` goes with `schedule` only")
+        if self.after is not None and not (self.ask or self.send):
+            raise ValueError("`after` goes with `ask` or `send` only")
+        return self
+
+    @property
+    def verb(self) -> str:
+        return next(verb for verb in VERBS if getattr(self, verb) is not None)
+
+
+class Transition(Strict):
+    to: str
+    when: str | None = None
+    actions: list[Action] = []
+
+
+def _named(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+class JudgementRun(Strict):
+    """When a step runs a judgement: every `every` turns, or on entering or leaving it."""
+
+    name: str
+    when: Literal["turn", "enter", "exit"] = "turn"
+    every: int = Field(1, ge=1)
+
+
+class Interrupt(Strict):
+    """Enter this step from anywhere when `when` holds (judgements run every turn first)."""
+
+    when: str
+    judgements: list[str] = []
+    cooldown: int = Field(3, ge=0)
+
+
+class Step(Strict):
+    kind: Literal["step"] = "step"
+    title: Text
+    description: str | None = None
+    say: str | list[str] | None = None
+    model: str | None = None
+    tools: list[str] = []
+    judgements: list[Annotated[JudgementRun, BeforeValidator(_named)]] = []
+    notes: list[str] = []
+    on_enter: list[Action] = []
+    on_exit: list[Action] = []
+    max_turns: int | None = Field(None, ge=1)
+    max_minutes: float | None = Field(None, gt=0)
+    transitions: list[Transition] = []
+    end: bool = False
+    digression: bool = False
+    return_when: str | None = None
+    interrupt: Interrupt | None = None
+
+    @property
+    def returns(self) -> bool:
+        """Digressions and interrupts go back to where the participant came from."""
+        return self.digression or self.interrupt is not None
+
+
+class Judgement(Strict):
+    kind: Literal["judgement"] = "judgement"
+    title: Text
+    description: str | None = None
+    model: str | None = None
+    result: dict[str, FieldSpec] | None = None
+    actions: list[Action] = []
+
+
+class Note(Strict):
+    kind: Literal["note"] = "note"
+    title: Text
+    description: str | None = None
+    model: str | None = None
+
+
+class Question(Strict):
+    kind: Literal["question"] = "question"
+    title: Text
+    description: str | None = None
+    text: str
+    answer: Literal["text", "options", "scale"] = "text"
+    options: list[Text] = []
+    min: int = 1
+    max: int = 10
+    clarify: str | None = None
+    thanks: str = "Thank you, noted."
+    retries: int = Field(1, ge=0, le=3)
+    schedule: str | None = None
+    answer_window: Duration = timedelta(hours=2)
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Question:
+        if self.answer == "options" and len(self.options) < 2:
+            raise ValueError("an options question needs at least two `options`")
+        if self.answer != "options" and self.options:
+            raise ValueError("`options` only go with `answer: options`")
+        if self.answer == "scale" and self.min >= self.max:
+            raise ValueError(f"the scale's `min` ({self.min}) must be below `max` ({self.max})")
+        return self
+
+
+class Sessions(Strict):
+    gap_hours: float = Field(gt=0)
+    resume_at: str
+
+
+class Defaults(Strict):
+    step: str | None = None
+    judgement: str | None = None
+    note: str | None = None
+    question: str | None = None
+
+
+class Safety(Strict):
+    message: str | None = None
+    extra_phrases: list[str] = []
+    extra_exclusions: list[str] = []
+
+
+class Speakers(Strict):
+    participant: str = "PARTICIPANT"
+    bot: str = "COACH"
+
+
+class Intake(Strict):
+    fields: dict[str, FieldSpec] = {}
+
+
+DEFAULT_FALLBACK = "Thanks for your message. I'll get back to you shortly."
+
+
+class Config(Strict):
+    """intervention.yaml."""
+
+    title: Text
+    version: Text
+    description: str | None = None
+    root: str | None = None
+    module: str | None = None
+    sessions: Sessions | None = None
+    models: dict[str, str] = {}
+    defaults: Defaults = Defaults()
+    supervisors: list[Text] = []
+    safety: Safety = Safety()
+    quiet_hours: str | None = None
+    intake: Intake | None = None
+    speakers: Speakers = Speakers()
+    fallback: str = DEFAULT_FALLBACK
+
+    @model_validator(mode="after")
+    def _starts(self) -> Config:
+        if not self.root and not self.module:
+            raise ValueError("say where participants start: `root` (a step) or `module`")
+        return self
+
+
+KINDS: dict[str, type[Strict]] = {
+    "step": Step,
+    "judgement": Judgement,
+    "note": Note,
+    "question": Question,
+}

@@ -1,0 +1,112 @@
+"""The Mermaid graph of an intervention (`tandem interventions graph`): steps as nodes, each
+transition an edge labelled with its condition, judgements as side nodes, digressions and
+interrupts with their way back."""
+
+from __future__ import annotations
+
+import re
+
+from bot.interventions.intervention import Intervention
+
+_ID = re.compile(r"[^A-Za-z0-9_]")
+STYLES = (
+    "classDef root stroke-width:3px",
+    "classDef ending fill:#eee,stroke:#888",
+    "classDef digression stroke-dasharray:4 3",
+    "classDef interrupt fill:#fde2e2,stroke:#c33",
+    "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
+)
+
+
+def node_id(prefix: str, slug: str) -> str:
+    return f"{prefix}_{_ID.sub('_', slug)}"
+
+
+def label(text: str, limit: int = 120) -> str:
+    """Text safe inside a Mermaid "..." label."""
+    text = " ".join(text.split())
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace('"', "#quot;")
+
+
+def mermaid(intervention: Intervention) -> str:
+    """The graph as Mermaid flowchart source."""
+    config = intervention.config
+    lines = [f"%% {label(config.title)} (version {label(config.version)})", "flowchart TD"]
+    for slug, step in intervention.steps.items():
+        name = label(step.title)
+        shape = f'(["{name}"])' if step.digression else f'["{name}"]'
+        shape = f'{{{{"{name}"}}}}' if step.interrupt else shape
+        kind = "interrupt" if step.interrupt else "digression" if step.digression else ""
+        kind = "ending" if step.end else "root" if slug == config.root else kind
+        lines.append(f"  {node_id('s', slug)}{shape}" + (f":::{kind}" if kind else ""))
+    if config.root in intervention.steps:
+        lines.append(f"  start((start)) --> {node_id('s', config.root or '')}")
+    lines += _transitions(intervention)
+    lines += _returns(intervention)
+    lines += _judgements(intervention)
+    lines += [f"  {style}" for style in STYLES]
+    return "\n".join(lines) + "\n"
+
+
+def _transitions(intervention: Intervention) -> list[str]:
+    lines = []
+    for slug, step in intervention.steps.items():
+        for n, transition in enumerate(step.transitions):
+            if transition.to not in intervention.steps:
+                continue
+            text = transition.when or "always"
+            last = n == len(step.transitions) - 1
+            if last and not step.returns and (step.max_turns or step.max_minutes):
+                text += f" — or {_budget(step.max_turns, step.max_minutes)}"
+            actions = ", ".join(action.verb for action in transition.actions)
+            text += f" [{actions}]" if actions else ""
+            source, target = node_id("s", slug), node_id("s", transition.to)
+            lines.append(f'  {source} -->|"{n + 1}. {label(text)}"| {target}')
+    return lines
+
+
+def _returns(intervention: Intervention) -> list[str]:
+    """Interrupts from anywhere, sessions, and the way back of digressions and interrupts."""
+    lines, config = [], intervention.config
+    returning = [slug for slug, step in intervention.steps.items() if step.returns]
+    if intervention.interrupts() or config.sessions:
+        lines.append("  anywhere((any step))")
+    for slug in intervention.interrupts():
+        when = intervention.steps[slug].interrupt.when  # type: ignore[union-attr]
+        lines.append(f'  anywhere ==>|"{label(when)}"| {node_id("s", slug)}')
+    if config.sessions and config.sessions.resume_at in intervention.steps:
+        gap = f"silent for {config.sessions.gap_hours:g} h"
+        lines.append(f'  anywhere ==>|"{gap}"| {node_id("s", config.sessions.resume_at)}')
+    if returning:
+        lines.append("  back((back to where they were))")
+    for slug in returning:
+        step = intervention.steps[slug]
+        text = step.return_when or "after one reply"
+        if step.max_turns or step.max_minutes:
+            text += f" — or {_budget(step.max_turns, step.max_minutes)}"
+        lines.append(f'  {node_id("s", slug)} -.->|"{label(text)}"| back')
+    return lines
+
+
+def _judgements(intervention: Intervention) -> list[str]:
+    lines = []
+    for slug in intervention.judgements:
+        lines.append(f'  {node_id("j", slug)}[/"judge: {label(slug)}"/]:::judgement')
+    for slug, step in intervention.steps.items():
+        for run in step.judgements:
+            if run.name in intervention.judgements:
+                when = f"every {run.every} turns" if run.every > 1 else "each turn"
+                when = when if run.when == "turn" else f"on {run.when}"
+                lines.append(f'  {node_id("s", slug)} -.-|"{when}"| {node_id("j", run.name)}')
+    for name in intervention.interrupt_judgements():
+        if name in intervention.judgements:
+            lines.append(f'  anywhere -.-|"each turn"| {node_id("j", name)}')
+    return lines
+
+
+def _budget(turns: int | None, minutes: float | None) -> str:
+    parts = ([f"after {turns} turns"] if turns else []) + (
+        [f"after {minutes:g} min"] if minutes else []
+    )
+    return " / ".join(parts)

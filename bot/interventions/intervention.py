@@ -1,0 +1,167 @@
+"""A loaded intervention: its config, its primitives by slug, where each came from (file and
+lines, for error messages), and their compiled templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import BaseModel
+
+from bot.flow.context import PROFILE_FIELDS
+from bot.interventions.format import Action, Config, Judgement, Note, Question, Step
+from bot.interventions.results import result_model
+from bot.interventions.templates import Slot, TemplateSet
+from bot.localtime import QuietHours
+from bot.safety import CrisisScreen
+from bot.timers.quiet_hours import parse_quiet_hours
+
+Path_ = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file: its path as shown to authors, the line of each front matter key (by key path,
+    e.g. ("transitions", 0, "when")), and the file line of the body's first line."""
+
+    file: str
+    lines: Mapping[Path_, int] = field(default_factory=dict)
+    body_line: int = 1
+    has_body: bool = False
+    text: str = field(default="", repr=False)
+
+    def line_text(self, line: int | None) -> str:
+        lines = self.text.splitlines()
+        return lines[line - 1] if line and 0 < line <= len(lines) else ""
+
+    def line(self, *path: Any) -> int | None:
+        """The line of the longest prefix of `path` that is a key (None: no front matter)."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.lines:
+                return self.lines[path[:end]]
+        return min(self.lines.values(), default=None)
+
+    def in_body(self, line: int | None) -> int | None:
+        return None if line is None else self.body_line + line - 1
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled template, the slots written in its own source, and the file line of its
+    first line (None if unknown)."""
+
+    template: jinja2.Template
+    slots: tuple[Slot, ...]
+    line: int | None = None
+
+
+@dataclass
+class Intervention:
+    """Everything in one folder under interventions/. Keys of `sources` and `compiled` are
+    "config", "<kind>:<slug>" (the body), "step:<slug>:say:<i>", "question:<slug>:text"."""
+
+    slug: str
+    folder: Path
+    config: Config
+    steps: dict[str, Step]
+    judgements: dict[str, Judgement]
+    notes: dict[str, Note]
+    questions: dict[str, Question]
+    partials: dict[str, str]
+    sources: dict[str, Source]
+    templates: TemplateSet
+    compiled: dict[str, Compiled]
+    digest: str
+    unreadable: set[str] = field(default_factory=set)  # slugs of files that did not load
+    _models: dict[str, type[BaseModel]] = field(default_factory=dict, repr=False)
+
+    @property
+    def revision(self) -> str:
+        """The declared version and a hash of every file: a changed file changes it."""
+        return f"{self.config.version}+{self.digest[:12]}"
+
+    @property
+    def root(self) -> str | None:
+        return self.config.root
+
+    def source(self, kind: str, slug: str) -> Source:
+        return self.sources[f"{kind}:{slug}"]
+
+    def template(self, key: str) -> Compiled | None:
+        return self.compiled.get(key)
+
+    def model(self, name: str | None, kind: str) -> str | None:
+        """The model to call: an alias from intervention.yaml (or the kind's default alias)
+        resolved to its model name; None means the server's default (TANDEM_MODEL)."""
+        alias = name or getattr(self.config.defaults, kind, None)
+        if not alias:
+            return None
+        return self.config.models.get(alias, alias)
+
+    def note_names(self) -> dict[str, str]:
+        """Each note NAME (a slot of a note file) and the note that writes it."""
+        names: dict[str, str] = {}
+        for slug in self.notes:
+            compiled = self.compiled.get(f"note:{slug}")
+            for slot in compiled.slots if compiled else ():
+                names.setdefault(slot.name, slug)
+        return names
+
+    def profile_fields(self) -> list[str]:
+        """Profile fields templates may use: the intake fields declared, the engine's own
+        (bot.flow.context.PROFILE_FIELDS), and those a `set:` action writes."""
+        declared = list(self.config.intake.fields) if self.config.intake else []
+        written = [key for _, _, action in self.actions() for key in (action.set or {})]
+        return list(dict.fromkeys([*declared, *PROFILE_FIELDS, *written]))
+
+    def actions(self) -> list[tuple[str, tuple[Any, ...], Action]]:
+        """Every action with the source key and key path it was written at."""
+        found: list[tuple[str, tuple[Any, ...], Action]] = []
+        for slug, step in self.steps.items():
+            for part in ("on_enter", "on_exit"):
+                found += [(f"step:{slug}", (part, n), a) for n, a in enumerate(getattr(step, part))]
+            for t, transition in enumerate(step.transitions):
+                found += [
+                    (f"step:{slug}", ("transitions", t, "actions", n), a)
+                    for n, a in enumerate(transition.actions)
+                ]
+        for slug, judgement in self.judgements.items():
+            key = f"judgement:{slug}"
+            found += [(key, ("actions", n), a) for n, a in enumerate(judgement.actions)]
+        return found
+
+    def result_model(self, slug: str) -> type[BaseModel]:
+        """The pydantic model of a judgement's result (KeyError: no such judgement)."""
+        if slug not in self._models:
+            judgement = self.judgements[slug]
+            doc = judgement.description or f"Your judgement: {judgement.title}."
+            self._models[slug] = result_model(slug, judgement.result or {}, doc)
+        return self._models[slug]
+
+    def crisis_screen(self) -> CrisisScreen:
+        """The crisis screen with this intervention's extra phrases and exclusions."""
+        safety = self.config.safety
+        return CrisisScreen.from_default(safety.extra_phrases, safety.extra_exclusions)
+
+    def quiet_hours(self) -> QuietHours | None:
+        return parse_quiet_hours(self.config.quiet_hours)
+
+    def returns(self, step: str) -> bool:
+        found = self.steps.get(step)
+        return bool(found and found.returns)
+
+    def interrupts(self) -> list[str]:
+        return [slug for slug, step in self.steps.items() if step.interrupt is not None]
+
+    def interrupt_judgements(self) -> list[str]:
+        """The judgements interrupts rely on, each once: they run on every turn."""
+        wanted = [
+            name
+            for step in self.steps.values()
+            if step.interrupt is not None
+            for name in step.interrupt.judgements
+        ]
+        return list(dict.fromkeys(wanted))

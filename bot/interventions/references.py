@@ -1,0 +1,91 @@
+"""Checking what an intervention refers to: the names in conditions (judgement fields, notes,
+questions, step and participant values) and the targets of actions."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable
+
+from bot.conditions import ConditionError
+from bot.event_types.schedules import parse_when
+from bot.interventions.conditions import condition
+from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
+from bot.interventions.format import Action
+from bot.interventions.intervention import Intervention
+
+
+def unknown(kind: str, name: str, known: Collection[str]) -> str:
+    """ "no judgement 'engagd'; did you mean 'engaged'?" (or the known names)."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    if close:
+        return f"no {kind} {name!r}; did you mean {close[0]!r}?"
+    return f"no {kind} {name!r}; known: {', '.join(sorted(known)) or 'none'}"
+
+
+def condition_problems(source: str, intervention: Intervention) -> list[str]:
+    """What is wrong with a condition: not allowed, or naming something that does not exist."""
+    try:
+        compiled = condition(source)
+    except ConditionError as exc:
+        return [f"condition `{source}`: {exc}"]
+    return [f"condition `{source}`: {p}" for p in name_problems(compiled.names(), intervention)]
+
+
+def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]:
+    problems = []
+    for dotted in sorted(names):
+        root, *rest = dotted.split(".")
+        if root == "profile":
+            continue
+        if not rest:
+            problems.append(f"'{root}' on its own is not a value; write {root}.<name>")
+        elif root in ("judgements", "measurements") and rest[0] in intervention.unreadable:
+            continue  # its own file's problem is reported
+        elif root == "judgements":
+            problems += _judgement(rest, intervention)
+        elif root == "notes" and rest[0] not in intervention.note_names():
+            problems.append(unknown("note", rest[0], intervention.note_names()))
+        elif root == "measurements" and rest[0] not in intervention.questions:
+            problems.append(unknown("question", rest[0], intervention.questions))
+        elif root == "step" and rest[0] not in STEP_KEYS:
+            problems.append(unknown("step value", rest[0], STEP_KEYS))
+        elif root == "participant" and rest[0] not in PARTICIPANT_KEYS:
+            problems.append(unknown("participant value", rest[0], PARTICIPANT_KEYS))
+    return problems
+
+
+def _judgement(rest: list[str], intervention: Intervention) -> list[str]:
+    judgement = intervention.judgements.get(rest[0])
+    if judgement is None:
+        return [unknown("judgement", rest[0], intervention.judgements)]
+    fields = judgement.result or {}
+    if len(rest) == 1:
+        return [f"judgements.{rest[0]} is a whole result; name a field: {', '.join(fields)}"]
+    if rest[1] not in fields:
+        known = [f"judgements.{rest[0]}.{name}" for name in fields]
+        return [unknown("result field", f"judgements.{rest[0]}.{rest[1]}", known)]
+    return []
+
+
+def action_problems(action: Action, intervention: Intervention) -> list[str]:
+    """Unknown notes or questions, schedules without a time, and bad conditions."""
+    problems = condition_problems(action.when, intervention) if action.when else []
+    known = {*intervention.notes, *intervention.questions, *intervention.unreadable}
+    if action.note is not None and action.note not in known:
+        problems.append(unknown("note", action.note, intervention.notes))
+    for slug in (action.ask, action.schedule):
+        if slug is not None and slug not in known:
+            problems.append(unknown("question", slug, intervention.questions))
+    if action.schedule in intervention.questions:
+        when = action.at or intervention.questions[action.schedule].schedule
+        if when is None:
+            problems.append(f"schedule {action.schedule!r}: say `at:` (or the question's time)")
+        else:
+            try:
+                parse_when(when)
+            except ValueError as exc:
+                problems.append(f"schedule {action.schedule!r}: {exc}")
+    for key in action.set or {}:
+        if not key.isidentifier() or key.startswith("_"):
+            problems.append(f"set: {key!r} is not a profile field name (letters, digits, _)")
+    return problems

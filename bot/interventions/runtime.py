@@ -1,0 +1,245 @@
+"""One turn of an intervention (pure: the LLM comes in as callables, events go out).
+
+On a message from the participant: an answer to a pending question is recorded (and thanked
+or clarified) instead of a turn; otherwise the turn is counted, then at most one hop
+(bot.interventions.moves), with the due judgements before the step's transitions, exit
+judgements, notes and actions of the step left, the transition's actions, and the enter
+judgements and actions of the step entered; then the reply from the (possibly new) step.
+On enrollment the participant enters the root step and it speaks first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.event_types.interventions import JudgementRecorded, StepEntered, StepReplied
+from bot.event_types.interventions import StepTurnTaken as TurnTaken
+from bot.events import Event, EventData
+from bot.flow.working import Working
+from bot.interventions import context, judging
+from bot.interventions.actions import Situation, Source, run_actions
+from bot.interventions.answers import answer
+from bot.interventions.completion import Asker, complete
+from bot.interventions.format import Action
+from bot.interventions.intervention import Intervention
+from bot.interventions.moves import Move, interrupt_move, session_move, step_move
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """What a turn is decided on; `frame` is the rendered prompts/step.md."""
+
+    intervention: Intervention
+    participant: Mapping[str, Any]
+    history: Sequence[Event]
+    now: datetime
+    trigger: str = "inbound"
+    inbound: Event | None = None
+    frame: str = ""
+    notes: Sequence[str] = ()
+
+
+@dataclass
+class StepResult:
+    """The turn's reply (`text`) or why there is none (`error`), and its events. Shaped like
+    bot.tool_loop.LoopResult, which the flow reads and modules cannot import."""
+
+    text: str | None = None
+    events: list[EventData] = field(default_factory=list)
+    error: str | None = None
+    rounds: int = 0
+    tools_called: list[Any] = field(default_factory=list)
+
+
+def run_turn(turn: TurnInput, llm: Asker) -> StepResult:
+    return _Turn(turn, llm).run()
+
+
+class _Turn:
+    def __init__(self, turn: TurnInput, llm: Asker) -> None:
+        self.turn, self.llm, self.now = turn, llm, turn.now
+        self.i = turn.intervention
+        self.working = Working(turn.participant, turn.history, turn.now)
+        self.result = StepResult()
+
+    def emit(self, events: Sequence[EventData]) -> None:
+        self.working.add(events)
+        self.result.events += events
+
+    @property
+    def progress(self) -> context.Progress:
+        return context.Progress.of(self.working.row)
+
+    def data(self) -> dict[str, Any]:
+        return context.data(self.i, self.working.row, self.now)
+
+    def template_context(self, **extra: Any) -> dict[str, Any]:
+        speakers = self.i.config.speakers
+        said = context.transcript(
+            self.working.history, self.turn.inbound, (speakers.participant, speakers.bot)
+        )
+        return {
+            **self.data(),
+            "turns": context.turns_function(said, list(self.i.steps)),
+            "trigger": self.turn.trigger,
+            "intervention": {"title": self.i.config.title, "version": self.i.config.version},
+            **extra,
+        }
+
+    def render_text(self, key: str, source: str) -> str:
+        """A question's text (validated, so it renders); as written if it cannot be."""
+        try:
+            return judging.render(self.i, key, self.template_context()).text
+        except judging.TEMPLATE_ERRORS:
+            return source
+
+    def run(self) -> StepResult:
+        inbound = self.turn.trigger == "inbound"
+        if self.progress.step not in self.i.steps:
+            if not self.i.root:
+                self.result.error = f"intervention {self.i.slug!r} has no root step"
+                return self.result
+            was = self.progress.step
+            self.enter(Move(self.i.root, "root", values={"was": was} if was else {}), None)
+            if inbound:
+                self.emit([TurnTaken(step=self.i.root, turn=self.progress.turns + 1)])
+            return self.reply()
+        if inbound:
+            asked = answer(self.i, self.working, self.turn.inbound, self.llm, self.render_text)
+            if asked is not None:
+                self.emit(asked.events)
+                if asked.reply is not None:
+                    self.result.text = asked.reply
+                    return self.result
+            self.emit([TurnTaken(step=self.progress.step, turn=self.progress.turns + 1)])
+            move = self.opening_move()
+            if move is None:
+                self.judge_step("turn")
+                move = step_move(self.i, self.progress, self.data(), self.now)
+            if move is not None:
+                self.hop(move)
+        return self.reply()
+
+    def opening_move(self) -> Move | None:
+        """A new session, or an interrupt (after the judgements interrupts rely on)."""
+        progress = self.progress
+        move = session_move(self.i, progress, self.working.history, self.turn.inbound)
+        if move is not None:
+            return move
+        for slug in self.i.interrupt_judgements():
+            self.judge(slug, "interrupt")
+        return interrupt_move(self.i, self.progress, self.data())
+
+    def hop(self, move: Move) -> None:
+        left = str(self.progress.step)
+        if move.returning or not self.i.returns(move.to):  # a digression or interrupt pauses
+            self.judge_step("exit")
+            for note in self.i.steps[left].notes:
+                self.emit(self.take_note(note))
+            self.act(self.i.steps[left].on_exit, "condition", left)
+        self.act(move.actions, "condition", left)
+        self.enter(move, left)
+
+    def enter(self, move: Move, left: str | None) -> None:
+        progress, target = self.progress, self.i.steps[move.to]
+        stack = [dict(frame) for frame in progress.stack]
+        turns, entered_at = 0, self.now
+        if move.returning:
+            frame = stack.pop()
+            turns, entered_at = int(frame["turns"]), datetime.fromisoformat(frame["entered_at"])
+        elif left is not None and target.returns:
+            since = (progress.entered_at or self.now).isoformat()
+            stack.append({"step": left, "turns": progress.turns, "entered_at": since})
+        elif left is not None and self.i.returns(left) and stack:
+            stack.pop()  # a digression that moves on elsewhere gives up its way back
+        entered = StepEntered(
+            intervention=self.i.slug,
+            step=move.to,
+            from_step=left,
+            via=move.via,
+            condition=move.condition,
+            values=dict(move.values),
+            stack=stack,
+            turns=turns,
+            entered_at=entered_at,
+            revision=self.i.revision,
+        )
+        self.emit([entered])
+        if not move.returning:
+            self.judge_step("enter")
+            self.act(target.on_enter, "condition", move.to)
+
+    def judge_step(self, when: str) -> None:
+        progress = self.progress
+        for run in self.i.steps[str(progress.step)].judgements:
+            due = when != "turn" or progress.turns % run.every == 0
+            if run.when == when and due:
+                self.judge(run.name, when)
+
+    def judge(self, slug: str, when: Any) -> None:
+        step = self.progress.step
+        events = judging.judge(self.i, slug, self.template_context(), self.llm, step, when)
+        self.emit(events)
+        if isinstance(events[-1], JudgementRecorded):
+            self.act(self.i.judgements[slug].actions, "judgement", step)
+
+    def take_note(self, slug: str) -> list[EventData]:
+        return judging.take_note(
+            self.i, slug, self.template_context(), self.llm, self.progress.step
+        )
+
+    def act(self, actions: Sequence[Action], source: Source, step: str | None) -> None:
+        if not actions:
+            return
+        situation = Situation(
+            self.i,
+            self.working.row,
+            self.working.history,
+            self.now,
+            self.data(),
+            self.render_text,
+            self.take_note,
+        )
+        self.emit(run_actions(actions, situation, source, step))
+
+    def reply(self) -> StepResult:
+        slug = str(self.progress.step)
+        step = self.i.steps[slug]
+        if step.say is not None:
+            items = [step.say] if isinstance(step.say, str) else step.say
+            said = sum(
+                isinstance(e.data, StepReplied) and e.data.step == slug
+                for e in self.working.history
+            )
+            index = said % len(items)
+            try:
+                key = f"step:{slug}:say:{index}"
+                self.result.text = judging.render(self.i, key, self.template_context()).text
+            except judging.TEMPLATE_ERRORS as exc:
+                self.result.error = f"step {slug}: say: {exc}"
+                return self.result
+            self.emit([StepReplied(step=slug, say=index, revision=self.i.revision)])
+            return self.result
+        try:
+            rendered = judging.render(self.i, f"step:{slug}", self.template_context())
+        except judging.TEMPLATE_ERRORS as exc:
+            self.result.error = f"step {slug}: template: {exc}"
+            return self.result
+        asker = Asker(self.llm.converse, self.llm.structured, self.i.model(step.model, "step"))
+        done = complete(
+            rendered,
+            asker,
+            purpose=f"step:{slug}",
+            frame=self.turn.frame,
+            tools=step.tools,
+            notes=self.turn.notes,
+        )
+        self.emit(done.events)
+        self.result.tools_called += done.tools_called
+        slots = dict(done.values)
+        self.emit([StepReplied(step=slug, slots=slots, sent=done.sent, revision=self.i.revision)])
+        self.result.text, self.result.error = done.text, done.error
+        return self.result

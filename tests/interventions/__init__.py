@@ -1,0 +1,1 @@
+"""Tests of interventions: the format, loader, validator, templates, completion and graph."""
