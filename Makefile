@@ -28,3 +28,5 @@ test: setup lint
 bench: setup
 	$(BIN)/python bench/event_store.py
 	$(BIN)/python bench/timers.py
+	$(BIN)/python bench/turn.py
+	$(BIN)/python bench/webhook.py

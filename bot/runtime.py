@@ -57,8 +57,16 @@ class Runtime:
             self._spawn(f"dispatcher-{n}", dispatcher.run_forever)
         if self.options.scheduler:
             from bot import scheduler
+            from bot.flow.intervention_settings import quiet_hours_by_intervention
 
-            self._spawn("scheduler", lambda stop: scheduler.run_forever(self.services, stop))
+            # Interventions with quiet hours of their own use them instead of QUIET_HOURS.
+            quiet = quiet_hours_by_intervention()
+            self._spawn(
+                "scheduler",
+                lambda stop: scheduler.run_forever(
+                    self.services, stop, intervention_quiet_hours=quiet
+                ),
+            )
         log.info(
             "runtime started: %d workers, %d dispatchers, scheduler %s",
             self.options.workers,

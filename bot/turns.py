@@ -15,8 +15,9 @@ class Turn:
     """One work item of one participant, with the state it is decided on.
 
     `trigger` is the event that created the item (the message, the enrollment, the command) and
-    `timer` the timers row for a timer item. `history()` loads the participant's whole stream
-    lazily: most handlers need only part of it.
+    `timer` the timers row for a timer item. `history()` loads the participant's stream
+    lazily (most handlers need only part of it), without the LLM and tool call records and
+    delivery bookkeeping that no decision reads (`bot.worker.NOT_IN_TURN_HISTORY`).
     """
 
     participant: Mapping[str, Any]

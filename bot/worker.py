@@ -48,6 +48,18 @@ PASSIVE = {
     "work.requested",
 }
 INACTIVE = {"unenrolled", "paused", "completed", "withdrawn"}
+# Records no turn decision reads: the LLM's prompts and answers (most of a long stream's
+# bytes), tool call records and delivery bookkeeping. A turn's history leaves them out, so that
+# a participant with 10,000 events does not decode every stored prompt on each turn
+# (bench/turn.py: ~300 ms -> ~70 ms a turn). A handler that needs one of them must load it.
+NOT_IN_TURN_HISTORY = (
+    "llm.called",
+    "tool.called",
+    "tool.failed",
+    "work.completed",
+    "message.sent",
+    "message.status",
+)
 
 
 class Worker:
@@ -263,7 +275,7 @@ class Worker:
             now=self.services.clock.now(),
             trigger=trigger,
             timer=timer,
-            load_history=lambda: self.store.load(stream),
+            load_history=lambda: self.store.load(stream, exclude=NOT_IN_TURN_HISTORY),
         )
         return turn, int(row["version"])
 

@@ -54,6 +54,6 @@ def cli() -> None:
 
 def main() -> None:
     import bot.cli.interventions  # noqa: F401  (registers commands)
-    from bot.cli import events, export, run, safety, store, timers  # noqa: F401  (registers commands)
+    from bot.cli import chat, events, export, run, safety, store, timers  # noqa: F401  (registers)
 
     sys.exit(cli.main(standalone_mode=True))

@@ -55,7 +55,8 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     """Run everything in one process: the web app, workers, the dispatcher and the scheduler.
 
     This is the zero-configuration mode: SQLite and the console messenger by default, where
-    outbound messages are printed here. Use `tandem chat` to talk to it as a participant.
+    outbound messages are printed here. Post inbound messages to /webhooks/twilio/inbound (see
+    the README); `tandem chat` is a self-contained sandbox that needs no server.
     """
     from werkzeug.serving import make_server
 

@@ -4,21 +4,25 @@ For checking the screen on a corpus before a study ("does it flag these? does it
 alone?"): `tandem safety scan < messages.txt`. Every input line gives one output line, in order,
 blank lines included: {"text": ..., "crisis": true|false, "rule": id or null}.
 
-`--intervention SLUG`: interventions will add phrases and exclusions of their own. Until they
-can, the default intervention (INTERVENTION) is accepted and screens with the maintained
-catalogue, and any other slug is refused with an error, so that no one believes a study's own
-phrases were checked when they were not.
+`--intervention SLUG` screens as that intervention's participants are screened: the maintained
+catalogue plus the intervention's `safety.extra_phrases` and `extra_exclusions` (rule
+`intervention.extra` for its own phrases). SLUG names a folder under interventions/, or is the
+path of an intervention folder. An unknown intervention, or one whose settings cannot be read,
+is an error: no one should believe a study's own phrases were checked when they were not.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
-from bot.cli import cli, settings_from_env
-from bot.safety import CrisisScreen
+from bot.cli import cli
+from bot.flow.intervention_settings import INTERVENTIONS
+from bot.interventions.loader import CONFIG, read_intervention
+from bot.safety import CrisisScreen, PhraseError
 
 
 @cli.group(name="safety")
@@ -30,21 +34,29 @@ def safety_group() -> None:
 @click.option(
     "--intervention",
     "slug",
-    help="Screen as this intervention does (for now only the default INTERVENTION).",
+    help="Screen as this intervention does (a folder under interventions/, or a path).",
 )
 def scan(slug: str | None) -> None:
     """Read messages on stdin, one per line; print one JSON verdict per line."""
-    if slug is not None:
-        default = settings_from_env().intervention
-        if slug != default:
-            raise click.UsageError(
-                f"intervention {slug!r}: interventions cannot extend the crisis screen yet; "
-                f"only the default intervention {default!r} (INTERVENTION) can be given, and it "
-                "uses the maintained catalogue"
-            )
-    screen = CrisisScreen.from_default()
+    screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
     for line in sys.stdin:
         text = line.rstrip("\r\n")
         result = screen.check(text)
         verdict = {"text": text, "crisis": result.crisis, "rule": result.rule}
         click.echo(json.dumps(verdict, ensure_ascii=False))
+
+
+def intervention_screen(slug: str, root: Path = INTERVENTIONS) -> CrisisScreen:
+    """The crisis screen of intervention `slug` (or of the folder at that path)."""
+    folder = Path(slug) if (Path(slug) / CONFIG).is_file() else root / slug
+    if not (folder / CONFIG).is_file():
+        known = ", ".join(sorted(p.parent.name for p in root.glob(f"*/{CONFIG}"))) or "none"
+        raise click.UsageError(f"no intervention {slug!r} (known: {known})")
+    intervention, problems = read_intervention(folder)
+    if intervention is None:
+        details = "; ".join(str(problem) for problem in problems[:3])
+        raise click.ClickException(f"intervention {slug!r} cannot be read: {details}")
+    try:
+        return intervention.crisis_screen()
+    except PhraseError as exc:
+        raise click.ClickException(f"intervention {slug!r}: crisis phrases: {exc}") from None

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from bot.events import EventData, event
 
-Via = Literal["root", "transition", "budget", "interrupt", "return", "session"]
+Via = Literal["root", "transition", "budget", "interrupt", "return", "session", "operator"]
 JudgementWhen = Literal["turn", "enter", "exit", "interrupt"]
 
 

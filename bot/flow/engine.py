@@ -1,10 +1,10 @@
 """ConversationFlow: the worker's handler. One work item of one participant in, the turn's events
 out; the worker appends them with `work.completed` in one transaction.
 
-- inbound: crisis screen (before any LLM call) → reply cancels pending reminders → answers to
-  habit questions (the reply parser) → the module of `conversation_state` (unknown → intake,
-  recorded) → the reply, or the module's fallback with `turn.failed` → supervisor texts →
-  the debug trace.
+- inbound: crisis screen (the participant's intervention's, before any LLM call) → reply
+  cancels pending reminders → answers to habit questions (the reply parser) → the module of
+  `conversation_state` (unknown → intake, recorded) → the reply, or the module's fallback with
+  `turn.failed` → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
 - enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
 - timer: the kind's handler (bot.timers.handling); `transition.requested` becomes
   `state.transitioned` (source timer) if the conversation is not there already; a debug trace
@@ -29,7 +29,8 @@ from bot.event_types.participants import ParticipantEnrolled
 from bot.event_types.timers import TransitionRequested
 from bot.events import Event, EventData
 from bot.flow.context import prompt_variables
-from bot.flow.crisis import continue_note, crisis_events, safety_text
+from bot.flow.crisis import continue_note, crisis_events
+from bot.flow.intervention_settings import InterventionSettings
 from bot.flow.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.flow.working import Working
 from bot.llm import ChatClient
@@ -65,18 +66,18 @@ class ConversationFlow:
         reply_parser: ReplyParser | None = None,
         safety_message: str | None = None,
         max_rounds: int = 10,
+        interventions: InterventionSettings | None = None,
     ) -> None:
         if DEFAULT_STATE not in modules:
             raise ValueError(f"the modules must include {DEFAULT_STATE!r}")
         for module in modules.values():
             resolve(module.tools)  # an unknown tool name fails here, at start
-        self.client, self.screen, self.settings = client, screen, settings
+        self.client, self.settings = client, settings
         self.modules = dict(modules)
         self.reply_parser = reply_parser
-        message = safety_message or settings.safety_message
-        self.safety_message = safety_text(message, settings.helpline_text)
+        # Per participant: their intervention's screen, safety message and supervisors.
+        self.interventions = interventions or InterventionSettings(settings, screen, safety_message)
         self.max_rounds = max_rounds
-        self.supervisors = settings.supervisors()
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
         self.options: dict[str, Any] = {
@@ -105,13 +106,14 @@ class ConversationFlow:
         working = Working(turn.participant, history, turn.now)
         events: list[EventData] = []
         notes: list[str] = []
-        screened = self.screen.check(message.body)
+        applied = self.interventions.of(turn.participant)
+        screened = applied.screen.check(message.body)
         if screened.crisis:
             log.warning(
                 "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
             )
-            events += crisis_events(turn.participant, screened, self.safety_message)
-            notes.append(continue_note(self.safety_message))
+            events += crisis_events(turn.participant, screened, applied.safety_message)
+            notes.append(continue_note(applied.safety_message))
         events += on_inbound(turn.participant, working.pending_timers(), turn.now, turn.trigger)
         if self.reply_parser is not None:
             events += self.reply_parser(
@@ -235,12 +237,16 @@ class ConversationFlow:
 
     def _converser(self, working: Working, now: datetime) -> Converse:
         """The tool loop bound to the client and to this participant's tool context."""
+        options = dict(self.options)
+        own_quiet_hours = self.interventions.of(working.row).quiet_hours
+        if own_quiet_hours:
+            options["quiet_hours"] = own_quiet_hours
         ctx = ToolContext(
             participant=dict(working.row),
             now=now,
             history=list(working.history),
             pending_timers=working.pending_timers(),
-            options=dict(self.options),
+            options=options,
         )
 
         def converse(
@@ -280,10 +286,11 @@ class ConversationFlow:
         participant_id = str(turn.participant["participant_id"])
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:
+            supervisors = self.interventions.of(turn.participant).supervisors
             texts = alert_texts(
                 alerts,
                 participant_id,
-                self.supervisors,
+                supervisors,
                 turn.history(),
                 turn.now,
                 window=self.alert_window,
@@ -295,7 +302,7 @@ class ConversationFlow:
                 participant_id,
                 len(alerts),
                 len(texts),
-                "" if self.supervisors else " (SUPERVISOR_PHONES is empty)",
+                "" if supervisors else " (no SUPERVISOR_PHONES, none of its intervention)",
             )
         if report is not None and wanted(turn.participant, self.debug_phones):
             events += trace_messages(turn.participant, report)

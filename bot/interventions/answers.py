@@ -2,8 +2,10 @@
 read without the LLM where possible, by extraction otherwise, validated, and recorded.
 
 A valid answer is `measurement.recorded` and the question's `thanks` is the reply (the step
-does not take a turn). An invalid one is `measurement.rejected` and the `clarify` text asks
-again, up to `retries` times; after that the message goes on to the step as usual.
+does not take a turn; with `moves_on`, the runtime then checks the step's transitions). An
+invalid one is `measurement.rejected` and the `clarify` text asks again, up to `retries`
+times; after that the message goes on to the step as usual. With `llm: false` an answer in
+words is never sent to the LLM: it is invalid.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def answer(
     found = Answered()
     value = parse(question, reply)
     method = "text" if question.answer == "text" else "parsed"
-    if value is None and question.answer != "text":
+    if value is None and question.answer != "text" and question.llm:
         value, method = _extract(intervention, working, slug, reply, llm, found), "llm"
     if value is not None:
         found.events.append(
@@ -93,7 +95,7 @@ def _extract(
     asked = numbered(question, question.text)
     prompt = EXTRACTION.format(question=asked, reply=reply)
     if intervention.template(f"question:{slug}") is not None:
-        variables = context.data(intervention, working.row, working.now)
+        variables = context.data(intervention, working.row, working.now, working.history)
         variables |= {"question": asked, "answer": reply}
         try:
             prompt = judging.render(intervention, f"question:{slug}", variables).text

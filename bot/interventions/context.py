@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.interventions import StepEntered
+from bot.event_types.alerts import AlertRaised
+from bot.event_types.interventions import StepEntered, StepReplied
 from bot.event_types.messages import MessageQueued, MessageReceived
 from bot.events import Event
 from bot.interventions.intervention import Intervention
@@ -23,7 +24,7 @@ from bot.transcript_llm import PREFIXES, inbound_text, shown
 ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements")
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
-PARTICIPANT_KEYS += ("days_enrolled",)
+PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged")
 NO_MESSAGES = "(no messages yet)"
 
 
@@ -63,8 +64,14 @@ class Progress:
         return round((now - self.entered_at).total_seconds() / 60, 2)
 
 
-def data(intervention: Intervention, row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """The plain data conditions are evaluated over (and templates see)."""
+def data(
+    intervention: Intervention,
+    row: Mapping[str, Any],
+    now: datetime,
+    history: Sequence[Event] = (),
+) -> dict[str, Any]:
+    """The plain data conditions are evaluated over (and templates see); `history` is the
+    participant's stream, for `participant.flagged`."""
     progress = Progress.of(row)
     judged = row.get("judgements") or {}
     judgements = {
@@ -87,7 +94,7 @@ def data(intervention: Intervention, row: Mapping[str, Any], now: datetime) -> d
             "minutes": progress.minutes(now),
             "visits": progress.visits.get(progress.step or "", 0),
         },
-        "participant": participant(row, now),
+        "participant": {**participant(row, now), "flagged": flagged(history)},
         "measurements": measured,
     }
 
@@ -97,6 +104,7 @@ def participant(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     local = now.astimezone(zone)
     enrolled = row.get("enrolled_at")
     days = (local.date() - enrolled.astimezone(zone).date()).days if enrolled else 0
+    counters = row.get("step_counters") or {}
     return {
         "name": row.get("name"),
         "local_time": f"{local:%H:%M}",
@@ -105,7 +113,20 @@ def participant(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "hour": local.hour,
         "timezone": zone.key,
         "days_enrolled": days,
+        "turns": int(counters.get("total_turns") or 0),  # every step, every visit
     }
+
+
+def flagged(history: Sequence[Event]) -> bool:
+    """Whether the crisis screen flagged a message since the intervention last replied: the
+    safety message is the last thing the conversation sent."""
+    found = False
+    for ev in history:
+        if isinstance(ev.data, AlertRaised) and ev.data.kind == "crisis":
+            found = True
+        elif isinstance(ev.data, StepReplied):
+            found = False
+    return found
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,8 @@ class Question(Strict):
     schedule: str | None = None
     answer_window: Duration = timedelta(hours=2)
     model: str | None = None
+    llm: bool = True  # false: read answers without the LLM only (fixed-wording interventions)
+    moves_on: bool = False  # after a valid answer, check the step's transitions at once
 
     @model_validator(mode="after")
     def _coherent(self) -> Question:

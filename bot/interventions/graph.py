@@ -40,8 +40,12 @@ def mermaid(intervention: Intervention) -> str:
         kind = "interrupt" if step.interrupt else "digression" if step.digression else ""
         kind = "ending" if step.end else "root" if slug == config.root else kind
         lines.append(f"  {node_id('s', slug)}{shape}" + (f":::{kind}" if kind else ""))
+    module = node_id("m", config.module or "")
+    if config.module:  # participants start in a built-in conversation module
+        lines.append(f'  start((start)) --> {module}[["module: {label(config.module)}"]]')
     if config.root in intervention.steps:
-        lines.append(f"  start((start)) --> {node_id('s', config.root or '')}")
+        arrow = f'{module} -.->|"moved to state step"|' if config.module else "start((start)) -->"
+        lines.append(f"  {arrow} {node_id('s', config.root or '')}")
     lines += _transitions(intervention)
     lines += _returns(intervention)
     lines += _judgements(intervention)
@@ -69,7 +73,11 @@ def _transitions(intervention: Intervention) -> list[str]:
 def _returns(intervention: Intervention) -> list[str]:
     """Interrupts from anywhere, sessions, and the way back of digressions and interrupts."""
     lines, config = [], intervention.config
-    returning = [slug for slug, step in intervention.steps.items() if step.returns]
+    returning = [  # an unconditional transition always wins over the way back
+        slug
+        for slug, step in intervention.steps.items()
+        if step.returns and all(t.when for t in step.transitions)
+    ]
     if intervention.interrupts() or config.sessions:
         lines.append("  anywhere((any step))")
     for slug in intervention.interrupts():

@@ -78,10 +78,9 @@ def step_move(
 ) -> Move | None:
     """The current step's transition, return or budget move, if any."""
     step = intervention.steps[progress.step or ""]
-    for transition in step.transitions:
-        held, values = holds(transition.when, data)
-        if held:
-            return Move(transition.to, "transition", transition.when, values, transition.actions)
+    move = transition_move(step, data)
+    if move is not None:
+        return move
     back = progress.stack[-1]["step"] if step.returns and progress.stack else None
     if back is not None:
         held, values = holds(step.return_when, data)
@@ -94,6 +93,15 @@ def step_move(
     if step.transitions:
         last = step.transitions[-1]
         return Move(last.to, "budget", actions=last.actions)
+    return None
+
+
+def transition_move(step: Step, data: Mapping[str, Any]) -> Move | None:
+    """The first of the step's transitions whose condition holds."""
+    for transition in step.transitions:
+        held, values = holds(transition.when, data)
+        if held:
+            return Move(transition.to, "transition", transition.when, values, transition.actions)
     return None
 
 

@@ -1,7 +1,8 @@
 """One turn of an intervention (pure: the LLM comes in as callables, events go out).
 
 On a message from the participant: an answer to a pending question is recorded (and thanked
-or clarified) instead of a turn; otherwise the turn is counted, then at most one hop
+or clarified, or, for a `moves_on` question, followed by the step's transition that now holds)
+instead of a turn; otherwise the turn is counted, then at most one hop
 (bot.interventions.moves), with the due judgements before the step's transitions, exit
 judgements, notes and actions of the step left, the transition's actions, and the enter
 judgements and actions of the step entered; then the reply from the (possibly new) step.
@@ -15,7 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.interventions import JudgementRecorded, StepEntered, StepReplied
+from bot.event_types.interventions import (
+    JudgementRecorded,
+    MeasurementRecorded,
+    StepEntered,
+    StepReplied,
+)
 from bot.event_types.interventions import StepTurnTaken as TurnTaken
 from bot.events import Event, EventData
 from bot.flow.working import Working
@@ -25,7 +31,13 @@ from bot.interventions.answers import answer
 from bot.interventions.completion import Asker, complete
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
-from bot.interventions.moves import Move, interrupt_move, session_move, step_move
+from bot.interventions.moves import (
+    Move,
+    interrupt_move,
+    session_move,
+    step_move,
+    transition_move,
+)
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,7 @@ class _Turn:
         return context.Progress.of(self.working.row)
 
     def data(self) -> dict[str, Any]:
-        return context.data(self.i, self.working.row, self.now)
+        return context.data(self.i, self.working.row, self.now, self.working.history)
 
     def template_context(self, **extra: Any) -> dict[str, Any]:
         speakers = self.i.config.speakers
@@ -112,8 +124,12 @@ class _Turn:
             if asked is not None:
                 self.emit(asked.events)
                 if asked.reply is not None:
-                    self.result.text = asked.reply
-                    return self.result
+                    move = self.answered_move(asked.events)
+                    if move is None:
+                        self.result.text = asked.reply
+                        return self.result
+                    self.hop(move)
+                    return self.reply()
             self.emit([TurnTaken(step=self.progress.step, turn=self.progress.turns + 1)])
             move = self.opening_move()
             if move is None:
@@ -122,6 +138,15 @@ class _Turn:
             if move is not None:
                 self.hop(move)
         return self.reply()
+
+    def answered_move(self, events: Sequence[EventData]) -> Move | None:
+        """After a valid answer to a `moves_on` question: the step's transition that now
+        holds (no turn is counted and no judgement runs), whose step replies instead."""
+        recorded = [e for e in events if isinstance(e, MeasurementRecorded)]
+        question = self.i.questions.get(recorded[-1].measurement) if recorded else None
+        if question is None or not question.moves_on:
+            return None
+        return transition_move(self.i.steps[str(self.progress.step)], self.data())
 
     def opening_move(self) -> Move | None:
         """A new session, or an interrupt (after the judgements interrupts rely on)."""

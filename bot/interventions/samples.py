@@ -20,6 +20,8 @@ PARTICIPANT = {
     "hour": 9,
     "timezone": "Europe/London",
     "days_enrolled": 3,
+    "turns": 1,
+    "flagged": False,
 }
 
 

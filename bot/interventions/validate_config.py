@@ -80,6 +80,10 @@ def result_problems(i: Intervention) -> list[tuple[str, tuple[Any, ...] | None, 
         if not i.sources[f"note:{slug}"].has_body:
             found.append((f"note:{slug}", (), "a note needs a prompt with [[NAME]] slots"))
     for slug, question in i.questions.items():
+        uses_llm = question.model or i.sources[f"question:{slug}"].has_body
+        if not question.llm and uses_llm:
+            message = "`llm: false` reads answers without the LLM: drop the prompt and `model`"
+            found.append((f"question:{slug}", ("llm",), message))
         if question.schedule:
             try:
                 parse_when(question.schedule)

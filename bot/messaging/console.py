@@ -1,4 +1,4 @@
-"""The console messenger: the embedded default's "phone" prints each message to stdout."""
+"""Console messengers: `serve`'s prints each message to stdout; `tandem chat`'s keeps them."""
 
 from __future__ import annotations
 
@@ -37,3 +37,23 @@ class ConsoleMessenger:
             out.flush()
         log.info("console messenger sent outbox %s as %s", message.outbox_id, sid)
         return SendResult(provider_sid=sid, status="sent")
+
+
+class CollectingMessenger:
+    """The chat sandbox's phone (`tandem chat`): keeps each message, in sending order, until
+    the sandbox takes them to show."""
+
+    def __init__(self) -> None:
+        self._sent: list[OutboundMessage] = []
+        self._lock = threading.Lock()
+
+    def send(self, message: OutboundMessage) -> SendResult:
+        with self._lock:
+            self._sent.append(message)
+        return SendResult(provider_sid="CHAT" + secrets.token_hex(14), status="sent")
+
+    def take(self) -> list[OutboundMessage]:
+        """The messages sent since the last call, oldest first."""
+        with self._lock:
+            taken, self._sent = self._sent, []
+        return taken

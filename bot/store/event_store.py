@@ -314,13 +314,17 @@ class EventStore:
             )
             return int(conn.execute(query).scalar_one())
 
-    def load(self, stream_id: str, after_version: int = 0) -> list[Event]:
-        """A stream's events in order."""
+    def load(
+        self, stream_id: str, after_version: int = 0, exclude: Sequence[str] = ()
+    ) -> list[Event]:
+        """A stream's events in order, leaving out the event types in `exclude`."""
         query = (
             select(events)
             .where(and_(events.c.stream_id == stream_id, events.c.stream_version > after_version))
             .order_by(events.c.stream_version)
         )
+        if exclude:
+            query = query.where(events.c.event_type.not_in(list(exclude)))
         with self.reading() as conn:
             return [row_to_event(row) for row in conn.execute(query)]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from bot.cli import cli
@@ -31,25 +31,46 @@ def test_each_line_gets_a_verdict_in_order_blank_lines_included() -> None:
     assert verdicts[3]["rule"].startswith("es.")
 
 
-def test_the_default_intervention_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INTERVENTION", "demo")
+def test_an_intervention_screens_with_its_own_phrases_as_well() -> None:
+    text = "I'll just stop eating altogether\nI want to die\n"
 
-    assert scan("hello\n", "--intervention", "demo") == [
-        {"text": "hello", "crisis": False, "rule": None}
+    assert [v["rule"] for v in scan(text)] == [None, "en.suicide.direct"]
+    assert [v["rule"] for v in scan(text, "--intervention", "fit-motivation")] == [
+        "intervention.extra",
+        "en.suicide.direct",
     ]
 
 
-def test_another_intervention_is_refused_until_interventions_can_extend_the_screen(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("INTERVENTION", "demo")
+def test_an_intervention_folder_given_by_path_adds_its_exclusions(tmp_path: Path) -> None:
+    (tmp_path / "intervention.yaml").write_text(
+        "title: Draft\nversion: 1\nmodule: intake\n"
+        "safety: {extra_exclusions: ['killed {self} laughing']}\n"
+    )
+    text = "I nearly killed myself laughing\n"
 
+    assert scan(text)[0]["crisis"] is True
+    assert scan(text, "--intervention", str(tmp_path))[0]["crisis"] is False
+
+
+def test_an_unknown_intervention_is_refused_naming_the_known_ones() -> None:
     result = CliRunner().invoke(cli, ["safety", "scan", "--intervention", "sleep"], input="x\n")
 
     assert result.exit_code == 2
-    assert "intervention 'sleep': interventions cannot extend the crisis screen yet" in (
-        result.output
+    assert "no intervention 'sleep' (known: cbt-reframe, demo, fit-motivation" in result.output
+    assert result.output.count("{") == 0  # no verdicts: nothing was screened
+
+
+def test_an_intervention_whose_settings_cannot_be_read_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "intervention.yaml").write_text(
+        "title: Draft\nversion: 1\nmodule: intake\nsafe: {}\n"
     )
+
+    result = CliRunner().invoke(
+        cli, ["safety", "scan", "--intervention", str(tmp_path)], input="x\n"
+    )
+
+    assert result.exit_code == 1
+    assert "cannot be read" in result.output and "unknown key `safe`" in result.output
 
 
 def test_the_installed_command_reads_stdin_and_writes_json_lines() -> None:

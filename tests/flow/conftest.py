@@ -36,7 +36,9 @@ class Conversation:
         self._sids = 0
 
     def enroll(self, **changes: Any) -> str:
-        data = enrolled(phone=PHONE, **changes)
+        """Enroll the participant, by default in habit-coach (the intake and feedback modules
+        these tests are about), as the API does with INTERVENTION=habit-coach."""
+        data = enrolled(phone=PHONE, **{"intervention": "habit-coach", **changes})
         self.pid = data.participant_id
         self.store.append(participant_stream(self.pid), [data])
         return self.pid
@@ -111,6 +113,7 @@ def make_conversation(
             "LLM_TIMEOUT_SECONDS": "2",
             "LLM_MAX_RETRIES": "0",
             "SUPERVISOR_PHONES": SUPERVISOR,
+            "INTERVENTION": "habit-coach",
             **env,
         }
         settings = load_settings(values, env_file=None)

@@ -1,0 +1,272 @@
+"""Benchmark a conversation turn: the engine's own cost from the inbound event to the reply queued.
+
+The real handler (`bot.routing.build_handler`) and worker answer through the real openai SDK
+against a FakeOpenAI that replies at once, run in a separate process so that its CPU is not the
+engine's. Per engine (SQLite, PostgreSQL) it prints:
+- the cost of one turn (`Worker.run_once` on a recorded message: claim, load, screen, prompt,
+  LLM call, append of the reply with `work.completed`), p50/p99, for participants with about
+  10 and about 10,000 prior events, as wall time and without the LLM round trip (`llm.called`
+  latency, which includes the SDK's own work);
+- turns/s with 4 workers draining 10 messages each from 100 participants: 4 threads of one
+  process (as `tandem worker` runs them), and 4 single-worker processes (the GIL's share).
+Prior events are realistic turns (message, `llm.called` holding the prompt as STORE_PROMPTS=true
+stores it, reply, delivery), appended directly. Run by hand:
+`python bench/turn.py [--turns 200] [--engines sqlite,postgresql] [--whole-stream]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import multiprocessing.synchronize
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import func, select  # noqa: E402
+
+from bench.common import database, percentile  # noqa: E402
+from bot.bootstrap import Services, build_services  # noqa: E402
+from bot.config import load_settings  # noqa: E402
+from bot.event_types import MessageReceived, ParticipantEnrolled  # noqa: E402
+from bot.event_types.conversation import LLMCalled  # noqa: E402
+from bot.event_types.messages import MessageQueued, MessageSent  # noqa: E402
+from bot.event_types.work import WorkCompleted  # noqa: E402
+from bot.events import EventData, NewEvent, new_id, participant_stream  # noqa: E402
+from bot.routing import build_handler  # noqa: E402
+from bot.store.schema import work_items  # noqa: E402
+from bot.worker import Worker  # noqa: E402
+from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
+
+REPLY = "That sounds like a good start! What time of day would suit you best?"
+SYSTEM = (ROOT / "prompts" / "intake.md").read_text()  # the size of a real system prompt
+OUR_NUMBER = "+15005550006"
+Stop = threading.Event | multiprocessing.synchronize.Event
+
+
+class _Forget(list):
+    """The fake's request log, kept empty: a long run would hold every prompt in memory."""
+
+    def append(self, item: object) -> None:
+        pass
+
+
+def _serve_llm(ready: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+    fake = FakeOpenAI()
+    fake._records = _Forget()  # noqa: SLF001
+    fake.script(*[ScriptedReply.text(REPLY)] * 2_000_000)
+    ready.put(fake.url)
+    stop.wait()
+    fake.stop()
+
+
+def _services(url: str, llm_url: str) -> Services:
+    env = {
+        "DATABASE_URL": url,
+        "OPENAI_BASE_URL": llm_url + "/v1",
+        "OPENAI_API_KEY": "bench",
+        "TANDEM_MODEL": "fake-model",
+        "LLM_MAX_RETRIES": "0",
+        "DEFAULT_TIMEZONE": "America/Toronto",
+        "INTERVENTION": "habit-coach",
+    }
+    return build_services(load_settings(env, env_file=None))
+
+
+def _phone(n: int) -> str:
+    return f"+1416{n // 10000 % 1000:03d}{n % 10000:04d}"
+
+
+def _prior_turn(phone: str, k: int, transcript: list[dict]) -> list[NewEvent]:
+    """One past turn as the engine records it, with the prompt the LLM was shown."""
+    received, outbox_id = new_id(), new_id()
+    body = f"Message {k}: I walked to the shop today, it felt good but I was tired."
+    transcript.append({"role": "user", "content": body})
+    data: list[EventData | NewEvent] = [
+        NewEvent(
+            MessageReceived(
+                message_sid=f"SM{new_id().replace('-', '')}",
+                from_address=phone,
+                to_address=OUR_NUMBER,
+                channel="sms",
+                body=body,
+            ),
+            event_id=received,
+        ),
+        LLMCalled(
+            call_id=new_id(),
+            purpose="intake",
+            model="fake-model",
+            prompt_tokens=2500,
+            completion_tokens=40,
+            latency_ms=900.0,
+            finish_reason="stop",
+            messages=[{"role": "system", "content": SYSTEM}, *transcript[-51:]],
+            response={"role": "assistant", "content": REPLY},
+        ),
+        MessageQueued(outbox_id=outbox_id, to_address=phone, channel="sms", body=REPLY),
+        WorkCompleted(work_id=received),
+        MessageSent(outbox_id=outbox_id, provider_sid=f"SM{new_id().replace('-', '')}"),
+    ]
+    transcript.append({"role": "assistant", "content": REPLY})
+    return [e if isinstance(e, NewEvent) else NewEvent(e) for e in data]
+
+
+def _seed(services: Services, n: int, prior: int) -> tuple[str, str]:
+    """A participant (auto-enrolled, in intake) with about `prior` events; (id, phone)."""
+    phone, enrolled_id = _phone(n), new_id()
+    person = ParticipantEnrolled(
+        participant_id=new_id(),
+        phone=phone,
+        timezone="America/Toronto",
+        intervention="habit-coach",  # the LLM's intake and feedback modules
+        source="auto",
+    )
+    stream = participant_stream(person.participant_id)
+    batch: list[NewEvent] = [
+        NewEvent(person, event_id=enrolled_id),
+        NewEvent(WorkCompleted(work_id=enrolled_id)),
+    ]
+    transcript: list[dict] = []
+    for k in range(max(0, (prior - 2 + 4) // 5)):
+        batch += _prior_turn(phone, k, transcript)
+        if len(batch) >= 500:
+            services.store.append(stream, batch)
+            batch = []
+    if batch:
+        services.store.append(stream, batch)
+    return person.participant_id, phone
+
+
+def _message(phone: str, text: str) -> MessageReceived:
+    sid = f"SM{new_id().replace('-', '')}"
+    return MessageReceived(
+        message_sid=sid, from_address=phone, to_address=OUR_NUMBER, channel="sms", body=text
+    )
+
+
+def _turn(services: Services, worker: Worker, pid: str, phone: str) -> tuple[float, float]:
+    """(wall ms, wall ms without the LLM round trip) of one turn on a recorded message."""
+    stream = participant_stream(pid)
+    message = _message(phone, "How do I start tomorrow?")
+    recorded = services.store.append(stream, [message], idempotency_key=message.message_sid)
+    began = time.perf_counter()
+    handled = worker.run_once()
+    wall = (time.perf_counter() - began) * 1000
+    assert handled == 1, "the turn was not handled"
+    after = services.store.load(stream, after_version=recorded.events[-1].stream_version)
+    calls = [e.data for e in after if isinstance(e.data, LLMCalled)]
+    assert calls and all(c.ok for c in calls), "the turn made no (successful) LLM call"
+    assert any(isinstance(e.data, MessageQueued) for e in after), "no reply was queued"
+    llm = sum(c.latency_ms or 0 for c in calls)
+    return wall, wall - llm
+
+
+def per_turn(url: str, llm_url: str, prior: int, turns: int) -> tuple[list[float], list[float]]:
+    services = _services(url, llm_url)
+    worker = Worker(services, build_handler(services), "bench-worker")
+    if prior <= 100:  # one fresh participant per turn: each turn really has `prior` behind it
+        people = [_seed(services, n, prior) for n in range(turns + 3)]
+    else:  # one participant; the turns add ~4 events each to its 10,000
+        people = [_seed(services, 0, prior)] * (turns + 3)
+    for pid, phone in people[turns:]:  # warm-up: imports, connections, caches
+        _turn(services, worker, pid, phone)
+    people = people[:turns]
+    results = [_turn(services, worker, pid, phone) for pid, phone in people]
+    services.close()
+    return [r[0] for r in results], [r[1] for r in results]
+
+
+def _work_in_process(url: str, llm_url: str, name: str, ready: mp.Queue, stop: Stop) -> None:
+    services = _services(url, llm_url)
+    worker = Worker(services, build_handler(services), name)
+    ready.put(name)
+    worker.run_forever(stop)  # type: ignore[arg-type]
+    services.close()
+
+
+def throughput(
+    url: str, llm_url: str, participants: int, each: int, workers: int, processes: bool
+) -> float:
+    """Turns/s of `workers` worker threads (or processes), started and idle, draining `each`
+    messages of every participant from the moment the first is recorded."""
+    services = _services(url, llm_url)
+    people = [_seed(services, n, 10) for n in range(participants)]
+    ready: mp.Queue = mp.Queue()
+    stop: Stop = mp.Event() if processes else threading.Event()
+    runners: list[mp.Process | threading.Thread] = []
+    for n in range(workers):
+        if processes:
+            args = (url, llm_url, f"bench-{n}", ready, stop)
+            runners.append(mp.Process(target=_work_in_process, args=args))
+        else:
+            worker = Worker(services, build_handler(services), f"bench-{n}")
+            runners.append(threading.Thread(target=worker.run_forever, args=(stop,)))
+            ready.put(n)
+    for runner in runners:
+        runner.start()
+    for _ in runners:
+        ready.get(timeout=60)
+    pending = select(func.count()).select_from(work_items).where(work_items.c.status == "pending")
+    began = time.perf_counter()
+    for pid, phone in people:
+        messages = [_message(phone, f"Update {k}: I did it today.") for k in range(each)]
+        services.store.append(participant_stream(pid), messages)
+    while True:
+        with services.store.reading() as conn:
+            if not conn.execute(pending).scalar():
+                break
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - began
+    stop.set()
+    services.signals.work.notify()
+    for runner in runners:
+        runner.join()
+    services.close()
+    return participants * each / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200, help="measured turns per case")
+    parser.add_argument("--engines", default="sqlite,postgresql")
+    parser.add_argument("--prior", default="10,10000", help="prior events per participant")
+    parser.add_argument(
+        "--whole-stream",
+        action="store_true",
+        help="decode the whole stream each turn, as before bot.worker.NOT_IN_TURN_HISTORY",
+    )
+    args = parser.parse_args()
+    if args.whole_stream:
+        Worker._history = lambda self, stream: self.store.load(stream)  # type: ignore[method-assign]
+    ready: mp.Queue = mp.Queue()
+    stop = mp.Event()
+    server = mp.Process(target=_serve_llm, args=(ready, stop), daemon=True)
+    server.start()
+    llm_url = ready.get(timeout=30)
+    try:
+        print(f"{'engine':<11}{'measure':<52}{'p50':>9}{'p99':>9}")
+        for kind in args.engines.split(","):
+            for prior in (int(p) for p in args.prior.split(",")):
+                with database(kind) as url:
+                    wall, own = per_turn(url, llm_url, prior, args.turns)
+                for label, values in (("turn, wall", wall), ("turn without the LLM call", own)):
+                    name = f"{label}, {prior:,} prior events (ms)"
+                    p50, p99 = percentile(values, 50), percentile(values, 99)
+                    print(f"{kind:<11}{name:<52}{p50:>9.1f}{p99:>9.1f}")
+            for processes in (False, True):
+                with database(kind) as url:
+                    rate = throughput(url, llm_url, 100, 10, workers=4, processes=processes)
+                name = f"turns/s, 4 worker {'processes' if processes else 'threads'}, 100 people"
+                print(f"{kind:<11}{name:<52}{rate:>9.1f}")
+    finally:
+        stop.set()
+        server.join(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The chat sandbox's stand-in for the LLM client when none is configured: it fails at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.event_types.conversation import LLMCalled
+from bot.events import EventData, new_id
+from bot.llm import ChatOutcome
+
+NO_LLM = "no LLM configured"
+
+
+class NoLLM:
+    """Answers every call as a failed one (recorded as `llm.called` with ok=False), with no
+    network: the flow then sends the fallback, as in production when the LLM is down.
+    `calls` counts the calls, so the sandbox can say once why fallbacks are sent."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(
+        self,
+        messages: Sequence[Any],
+        *,
+        tools: Sequence[Any] = (),
+        model: str | None = None,
+        purpose: str,
+    ) -> ChatOutcome:
+        self.calls += 1
+        event = LLMCalled(
+            call_id=new_id(), purpose=purpose, model=model or "-", ok=False, error=NO_LLM
+        )
+        return ChatOutcome(event, error=NO_LLM)
+
+    def complete(
+        self, system: str, user: str, purpose: str, *, model: str | None = None
+    ) -> tuple[str | None, list[EventData]]:
+        return None, [self.chat([], model=model, purpose=purpose).event]
+
+    def structured(
+        self,
+        messages: Sequence[Any],
+        model_cls: type,
+        *,
+        purpose: str,
+        model: str | None = None,
+        repairs: int = 1,
+    ) -> tuple[None, list[EventData]]:
+        return None, [self.chat([], model=model, purpose=purpose).event]
+
+    def close(self) -> None:
+        """Nothing to close: no connection was ever opened."""
