@@ -184,11 +184,26 @@ def measurement(fired: FiredTimer) -> list[EventData]:
 
 @handles("measurement_timeout")
 def measurement_timeout(fired: FiredTimer) -> list[EventData]:
-    """Record the measurement as missed, unless the participant replied after the question."""
+    """Record the measurement as missed, unless it was answered after the question.
+
+    Where the answer is checked (a question of an intervention), answered means a
+    `measurement.recorded`; replies that were only ever rejected leave it missed. Where
+    nothing checks answers, any reply after the question counts.
+    """
     about = str(fired.payload.get("about", ""))
+    name = str(fired.payload.get("measurement", ""))
     asked = history.queued(fired.events, about)
     version = asked.version if asked else history.scheduled_version(fired.events, fired.timer_id)
-    if history.replied_after(fired.events, version):
+    verdicts = {
+        e.event_type
+        for e in fired.events
+        if e.stream_version > version
+        and e.event_type in ("measurement.recorded", "measurement.rejected")
+        and getattr(e.data, "measurement", None) == name
+    }
+    if "measurement.recorded" in verdicts:
+        return [fired.skipped("answered")]
+    if not verdicts and history.replied_after(fired.events, version):
         return [fired.skipped("answered")]
     return [
         MeasurementMissed(

@@ -50,8 +50,8 @@ KINDS: dict[str, KindPolicy] = {
             "measurement_timeout",
             None,
             "ignore",
-            cancelled_by_reply=True,
-            summary="the end of a measurement's answer window",
+            summary="the end of a measurement's answer window (a reply that is not a valid "
+            "answer leaves it open)",
         ),
     )
 }

@@ -139,7 +139,8 @@ def check(h: Harness, seen: Seen, expected: dict[str, Any], where: str) -> None:
         assert called == seen.purposes, f"{where}: the LLM was asked for {called!r}"
     if "events" in expected:
         types = [e.event_type for e in h.events()[seen.events :]]
-        assert [t for t in types if t not in BOOKKEEPING] == expected["events"], where
+        got = [t for t in types if t not in BOOKKEEPING]
+        assert got == expected["events"], f"{where}: {got}"
     if "failures" in expected:
         said = [
             getattr(e.data, "error", None) or getattr(e.data, "reason", "")

@@ -67,8 +67,25 @@ def test_a_reply_within_the_answer_window_means_the_measurement_is_not_missed(
     harness.receive(person["participant_id"], "4")
     harness.run_until(NOON + timedelta(hours=2))
     assert harness.events(person["participant_id"], "measurement.missed") == []
-    (timeout,) = harness.timers(person["participant_id"], "cancelled")
+    (timeout,) = harness.timers(person["participant_id"], "skipped")
     assert (timeout["kind"], timeout["reason"]) == ("measurement_timeout", "answered")
+
+
+def test_replies_that_were_only_rejected_as_answers_leave_the_measurement_missed(
+    harness: Harness, person: dict
+) -> None:
+    from bot.event_types.interventions import MeasurementRejected
+
+    ask = one_shot.measurement(person, NOON, "mood", "Mood 1-5?", timedelta(hours=1))
+    harness.append(person["participant_id"], [ask])
+    harness.step(timedelta(minutes=1))
+    harness.receive(person["participant_id"], "banana")
+    harness.append(
+        person["participant_id"], [MeasurementRejected(measurement="mood", reason="not 1-5")]
+    )
+    harness.run_until(NOON + timedelta(hours=2))
+    (missed,) = harness.events(person["participant_id"], "measurement.missed")
+    assert missed.data.measurement == "mood"
 
 
 def test_a_timer_of_a_kind_nobody_handles_is_skipped_with_the_reason(
