@@ -35,10 +35,9 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from bot.event_types.conversation import ToolCalled, ToolFailed
-from bot.event_types.timers import TimerCancelled, TimerScheduled
-from bot.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.events import EventData
+from bot.flow.working import Working, pending_timers
 from bot.llm import ChatClient, ChatOutcome, ToolCallRequest
-from bot.projections import participants
 from bot.strict_mode import field_errors
 from bot.tooling import ToolContext, ToolOutcome, ToolSpec
 
@@ -238,37 +237,9 @@ def _folded(ctx: ToolContext, decisions: Sequence[EventData]) -> dict[str, Any]:
     The events also join `ctx.history`, and timers they schedule or cancel update
     `ctx.pending_timers`, so that a later tool of the turn sees them as if already recorded.
     """
-    row = ctx.participant
-    history = list(ctx.history)
-    pending = [dict(t) for t in ctx.pending_timers]
-    for data in decisions:
-        NewEvent(data)  # refuses anything that is not a registered event payload
-        provisional = Event(
-            seq=0,
-            event_id=new_id(),
-            stream_id=participant_stream(str(row.get("participant_id", ""))),
-            stream_version=int(row.get("version") or 0),
-            data=data,
-            meta={},
-            idempotency_key=None,
-            occurred_at=ctx.now,
-            recorded_at=ctx.now,
-        )
-        row = participants.apply(row, provisional) or row
-        history.append(provisional)
-        if isinstance(data, TimerScheduled):
-            pending.append(
-                {
-                    "timer_id": data.timer_id,
-                    "kind": data.kind,
-                    "payload": dict(data.payload),
-                    "due_at": data.due_at,
-                    "scope": data.scope,
-                    "status": "scheduled",
-                    "scheduled_at": ctx.now,
-                }
-            )
-        elif isinstance(data, TimerCancelled):
-            pending = [t for t in pending if t.get("timer_id") != data.timer_id]
-    ctx.history, ctx.pending_timers = history, pending
-    return dict(row)
+    working = Working(ctx.participant, ctx.history, ctx.now)
+    before = len(working.history)
+    working.add(decisions)
+    ctx.pending_timers = pending_timers(working.history[before:], ctx.pending_timers)
+    ctx.history = working.history
+    return working.row

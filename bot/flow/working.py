@@ -10,10 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.timers import TimerScheduled
 from bot.events import Event, EventData, NewEvent, new_id, participant_stream
 from bot.projections import participants
-from bot.timers import history as timer_history
+from bot.projections.timers import pending_rows as pending_timers
 
 
 class Working:
@@ -33,7 +32,7 @@ class Working:
             provisional = Event(
                 seq=0,
                 event_id=new_id(),
-                stream_id=participant_stream(str(self.row["participant_id"])),
+                stream_id=participant_stream(str(self.row.get("participant_id", ""))),
                 stream_version=int(self.row.get("version") or 0),
                 data=data,
                 meta={},
@@ -51,22 +50,3 @@ class Working:
     def pending_timers(self) -> list[dict[str, Any]]:
         """Pending timers as rows of the timers table (what tools and reactions expect)."""
         return pending_timers(self.history)
-
-
-def pending_timers(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """Timers the stream holds scheduled and not yet fired, skipped or cancelled."""
-    scheduled_at = {
-        ev.data.timer_id: ev.recorded_at for ev in events if isinstance(ev.data, TimerScheduled)
-    }
-    return [
-        {
-            "timer_id": timer.timer_id,
-            "kind": timer.kind,
-            "payload": dict(timer.payload),
-            "due_at": timer.due_at,
-            "scope": timer.scope,
-            "status": "scheduled",
-            "scheduled_at": scheduled_at[timer.timer_id],
-        }
-        for timer in timer_history.pending_timers(events).values()
-    ]

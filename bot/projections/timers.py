@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from bot.event_types.timers import (
     TimerCancelled,
     TimerDeferred,
@@ -93,3 +96,16 @@ def apply(row: Row | None, event: Event) -> Row | None:
 
 
 PROJECTION = Projection("timers", "timer_id", COLUMNS, key, apply)
+
+
+def pending_rows(
+    events: Sequence[Event], start: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """Timer rows still scheduled after `events`, folded by this projection's reducer over the
+    rows in `start` (e.g. the table's pending rows) or, without them, from nothing."""
+    rows: dict[str, Any] = {str(t["timer_id"]): dict(t) for t in start}
+    for event in events:
+        timer_id = key(event)
+        if timer_id is not None:
+            rows[timer_id] = apply(rows.get(timer_id), event)
+    return [row for row in rows.values() if row and row["status"] == "scheduled"]

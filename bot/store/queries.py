@@ -6,7 +6,16 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from bot.store.schema import timers
+from bot.store.schema import participants, timers
+
+
+def enrolled_with_phone(conn: Connection, phone: str) -> dict[str, Any] | None:
+    """The enrolled participant with this E.164 phone, whatever channel or number they used."""
+    query = select(participants).where(
+        participants.c.phone == phone, participants.c.status != "unenrolled"
+    )
+    row = conn.execute(query).first()
+    return dict(row._mapping) if row else None
 
 
 def pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]]:

@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from bot.event_types.messages import MessageQueued, MessageReceived
 from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted
 from bot.event_types.timers import (
-    TimerCancelled,
-    TimerDeferred,
-    TimerFired,
     TimerScheduled,
-    TimerSkipped,
 )
 from bot.events import Event
+from bot.projections.timers import pending_rows
 
 
 @dataclass(frozen=True)
@@ -78,16 +75,17 @@ def live_schedules(events: Sequence[Event]) -> dict[str, ScheduleCreated]:
 
 
 def pending_timers(events: Sequence[Event]) -> dict[str, TimerScheduled]:
-    """Timers scheduled and not yet fired, skipped or cancelled, with deferrals applied."""
-    pending: dict[str, TimerScheduled] = {}
-    for ev in events:
-        data = ev.data
-        if isinstance(data, TimerScheduled):
-            pending.setdefault(data.timer_id, data)
-        elif isinstance(data, TimerDeferred) and data.timer_id in pending:
-            pending[data.timer_id] = pending[data.timer_id].model_copy(
-                update={"due_at": data.due_at}
-            )
-        elif isinstance(data, TimerCancelled | TimerFired | TimerSkipped):
-            pending.pop(data.timer_id, None)
-    return pending
+    """Timers scheduled and not yet fired, skipped or cancelled, with deferrals applied (the
+    timers projection's own fold)."""
+    return {
+        row["timer_id"]: TimerScheduled(
+            timer_id=row["timer_id"],
+            kind=row["kind"],
+            due_at=row["due_at"],
+            scope=row["scope"],
+            payload=row["payload"],
+            local_time=row["local_time"],
+            timezone=row["timezone"],
+        )
+        for row in pending_rows(events)
+    }

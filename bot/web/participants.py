@@ -29,8 +29,8 @@ from bot.event_types import (
 from bot.events import EventData, NewEvent, new_id, participant_stream
 from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
 from bot.store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
-from bot.store.queries import pending_timers
-from bot.store.schema import outbox, participants
+from bot.store.queries import enrolled_with_phone, pending_timers
+from bot.store.schema import outbox
 from bot.web import auth
 from bot.web.api_models import (
     EnrollRequest,
@@ -288,10 +288,7 @@ def _in_transaction(
 
 def _phone_taken(store: EventStore, phone: str) -> bool:
     with store.reading() as conn:
-        query = select(participants.c.participant_id).where(
-            and_(participants.c.phone == phone, participants.c.status != "unenrolled")
-        )
-        return conn.execute(query).first() is not None
+        return enrolled_with_phone(conn, phone) is not None
 
 
 def _pending_outbox(tx: Transaction, participant_id: str) -> list[str]:

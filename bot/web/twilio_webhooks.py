@@ -23,8 +23,8 @@ from bot.events import participant_stream
 from bot.inbound import Append, InvalidForm
 from bot.messaging.signature import HEADER, check_signature
 from bot.store import AppendResult, ConcurrencyError, ConstraintViolation, EventStore, Transaction
-from bot.store.queries import pending_timers
-from bot.store.schema import outbox, participants
+from bot.store.queries import enrolled_with_phone, pending_timers
+from bot.store.schema import outbox
 from bot.web import services
 
 log = logging.getLogger(__name__)
@@ -57,10 +57,12 @@ def register(app: OpenAPI) -> None:
 
         def plan(tx: Transaction) -> Append:
             now = svc.clock.now()
-            participant = _participant_by_phone(tx.conn, message.sender.e164)
-            if participant is None:
+            found = enrolled_with_phone(tx.conn, message.sender.e164)
+            if found is None:
                 return inbound.decide(message, None, [], svc.settings, now)
-            pid = participant["participant_id"]
+            pid = found["participant_id"]
+            # Decide on the participant as read under the stream's lock.
+            participant = tx.lock(participant_stream(pid)) or found
             pending = pending_timers(tx.conn, pid)
             history = partial(tx.load, participant_stream(pid))
             return inbound.decide(message, participant, pending, svc.settings, now, history)
@@ -82,7 +84,7 @@ def register(app: OpenAPI) -> None:
             row = _outbox_row(tx.conn, report.outbox_id, report.message_sid)
             participant = None
             if row and row["participant_id"] and report.error_code == status_callbacks.UNSUBSCRIBED:
-                participant = _participant_by_id(tx.conn, row["participant_id"])
+                participant = tx.lock(participant_stream(row["participant_id"]))
             pending = pending_timers(tx.conn, participant["participant_id"]) if participant else []
             return status_callbacks.decide(report, row, participant, pending, svc.clock.now())
 
@@ -167,21 +169,6 @@ def _record(store: EventStore, plan: Callable[[Transaction], Append], sid: str) 
 
 def _empty_twiml() -> Response:
     return Response(EMPTY_TWIML, status=200, content_type="text/xml; charset=utf-8")
-
-
-def _participant_by_phone(conn: Connection, phone: str) -> dict[str, Any] | None:
-    """The enrolled participant with this E.164 phone, whatever channel or number they used."""
-    query = select(participants).where(
-        participants.c.phone == phone, participants.c.status != "unenrolled"
-    )
-    row = conn.execute(query).first()
-    return dict(row._mapping) if row else None
-
-
-def _participant_by_id(conn: Connection, participant_id: str) -> dict[str, Any] | None:
-    query = select(participants).where(participants.c.participant_id == participant_id)
-    row = conn.execute(query).first()
-    return dict(row._mapping) if row else None
 
 
 def _outbox_row(conn: Connection, outbox_id: str | None, sid: str) -> dict[str, Any] | None:
