@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.event_types.conversation import LLMCalled, ProfileSaved, ToolCalled, ToolFailed
-from bot.llm import ChatClient
 from bot.tool_loop import CompletionFailed, ToolTrace, run_tool_loop
 from bot.tooling import ToolContext, ToolOutcome, ToolSpec
-from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
+from tests.fakes.openai_api import ScriptedReply
 from tests.llm_clients import chat_client
 
 NOW = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
@@ -73,19 +71,6 @@ TOOLS = [
     ToolSpec("read_goal", ReadGoal, read_goal),
     ToolSpec("set_reminder", SetReminder, set_reminder),
 ]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-def client(fake: FakeOpenAI) -> Iterator[ChatClient]:
-    client = chat_client(fake)
-    yield client
-    client.close()
 
 
 @pytest.fixture

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from bot.llm import ChatClient, StrictSchemaError
-from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
-from tests.llm_clients import chat_client
+from bot.llm import StrictSchemaError
+from tests.fakes.openai_api import ScriptedReply
 
 ASK = [{"role": "user", "content": "Did the participant engage?"}]
 
@@ -22,19 +20,6 @@ class Engagement(BaseModel):
 
     engaged: Literal["yes", "no"]
     reason: str | None = None
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-def client(fake: FakeOpenAI) -> Iterator[ChatClient]:
-    client = chat_client(fake)
-    yield client
-    client.close()
 
 
 def test_a_valid_reply_is_the_model_instance(fake, client):

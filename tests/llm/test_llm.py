@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from flask import Flask
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.event_types.conversation import LLMCalled
-from bot.llm import ChatClient, StrictSchemaError, declare_tool
+from bot.llm import StrictSchemaError, declare_tool
 from bot.tooling import ToolOutcome, ToolSpec
 from tests.fakes.http_server import LocalServer
-from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
+from tests.fakes.openai_api import ScriptedReply
 from tests.llm_clients import chat_client
 
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}]
@@ -32,19 +30,6 @@ def _unused(arguments: BaseModel, ctx: object) -> ToolOutcome:
 
 
 REMINDER = ToolSpec("set_reminder", SetReminder, _unused)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-def client(fake: FakeOpenAI) -> Iterator[ChatClient]:
-    client = chat_client(fake)
-    yield client
-    client.close()
 
 
 def test_a_text_reply_comes_back_with_its_llm_called_event(fake, client):
