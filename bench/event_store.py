@@ -21,10 +21,11 @@ import psycopg  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench.common import database  # noqa: E402
-from bot.event_types import MessageReceived  # noqa: E402
-from bot.events import participant_stream  # noqa: E402
-from bot.projections.participants import fold  # noqa: E402
-from bot.store import EventStore, make_engine  # noqa: E402
+from bot.store.engine import make_engine  # noqa: E402
+from bot.store.event_store import EventStore  # noqa: E402
+from bot.store.event_types import MessageReceived  # noqa: E402
+from bot.store.events import participant_stream  # noqa: E402
+from bot.store.projections.participants import fold  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
 
 

@@ -31,11 +31,12 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.bootstrap import build_services  # noqa: E402
-from bot.clock import SystemClock  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from bot.events import participant_stream  # noqa: E402
-from bot.store import EventStore, make_engine  # noqa: E402
+from bot.core.clock import SystemClock  # noqa: E402
+from bot.core.config import load_settings  # noqa: E402
+from bot.runtime.bootstrap import build_services  # noqa: E402
+from bot.store.engine import make_engine  # noqa: E402
+from bot.store.event_store import EventStore  # noqa: E402
+from bot.store.events import participant_stream  # noqa: E402
 from bot.store.migrate import upgrade  # noqa: E402
 from bot.store.schema import events, timers  # noqa: E402
 from bot.timers import one_shot  # noqa: E402
@@ -95,8 +96,8 @@ def schedule(url: str, count: int, first: datetime, spread: timedelta) -> float:
 
 def arm_child(url: str) -> None:
     """In the child process: lead, arm every pending timer, print when, and leave."""
-    from bot.leadership import leadership_for
-    from bot.scheduler import Scheduler
+    from bot.timers.leadership import leadership_for
+    from bot.timers.scheduler import Scheduler
 
     settings = load_settings({"DATABASE_URL": url}, env_file=None)
     services = build_services(settings, clock=SystemClock())
@@ -129,7 +130,7 @@ def time_to_armed(url: str) -> dict[str, float]:
 
 def lateness(url: str, count: int, spread: timedelta, lead: timedelta) -> list[float]:
     """Seconds from due to `timer.fired` recorded, for `count` timers due over `spread`."""
-    from bot.scheduler import run_forever
+    from bot.timers.scheduler import run_forever
 
     first = datetime.now(UTC) + lead
     schedule(url, count, first, spread)

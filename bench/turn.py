@@ -1,6 +1,6 @@
 """Benchmark a conversation turn: the engine's own cost from the inbound event to the reply queued.
 
-The real handler (`bot.routing.build_handler`) and worker answer through the real openai SDK
+The real handler (`bot.runtime.routing.build_handler`) and worker answer through the real openai SDK
 against a FakeOpenAI that replies at once, run in a separate process so that its CPU is not the
 engine's. Per engine (SQLite, PostgreSQL) it prints:
 - the cost of one turn (`Worker.run_once` on a recorded message: claim, load, screen, prompt,
@@ -30,16 +30,17 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import func, select  # noqa: E402
 
 from bench.common import database, percentile  # noqa: E402
-from bot.bootstrap import Services, build_services  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from bot.event_types import MessageReceived, ParticipantEnrolled  # noqa: E402
-from bot.event_types.conversation import LLMCalled  # noqa: E402
-from bot.event_types.messages import MessageQueued, MessageSent  # noqa: E402
-from bot.event_types.work import WorkCompleted  # noqa: E402
-from bot.events import EventData, NewEvent, new_id, participant_stream  # noqa: E402
-from bot.routing import build_handler  # noqa: E402
+from bot.core.config import load_settings  # noqa: E402
+from bot.runtime.bootstrap import build_services  # noqa: E402
+from bot.runtime.routing import build_handler  # noqa: E402
+from bot.runtime.worker import Worker  # noqa: E402
+from bot.store.event_types import MessageReceived, ParticipantEnrolled  # noqa: E402
+from bot.store.event_types.conversation import LLMCalled  # noqa: E402
+from bot.store.event_types.messages import MessageQueued, MessageSent  # noqa: E402
+from bot.store.event_types.work import WorkCompleted  # noqa: E402
+from bot.store.events import EventData, NewEvent, new_id, participant_stream  # noqa: E402
 from bot.store.schema import work_items  # noqa: E402
-from bot.worker import Worker  # noqa: E402
+from bot.store.services import Services  # noqa: E402
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
 
 REPLY = "That sounds like a good start! What time of day would suit you best?"
@@ -238,7 +239,7 @@ def main() -> None:
     parser.add_argument(
         "--whole-stream",
         action="store_true",
-        help="decode the whole stream each turn, as before bot.worker.NOT_IN_TURN_HISTORY",
+        help="decode the whole stream each turn, as before bot.runtime.worker.NOT_IN_TURN_HISTORY",
     )
     args = parser.parse_args()
     if args.whole_stream:

@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
-from bot.flow.module import Module
+from bot.conversation.module import Module
 from modules import feedback, intake, step
 
+_PROMPTED: tuple[Module, ...] = (intake.MODULE, feedback.MODULE)
+# The step module checks an intervention's `module:` against the modules it can hand over to.
 MODULES: dict[str, Module] = {
-    module.name: module for module in (intake.MODULE, feedback.MODULE, step.MODULE)
+    module.name: module
+    for module in (*_PROMPTED, step.StepModule(modules=[m.name for m in _PROMPTED]))
 }

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.event_types.habits import HabitReported
-from bot.event_types.messages import MessageQueued
-from bot.flow.module import ModuleContext, PromptModule
-from bot.prompts import load_prompt
+from bot.conversation.module import ModuleContext, PromptModule
+from bot.conversation.prompts import load_prompt
+from bot.store.event_types.habits import HabitReported
+from bot.store.event_types.messages import MessageQueued
 from bot.timers.one_shot import zone_of
 
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "feedback.md"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.flow.module import PromptModule
-from bot.prompts import load_prompt
+from bot.conversation.module import PromptModule
+from bot.conversation.prompts import load_prompt
 
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "intake.md"
 MODULE = PromptModule("intake", load_prompt(PROMPT))

@@ -9,23 +9,23 @@ process; one that does not validate is not run (the turn fails and its fallback 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.event_types.conversation import StateTransitioned
-from bot.event_types.messages import MessageQueued
-from bot.events import Event, EventData
-from bot.flow.module import ModuleContext, ModuleReply
+from bot.conversation.module import ModuleContext, ModuleReply
+from bot.conversation.prompts import Prompt, load_prompt
+from bot.conversation.tone import tone_guide
+from bot.conversation.transcript_llm import shown
 from bot.interventions.completion import Asker
 from bot.interventions.intervention import Intervention
 from bot.interventions.loader import CONFIG, read_intervention
 from bot.interventions.runtime import StepResult, TurnInput, run_turn
 from bot.interventions.validate import check
-from bot.prompts import Prompt, load_prompt
-from bot.tone import tone_guide
-from bot.transcript_llm import shown
+from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.messages import MessageQueued
+from bot.store.events import Event, EventData
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,9 @@ class StepModule:
     name: str = "step"
     root: Path = INTERVENTIONS
     prompt: Prompt = field(default_factory=lambda: load_prompt(PROMPT))
+    # The module-based modules an intervention's `module:` may name (modules/__init__.py hands
+    # them in); None leaves that name unchecked.
+    modules: Collection[str] | None = None
     _loaded: dict[str, tuple[Intervention | None, str]] = field(default_factory=dict)
 
     @property
@@ -61,7 +64,7 @@ class StepModule:
         if slug not in self._loaded:
             why = "no such intervention"
             found, problems = read_intervention(self.root / slug) if slug else (None, [])
-            problems = sorted({*problems, *(check(found) if found else [])})
+            problems = sorted({*problems, *(check(found, modules=self.modules) if found else [])})
             if problems:
                 why = f"does not validate ({len(problems)} problems; first: {problems[0]})"
                 log.error("intervention %r does not validate (%d problems)", slug, len(problems))
@@ -109,6 +112,3 @@ class StepModule:
         )
         result = run_turn(turn, Asker(ctx.converse, ctx.structured))
         return ModuleReply(result, intervention.config.fallback)  # type: ignore[arg-type]
-
-
-MODULE = StepModule()

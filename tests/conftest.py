@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from bot.clock import FakeClock
-from bot.store import EventStore, make_engine
+from bot.core.clock import FakeClock
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
 from bot.store.migrate import upgrade
 
 ADMIN_URL = os.environ.get(

@@ -5,17 +5,18 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bot.bootstrap import Services, build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.dispatcher import Dispatcher
-from bot.event_types import MessageReceived, ParticipantStatusChanged
-from bot.events import EventData, participant_stream
-from bot.messaging.factory import build_messenger
-from bot.messaging.messenger import Messenger
-from bot.outbound import to_address, to_participant
-from bot.store import EventStore
+from bot.channel.dispatcher import Dispatcher
+from bot.channel.factory import build_messenger
+from bot.channel.messenger import Messenger
+from bot.channel.outbound import to_address, to_participant
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageReceived, ParticipantStatusChanged
+from bot.store.events import EventData, participant_stream
 from bot.store.schema import outbox
+from bot.store.services import Services
 from tests.factories import enrolled
 from tests.fakes.twilio_api import FakeTwilio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from bot.event_types import MessageReceived, ParticipantEnrolled
+from bot.store.event_types import MessageReceived, ParticipantEnrolled
 
 
 def enrolled(phone: str = "+14155552671", **changes: object) -> ParticipantEnrolled:

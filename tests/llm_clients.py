@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.config import Settings
-from bot.llm import ChatClient
+from bot.conversation.llm import ChatClient
+from bot.core.config import Settings
 from tests.fakes.openai_api import FakeOpenAI
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.conditions import ConditionError, Evaluation, compile_condition
+from bot.interventions.expressions import ConditionError, Evaluation, compile_condition
 
 ROOTS = {"judgements", "step", "profile", "notes", "measurements"}
 CONTEXT = {

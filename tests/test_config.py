@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, load_settings
+from bot.core.config import ConfigError, load_settings
 
 
 def test_an_empty_environment_gives_the_embedded_defaults() -> None:
@@ -65,7 +65,7 @@ def test_the_environment_overrides_the_env_file(tmp_path: Path) -> None:
 
 
 def test_env_example_documents_every_setting() -> None:
-    from bot.config import ENV_NAMES
+    from bot.core.config import ENV_NAMES
 
     example = (Path(__file__).resolve().parents[1] / ".env.example").read_text()
     documented = {

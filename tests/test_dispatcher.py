@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.event_types import MessageQueued
-from bot.messaging.segments import count_segments
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.core.segments import count_segments
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageQueued
 from tests.dispatching import PUBLIC, SUPERVISOR, Harness
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 

@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from bot.clock import FakeClock
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
 from bot.store.schema import outbox
 from tests.dispatching import SUPERVISOR, Harness
 from tests.fakes.twilio_api import FakeReply, FakeTwilio

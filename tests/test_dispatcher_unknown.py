@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.event_types import MessageStatus
-from bot.messaging.messenger import Messenger, OutboundMessage, SendError, SendResult
-from bot.store import EventStore
+from bot.channel.messenger import Messenger, OutboundMessage, SendError, SendResult
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageStatus
 from bot.store.replay import compare, rebuild
 from tests.dispatching import Harness
 from tests.fakes.twilio_api import FakeReply, FakeTwilio

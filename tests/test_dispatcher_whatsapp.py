@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.config import ConfigError, load_settings
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.core.config import ConfigError, load_settings
+from bot.store.event_store import EventStore
 from tests.dispatching import SENDER, TEMPLATE, Harness
 from tests.fakes.twilio_api import FakeTwilio
 

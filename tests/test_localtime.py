@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bot.localtime import (
+from bot.core.localtime import (
     QuietHours,
     clock_reaches,
     fmt_local,

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from bot import scheduler
-from bot.bootstrap import build_services
-from bot.config import load_settings
-from bot.localtime import QuietHours
-from bot.runtime import Runtime, RuntimeOptions
+from bot.core.config import load_settings
+from bot.core.localtime import QuietHours
+from bot.runtime.bootstrap import build_services
+from bot.runtime.threads import Runtime, RuntimeOptions
+from bot.timers import scheduler
 
 
 def test_the_scheduler_is_given_the_quiet_hours_interventions_declare(

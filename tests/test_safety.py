@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.safety import DEFAULT_PHRASES, EXTRA_RULE_ID, CrisisScreen, PhraseError, fold
+from bot.conversation.safety import DEFAULT_PHRASES, EXTRA_RULE_ID, CrisisScreen, PhraseError, fold
 
 CORPUS = Path(__file__).with_name("safety_corpus")
 SCREEN = CrisisScreen.from_default()

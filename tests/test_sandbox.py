@@ -9,16 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load_settings
-from bot.event_types.conversation import ProfileSaved, StateTransitioned
-from bot.event_types.interventions import JudgementRecorded, NoteTaken
-from bot.events import Event
-from bot.llm import ChatClient
-from bot.sandbox import Sandbox, SandboxError
-from bot.sandbox.engine import NO_LLM_NOTICE, locate
+from bot.conversation import timer_turns
+from bot.conversation.llm import ChatClient
+from bot.core.config import load_settings
+from bot.sandbox.engine import NO_LLM_NOTICE, Sandbox, SandboxError, locate
 from bot.sandbox.no_llm import NoLLM
 from bot.sandbox.views import parse_duration
-from bot.timers import handling
+from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store.event_types.interventions import JudgementRecorded, NoteTaken
+from bot.store.events import Event
 from bot.timers.schedules import create_daily
 from modules.step import INTERVENTIONS
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
@@ -32,7 +31,8 @@ FALLBACK = "Sorry, that did not work on our side. We'll be in touch."
 @pytest.fixture
 def make(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Sandbox]]:
     """Sandboxes on the practice fixture, in Toronto, from Monday 09:00; closed afterwards."""
-    monkeypatch.setattr(handling, "HANDLERS", dict(handling.HANDLERS))  # build_handler adds one
+    # build_handler adds one
+    monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     made: list[Sandbox] = []
 
     def build(env: dict[str, str] | None = None, **options: object) -> Sandbox:

@@ -1,6 +1,6 @@
 """Separating a model's reasoning from what a participant may be sent."""
 
-from bot.thinking import Reply, split_thinking
+from bot.conversation.thinking import Reply, split_thinking
 
 
 def test_plain_text_is_the_content():

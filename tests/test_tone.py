@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.tone import Tone, apply, guide, tone_guide, validate
+from bot.conversation.tone import Tone, apply, guide, tone_guide, validate
 
 T0 = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
 

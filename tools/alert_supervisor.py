@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.event_types.alerts import AlertRaised
-from bot.events import new_id
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.events import new_id
 
 MAX_SUMMARY = 300
 DEFAULT_WINDOW_MINUTES = 30

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.tone import tone_guide
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.conversation.tone import tone_guide
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
 
 REQUIRED = {
     "prompt_anchor": "the moment the habit follows, e.g. 'after coffee'",

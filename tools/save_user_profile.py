@@ -1,5 +1,5 @@
 """The `save_user_profile` tool: merge what was learned into the profile, clear fields on
-request, and adapt the tone (bot.tone) when tone tags are proposed."""
+request, and adapt the tone (bot.conversation.tone) when tone tags are proposed."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot import tone
-from bot.event_types.conversation import ProfileSaved
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.conversation import tone
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.store.event_types.conversation import ProfileSaved
 
 TEXT_FIELDS = (
     "habit_domain",

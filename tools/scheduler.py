@@ -17,13 +17,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.event_types.timers import TimerScheduled
-from bot.events import Event, EventData
-from bot.localtime import QuietHours, local_date, parse_local_time, validate_timezone
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.core.localtime import (
+    QuietHours,
+    local_date,
+    parse_local_time,
+    parse_quiet_hours,
+    validate_timezone,
+)
+from bot.store.event_types.timers import TimerScheduled
+from bot.store.events import Event, EventData
 from bot.timers.one_shot import zone_of
-from bot.timers.quiet_hours import for_participant, parse_quiet_hours
+from bot.timers.quiet_hours import for_participant
 from bot.timers.schedules import ScheduleView, create_daily, delete_schedule, list_schedules
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
 
 PURPOSE = "habit_prompt"
 KIND = "daily"

@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.event_types.conversation import StateTransitioned
-from bot.event_types.timers import TimerCancelled
-from bot.events import EventData
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import EventData
 from bot.timers.one_shot import scheduled, transition_scope, zone_of
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
 
 STATES = ("intake", "feedback")
 # The timers package's kind for a delayed transition: when due (and the conversation is still

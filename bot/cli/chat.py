@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import click
 
-from bot.cli import cli, settings_from_env
-from bot.sandbox import DEFAULT_PHONE, Sandbox, SandboxError
+from bot.cli.root import cli, settings_from_env
+from bot.sandbox.engine import DEFAULT_PHONE, Sandbox, SandboxError
 
 QUIT = {"/quit", "/exit"}
 PROMPT = "you> "

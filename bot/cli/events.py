@@ -6,9 +6,9 @@ import json
 
 import click
 
-from bot.bootstrap import build_store
-from bot.cli import cli, database_errors, settings_from_env
-from bot.events import participant_stream
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.bootstrap import build_store
+from bot.store.events import participant_stream
 
 
 @cli.command()

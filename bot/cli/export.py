@@ -11,9 +11,9 @@ from typing import Any
 import click
 from tqdm import tqdm
 
-from bot.bootstrap import build_store
-from bot.cli import cli, database_errors, settings_from_env
-from bot.export import UnknownParticipant, export, parse_since
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.bootstrap import build_store
+from bot.store.export import UnknownParticipant, export, parse_since
 
 
 class Since(click.ParamType):

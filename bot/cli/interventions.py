@@ -11,11 +11,12 @@ from pathlib import Path
 
 import click
 
-from bot.cli import cli
+from bot.cli.root import cli
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import CONFIG, read_intervention
 from bot.interventions.validate import intervention_folders, validate_folder
-from bot.tool_registry import TOOLS
+from bot.runtime.tool_registry import TOOLS
+from modules import MODULES
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "interventions"
 
@@ -35,7 +36,7 @@ def validate(path: str | None) -> None:
         return
     failed = 0
     for folder in folders:
-        problems = validate_folder(folder, TOOLS)
+        problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"])
         for problem in problems:
             click.echo(str(problem), err=True)
         if problems:

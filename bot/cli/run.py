@@ -8,17 +8,17 @@ import threading
 
 import click
 
-from bot.bootstrap import build_services, configure_logging
-from bot.cli import cli, database_errors, settings_from_env
-from bot.runtime import Runtime, RuntimeOptions
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.bootstrap import build_services, configure_logging
+from bot.runtime.threads import Runtime, RuntimeOptions
 
 log = logging.getLogger(__name__)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: ANN001
-    from bot.messaging.factory import build_messenger
-    from bot.routing import build_handler
+    from bot.channel.factory import build_messenger
+    from bot.runtime.routing import build_handler
 
     return Runtime(services, build_handler(services), build_messenger(settings), options)
 
@@ -60,7 +60,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     """
     from werkzeug.serving import make_server
 
-    from bot.config import ConfigError
+    from bot.core.config import ConfigError
     from bot.web import create_app
 
     settings = settings_from_env()

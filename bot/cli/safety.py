@@ -19,10 +19,10 @@ from pathlib import Path
 
 import click
 
-from bot.cli import cli
-from bot.flow.intervention_settings import INTERVENTIONS
+from bot.cli.root import cli
+from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.interventions.loader import CONFIG, read_intervention
-from bot.safety import CrisisScreen, PhraseError
+from bot.interventions.settings import INTERVENTIONS
 
 
 @cli.group(name="safety")

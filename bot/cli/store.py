@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from tqdm import tqdm
 
-from bot.bootstrap import build_store
-from bot.cli import cli, database_errors, settings_from_env
-from bot.store import make_engine
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.bootstrap import build_store
+from bot.store.engine import make_engine
 from bot.store.migrate import current_revision, upgrade
 from bot.store.replay import compare, rebuild, repair
 

@@ -8,11 +8,11 @@ from typing import Any
 import click
 from sqlalchemy import select
 
-from bot.bootstrap import build_store
-from bot.cli import cli, database_errors, settings_from_env
-from bot.event_types.timers import TimerCancelled
-from bot.events import EventData, NewEvent, participant_stream
-from bot.store import EventStore
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.bootstrap import build_store
+from bot.store.event_store import EventStore
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import EventData, NewEvent, participant_stream
 from bot.store.schema import timers
 from bot.timers.firing import timer_row
 from bot.timers.schedules import delete_schedule, next_occurrence

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from bot.event_types.alerts import AlertRaised
-from bot.event_types.conversation import ProfileSaved
-from bot.events import Event, EventData, new_id
 from bot.interventions.conditions import holds
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
 from bot.interventions.questions import numbered
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.conversation import ProfileSaved
+from bot.store.events import Event, EventData, new_id
 from bot.timers import history as timer_history
 from bot.timers import one_shot, schedules
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.interventions import MeasurementRecorded, MeasurementRejected
-from bot.event_types.messages import MessageReceived
-from bot.events import Event, EventData
-from bot.flow.working import Working
+from bot.conversation.working import Working
 from bot.interventions import context, judging
 from bot.interventions.completion import Asker
 from bot.interventions.intervention import Intervention
 from bot.interventions.questions import EXTRACTION, extraction_model, numbered, parse
+from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
+from bot.store.event_types.messages import MessageReceived
+from bot.store.events import Event, EventData
 
 NOT_AN_ANSWER = "the reply did not answer the question"
 

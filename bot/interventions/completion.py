@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.events import EventData
-from bot.flow.module import Converse, Structured
+from bot.conversation.module import Converse, Structured
 from bot.interventions.templates import Rendered, Slot
+from bot.store.events import EventData
 
 REPLY = Slot("speak", "reply")
 

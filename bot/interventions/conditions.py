@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from bot.conditions import Condition, compile_condition
 from bot.interventions.context import ROOTS
+from bot.interventions.expressions import Condition, compile_condition
 
 
 @lru_cache(maxsize=1024)
 def condition(source: str) -> Condition:
-    """Raises bot.conditions.ConditionError for a condition authors may not write."""
+    """Raises bot.interventions.expressions.ConditionError for a condition authors may not write."""
     return compile_condition(source, ROOTS)
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.alerts import AlertRaised
-from bot.event_types.interventions import StepEntered, StepReplied
-from bot.event_types.messages import MessageQueued, MessageReceived
-from bot.events import Event
+from bot.conversation.transcript_llm import PREFIXES, inbound_text, shown
 from bot.interventions.intervention import Intervention
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.interventions import StepEntered, StepReplied
+from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.events import Event
 from bot.timers.one_shot import zone_of
-from bot.transcript_llm import PREFIXES, inbound_text, shown
 
 ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements")
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")

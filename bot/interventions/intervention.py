@@ -11,13 +11,12 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
-from bot.flow.context import PROFILE_FIELDS
+from bot.conversation.context import PROFILE_FIELDS
+from bot.conversation.safety import CrisisScreen
+from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.interventions.format import Action, Config, Judgement, Note, Question, Step
 from bot.interventions.results import result_model
 from bot.interventions.templates import Slot, TemplateSet
-from bot.localtime import QuietHours
-from bot.safety import CrisisScreen
-from bot.timers.quiet_hours import parse_quiet_hours
 
 Path_ = tuple[Any, ...]
 
@@ -112,7 +111,7 @@ class Intervention:
 
     def profile_fields(self) -> list[str]:
         """Profile fields templates may use: the intake fields declared, the engine's own
-        (bot.flow.context.PROFILE_FIELDS), and those a `set:` action writes."""
+        (bot.conversation.context.PROFILE_FIELDS), and those a `set:` action writes."""
         declared = list(self.config.intake.fields) if self.config.intake else []
         written = [key for _, _, action in self.actions() for key in (action.set or {})]
         return list(dict.fromkeys([*declared, *PROFILE_FIELDS, *written]))

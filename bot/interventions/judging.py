@@ -12,17 +12,17 @@ from typing import Any
 
 import jinja2
 
-from bot.event_types.interventions import (
+from bot.interventions.completion import Asker, complete
+from bot.interventions.intervention import Intervention
+from bot.interventions.templates import Rendered, RenderError
+from bot.store.event_types.interventions import (
     JudgementFailed,
     JudgementRecorded,
     JudgementWhen,
     NoteFailed,
     NoteTaken,
 )
-from bot.events import EventData
-from bot.interventions.completion import Asker, complete
-from bot.interventions.intervention import Intervention
-from bot.interventions.templates import Rendered, RenderError
+from bot.store.events import EventData
 
 TEMPLATE_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError)
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.event_types.interventions import Via
-from bot.event_types.messages import MessageReceived
-from bot.events import Event
 from bot.interventions.conditions import holds
 from bot.interventions.context import Progress
 from bot.interventions.format import Action, Step
 from bot.interventions.intervention import Intervention
+from bot.store.event_types.interventions import Via
+from bot.store.event_types.messages import MessageReceived
+from bot.store.events import Event
 
 
 @dataclass(frozen=True)

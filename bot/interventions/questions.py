@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from bot.daily_cycle.answers import candidates, normalise
+from bot.conversation.daily_cycle.answers import candidates, normalise
 from bot.interventions.format import Question
 
 _INTEGER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Iterable
 
-from bot.conditions import ConditionError
-from bot.event_types.schedules import parse_when
 from bot.interventions.conditions import condition
 from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
+from bot.interventions.expressions import ConditionError
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
+from bot.store.event_types.schedules import parse_when
 
 
 def unknown(kind: str, name: str, known: Collection[str]) -> str:

@@ -1,7 +1,7 @@
 """Typed results declared in front matter, turned into pydantic models for structured output.
 
-The models follow bot/llm.py's strict-mode rules: a docstring the model reads, every field
-required (an `optional` field is `X | None = None`), enums as `Literal`, ranges as `ge`/`le`,
+The models follow bot/conversation/llm.py's strict-mode rules: a docstring the model reads, every
+field required (an `optional` field is `X | None = None`), enums as `Literal`, ranges as `ge`/`le`,
 no other defaults, `extra="forbid"`.
 """
 

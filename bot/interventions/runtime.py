@@ -16,15 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.interventions import (
-    JudgementRecorded,
-    MeasurementRecorded,
-    StepEntered,
-    StepReplied,
-)
-from bot.event_types.interventions import StepTurnTaken as TurnTaken
-from bot.events import Event, EventData
-from bot.flow.working import Working
+from bot.conversation.working import Working
 from bot.interventions import context, judging
 from bot.interventions.actions import Situation, Source, run_actions
 from bot.interventions.answers import answer
@@ -38,6 +30,14 @@ from bot.interventions.moves import (
     step_move,
     transition_move,
 )
+from bot.store.event_types.interventions import (
+    JudgementRecorded,
+    MeasurementRecorded,
+    StepEntered,
+    StepReplied,
+)
+from bot.store.event_types.interventions import StepTurnTaken as TurnTaken
+from bot.store.events import Event, EventData
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class TurnInput:
 @dataclass
 class StepResult:
     """The turn's reply (`text`) or why there is none (`error`), and its events. Shaped like
-    bot.tool_loop.LoopResult, which the flow reads and modules cannot import."""
+    bot.conversation.tool_loop.LoopResult, which the flow reads and modules cannot import."""
 
     text: str | None = None
     events: list[EventData] = field(default_factory=list)

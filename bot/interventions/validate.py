@@ -27,12 +27,17 @@ from bot.interventions.validate_config import config_problems, result_problems
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
 
-def validate_folder(folder: Path | str, tools: Collection[str] | None = None) -> list[Problem]:
+def validate_folder(
+    folder: Path | str,
+    tools: Collection[str] | None = None,
+    modules: Collection[str] | None = None,
+) -> list[Problem]:
     """Every problem of the intervention in `folder` (none: it can run). Tool names are
-    checked against `tools` (bot.tool_registry.TOOLS) if given."""
+    checked against `tools` (bot.runtime.tool_registry.TOOLS) and `module:` against `modules`
+    (the module-based conversation modules) if given."""
     intervention, problems = read_intervention(folder)
     if intervention is not None:
-        problems = problems + check(intervention, tools)
+        problems = problems + check(intervention, tools, modules)
     return sorted(set(problems), key=lambda p: (p.file, p.line or 0, p.message))
 
 
@@ -45,17 +50,27 @@ def intervention_folders(root: Path | str) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def check(intervention: Intervention, tools: Collection[str] | None = None) -> list[Problem]:
+def check(
+    intervention: Intervention,
+    tools: Collection[str] | None = None,
+    modules: Collection[str] | None = None,
+) -> list[Problem]:
     """The problems of a loaded intervention; tool names only if `tools` are given (modules
-    may not import the tool registry: the flow checks their tools when it starts)."""
-    checker = _Checker(intervention, tools)
+    may not import the tool registry: the flow checks their tools when it starts), module
+    names only if `modules` are given (the composition root hands them to the step module)."""
+    checker = _Checker(intervention, tools, modules)
     checker.run()
     return checker.problems
 
 
 class _Checker:
-    def __init__(self, intervention: Intervention, tools: Collection[str] | None) -> None:
-        self.i, self.tools = intervention, tools
+    def __init__(
+        self,
+        intervention: Intervention,
+        tools: Collection[str] | None,
+        modules: Collection[str] | None,
+    ) -> None:
+        self.i, self.tools, self.modules = intervention, tools, modules
         self.problems: list[Problem] = []
 
     def add(self, key: str, path: Iterable[Any] | None, message: str) -> None:
@@ -64,7 +79,7 @@ class _Checker:
         self.problems.append(Problem(source.file, line, message))
 
     def run(self) -> None:
-        for path, message in config_problems(self.i):
+        for path, message in config_problems(self.i, self.modules):
             self.add("config", path, message)
         for key, path, message in result_problems(self.i):
             self.add(key, path, message)

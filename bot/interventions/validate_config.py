@@ -3,33 +3,30 @@ hours) and of each judgement, note and question file on its own (result types, m
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
-from bot.event_types.schedules import parse_when
+from bot.conversation.llm import StrictSchemaError, check_strict
+from bot.conversation.safety import CrisisScreen, PhraseError
+from bot.core.addresses import InvalidPhoneNumber, canonical_phone
+from bot.core.localtime import parse_quiet_hours
 from bot.interventions.intervention import Intervention
 from bot.interventions.references import unknown
-from bot.llm import StrictSchemaError, check_strict
-from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
-from bot.safety import CrisisScreen, PhraseError
-from bot.timers.quiet_hours import parse_quiet_hours
+from bot.store.event_types.schedules import parse_when
 
 Found = list[tuple[tuple[Any, ...], str]]
 
 
-def known_modules() -> set[str]:
-    from modules import MODULES  # late: modules/step.py imports the validator
-
-    return set(MODULES) - {"step"}
-
-
-def config_problems(i: Intervention) -> Found:
+def config_problems(i: Intervention, modules: Collection[str] | None = None) -> Found:
+    """Problems of intervention.yaml; the `module:` name only if `modules` (the names of the
+    module-based conversation modules, handed in by the caller) are given."""
     config, found = i.config, []
     if config.root and config.root not in i.steps:
         found.append((("root",), unknown("step", config.root, i.steps)))
     elif config.root and i.returns(config.root):
         found.append((("root",), "the root step cannot be a digression or an interrupt"))
-    if config.module and config.module not in known_modules():
-        found.append((("module",), unknown("module", config.module, known_modules())))
+    if config.module and modules is not None and config.module not in modules:
+        found.append((("module",), unknown("module", config.module, modules)))
     if config.sessions and config.sessions.resume_at not in i.steps:
         resume = config.sessions.resume_at
         found.append((("sessions", "resume_at"), unknown("step", resume, i.steps)))

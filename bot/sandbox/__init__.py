@@ -1,5 +1,4 @@
-"""`tandem chat`'s sandbox: one participant and the whole engine in process (see engine.py)."""
+"""`tandem chat`'s sandbox: one participant and the whole engine in process (see engine.py).
 
-from bot.sandbox.engine import DEFAULT_PHONE, Sandbox, SandboxError
-
-__all__ = ["DEFAULT_PHONE", "Sandbox", "SandboxError"]
+An entry point: may import every `bot` package below it, `modules` and `tools`.
+"""

@@ -7,17 +7,44 @@ Each takes the sandbox and the text after the command and returns what to print;
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
-from bot.event_types.conversation import StateTransitioned
-from bot.event_types.interventions import StepEntered
-from bot.events import EventData, NewEvent
+from bot.core.clock import FakeClock
 from bot.sandbox import views
+from bot.store.event_store import EventStore
+from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.interventions import StepEntered
+from bot.store.events import EventData, NewEvent
 from bot.store.queries import pending_timers
+from modules.step import StepModule
 
-if TYPE_CHECKING:
-    from bot.sandbox.engine import Sandbox
+
+class Sandbox(Protocol):
+    """What the commands use of `engine.Sandbox` (which runs them; see `Sandbox.command`)."""
+
+    slug: str
+    zone: Any
+    clock: FakeClock
+    participant_id: str
+    store: EventStore
+    steps: StepModule
+
+    @property
+    def stream(self) -> str: ...
+
+    def row(self) -> dict[str, Any]: ...
+
+    def restart(self) -> list[str]: ...
+
+    def settle(self) -> list[str]: ...
+
+    def transcript(self, sent: list[str]) -> str: ...
+
+    def timer_kind(self, timer_id: str) -> str: ...
+
+    def next_due(self) -> datetime | None: ...
+
 
 MAX_WAIT = timedelta(days=60)
 MAX_STEPS = 1000  # timers fired on the way through one /wait

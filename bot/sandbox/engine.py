@@ -3,8 +3,9 @@
 One participant talks to their intervention through a collecting "phone". A FakeClock starts
 at the real time and moves only on /wait (bot.sandbox.commands), which fires each timer at its
 own due time on the way. Messages go in exactly as the Twilio webhook records them
-(`bot.inbound`), and each line is settled: timers, worker and dispatcher run until nothing is
-left to do. With no LLM configured (no OPENAI_API_KEY nor OPENAI_BASE_URL) `NoLLM` stands in.
+(`bot.channel.inbound`), and each line is settled: timers, worker and dispatcher run until
+nothing is left to do. With no LLM configured (no OPENAI_API_KEY nor OPENAI_BASE_URL) `NoLLM`
+stands in.
 """
 
 from __future__ import annotations
@@ -19,27 +20,27 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import func, select
 
-from bot import inbound
-from bot.bootstrap import build_services
-from bot.clock import FakeClock, SystemClock
-from bot.config import Settings
-from bot.dispatcher import Dispatcher
-from bot.event_types.participants import ParticipantEnrolled
-from bot.events import NewEvent, new_id, participant_stream
+from bot.channel import inbound
+from bot.channel.console import CollectingMessenger
+from bot.channel.dispatcher import Dispatcher
+from bot.channel.messenger import OutboundMessage
+from bot.conversation.llm import ChatClient
+from bot.core.addresses import InvalidPhoneNumber, canonical_phone, format_address
+from bot.core.clock import FakeClock, SystemClock
+from bot.core.config import Settings
 from bot.interventions.loader import CONFIG
-from bot.llm import ChatClient
-from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone, format_address
-from bot.messaging.console import CollectingMessenger
-from bot.messaging.messenger import OutboundMessage
-from bot.projections.participants import PROJECTION
-from bot.routing import build_handler
+from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import build_handler
+from bot.runtime.worker import Worker
 from bot.sandbox import commands, views
 from bot.sandbox.no_llm import NoLLM
-from bot.scheduler import Scheduler
+from bot.store.event_types.participants import ParticipantEnrolled
+from bot.store.events import NewEvent, new_id, participant_stream
 from bot.store.migrate import upgrade
+from bot.store.projections.participants import PROJECTION
 from bot.store.queries import pending_timers
 from bot.store.schema import timers
-from bot.worker import Worker
+from bot.timers.scheduler import Scheduler
 from modules import MODULES
 from modules.step import INTERVENTIONS, StepModule
 
@@ -99,7 +100,8 @@ class Sandbox:
         self.llm = self._llm or (
             ChatClient.from_settings(s) if s.openai_api_key or s.openai_base_url else NoLLM()
         )
-        self.steps = StepModule(root=self.root)  # a new one re-reads the intervention's files
+        self.steps = StepModule(root=self.root, modules=[n for n in MODULES if n != "step"])
+        # (a new one re-reads the intervention's files)
         modules = {**MODULES, self.steps.name: self.steps}
         handler = build_handler(self.services, client=self.llm, modules=modules)
         self.worker = Worker(self.services, handler, "chat-worker")

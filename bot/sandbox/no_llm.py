@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.event_types.conversation import LLMCalled
-from bot.events import EventData, new_id
-from bot.llm import ChatOutcome
+from bot.conversation.llm import ChatOutcome
+from bot.store.event_types.conversation import LLMCalled
+from bot.store.events import EventData, new_id
 
 NO_LLM = "no LLM configured"
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.events import Event
+from bot.store.events import Event
 
 TimerKind = Callable[[str], str]  # timer id -> its kind
 UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}

@@ -1,20 +1,9 @@
-"""Storage: the append-only event table, its projections, and engines for SQLite and PostgreSQL."""
+"""Storage, the bottom of the stack above `bot.core`: the append-only `events` table and its
+typed payloads, the projections kept beside it in the same transaction, and what reads them.
 
-from bot.store.engine import make_engine, normalise_url
-from bot.store.event_store import (
-    AppendResult,
-    ConcurrencyError,
-    ConstraintViolation,
-    EventStore,
-    Transaction,
-)
-
-__all__ = [
-    "AppendResult",
-    "ConcurrencyError",
-    "ConstraintViolation",
-    "EventStore",
-    "Transaction",
-    "make_engine",
-    "normalise_url",
-]
+Owns: `events` (the event model), `event_types` (the catalogue), `projections` (pure reducers),
+`schema` and `engine` (the tables on SQLite and PostgreSQL), `event_store` (append, load),
+`replay`, `migrate`, `leases`, `queries`, `services` (what a process hands its parts), and the
+store-level reads `transcript` and `export`.
+May import: `bot.core` only.
+"""

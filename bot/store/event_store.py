@@ -25,10 +25,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from bot.clock import Clock, SystemClock
-from bot.events import Event, EventData, NewEvent, decode, encode, participant_of
-from bot.projections import Projection, Row, all_projections
+import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
+from bot.core.clock import Clock, SystemClock
 from bot.store.engine import READ_ONLY
+from bot.store.events import Event, EventData, NewEvent, decode, encode, participant_of
+from bot.store.projections import Projection, Row, all_projections
 from bot.store.schema import PROJECTION_TABLES, events
 
 log = logging.getLogger(__name__)

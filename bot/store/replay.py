@@ -10,9 +10,9 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from bot.events import InvalidEventData, UnknownEventType
-from bot.projections import Projection, Row
 from bot.store.event_store import EventStore, row_to_event
+from bot.store.events import InvalidEventData, UnknownEventType
+from bot.store.projections import Projection, Row
 from bot.store.schema import PROJECTION_TABLES
 
 

@@ -201,7 +201,7 @@ leases = Table(
     Column("expires_at", UtcDateTime, nullable=False),
 )
 
-# Projection name -> table. Every projection in bot.projections has a table here.
+# Projection name -> table. Every projection in bot.store.projections has a table here.
 PROJECTION_TABLES: dict[str, Table] = {
     "participants": participants,
     "work_items": work_items,

@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 from sqlalchemy import and_, select
 
-from bot.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
-from bot.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
-from bot.localtime import QuietHours
-from bot.store import EventStore
+from bot.core.localtime import QuietHours
+from bot.store.event_store import EventStore
+from bot.store.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
+from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
 from bot.store.schema import timers
 from bot.timers import quiet_hours as quiet
 from bot.timers.kinds import KINDS, KindPolicy, policy_for

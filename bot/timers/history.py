@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.event_types.messages import MessageQueued, MessageReceived
-from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted
-from bot.event_types.timers import (
+from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted
+from bot.store.event_types.timers import (
     TimerScheduled,
 )
-from bot.events import Event
-from bot.projections.timers import pending_rows
+from bot.store.events import Event
+from bot.store.projections.timers import pending_rows
 
 
 @dataclass(frozen=True)

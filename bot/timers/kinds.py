@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -73,29 +72,3 @@ def with_grace(grace: Mapping[str, float | None]) -> dict[str, KindPolicy]:
             base, grace=None if seconds is None else timedelta(seconds=seconds)
         )
     return policies
-
-
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_ITEM = re.compile(r"([a-z][a-z0-9_]*)=(none|[0-9]+(?:\.[0-9]+)?)([smhd]?)")
-
-
-def parse_grace(text: str) -> dict[str, float | None]:
-    """Parse "daily=2h,reminder=30m,transition=none" into seconds per kind (None = no limit)."""
-    found: dict[str, float | None] = {}
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        match = _ITEM.fullmatch(item.lower())
-        if match is None:
-            raise ValueError(
-                f"invalid grace {item!r}: expected kind=<number>[s|m|h|d] or kind=none,"
-                " e.g. daily=2h"
-            )
-        kind, amount, unit = match.groups()
-        if amount == "none":
-            if unit:
-                raise ValueError(f"invalid grace {item!r}: 'none' takes no unit")
-            found[kind] = None
-        else:
-            found[kind] = float(amount) * _UNITS[unit]
-    return found

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.event_types.timers import TimerScheduled
-from bot.events import new_id
-from bot.localtime import fmt_local, validate_timezone
+from bot.core.localtime import fmt_local, validate_timezone
+from bot.store.event_types.timers import TimerScheduled
+from bot.store.events import new_id
 
 
 def zone_of(participant: Mapping[str, Any]) -> ZoneInfo:

@@ -1,24 +1,12 @@
-"""Quiet hours: parsing "22:00-08:00", and which window applies to a participant."""
+"""Quiet hours: which window applies to a participant (`parse_quiet_hours` is in
+`bot.core.localtime`, beside `QuietHours`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from bot.localtime import QuietHours, parse_local_time
-
-
-def parse_quiet_hours(text: str | None) -> QuietHours | None:
-    """Parse "HH:MM-HH:MM" (local, may cross midnight); "" or None means no quiet hours."""
-    if text is None or not text.strip():
-        return None
-    start, sep, end = text.strip().partition("-")
-    if not sep:
-        raise ValueError(f"invalid quiet hours {text!r}: expected HH:MM-HH:MM such as 22:00-08:00")
-    window = QuietHours(parse_local_time(start.strip()), parse_local_time(end.strip()))
-    if window.start == window.end:
-        raise ValueError(f"invalid quiet hours {text!r}: start and end are the same")
-    return window
+from bot.core.localtime import QuietHours, parse_quiet_hours
 
 
 def for_participant(

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.event_types.timers import TimerCancelled
-from bot.events import Event, EventData
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import Event, EventData
 from bot.timers.kinds import KindPolicy, policy_for
 
 

@@ -3,7 +3,7 @@
 A schedule ("09:00", or a window "09:00-12:00") lives in `schedule.created`/`schedule.deleted`
 events; each occurrence is a `timer.scheduled` whose payload carries the schedule (so the next
 occurrence can be computed from the timer alone), the local date it belongs to and, for a
-window, the draw in [0, 1) that placed it. Times follow `bot.localtime`'s DST rules.
+window, the draw in [0, 1) that placed it. Times follow `bot.core.localtime`'s DST rules.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted, When, parse_when
-from bot.event_types.timers import TimerCancelled, TimerScheduled
-from bot.events import EventData, new_id
-from bot.localtime import QuietHours, clock_reaches, local_date, to_utc
+from bot.core.localtime import QuietHours, clock_reaches, local_date, to_utc
+from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted, When, parse_when
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
+from bot.store.events import EventData, new_id
 from bot.timers import history
 from bot.timers.kinds import policy_for
 from bot.timers.one_shot import scheduled, zone_of
@@ -40,7 +40,7 @@ def occurrence(when: When, day: date, tz: ZoneInfo, draw: float) -> datetime | N
     A fixed time uses `to_utc` (a time in a DST gap moves forward, an ambiguous one is its first
     occurrence). A window runs from `clock_reaches(day, start)` to `clock_reaches(end)` on `day`
     or the next day if it crosses midnight, and the instant is start + floor(draw x length), as
-    in `bot.localtime.random_daily`.
+    in `bot.core.localtime.random_daily`.
     """
     if when.at is not None:
         return to_utc(day, when.at, tz)

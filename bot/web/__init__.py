@@ -1,62 +1,11 @@
-"""The Flask app factory: the researcher API, the Twilio webhooks and health, nothing else."""
+"""The web entry point: the researcher API, the Twilio webhooks and `/health` on one Flask app.
 
-from __future__ import annotations
+Owns: the app factory (`app.create_app`, re-exported here as the WSGI factory
+`bot.web:create_app()` that the Procfile names), request authentication, the API's models and
+handlers. Flask request objects live only here (and in the console).
+May import: every `bot` package below the entry points; never `bot.cli` or `bot.sandbox`.
+"""
 
-import logging
+from bot.web.app import create_app
 
-from flask import current_app, jsonify
-from flask_openapi3 import Info, OpenAPI
-from werkzeug.exceptions import HTTPException
-
-from bot.bootstrap import Services, build_services
-from bot.config import load_settings
-from bot.web import auth
-from bot.web.api_models import ErrorResponse, validation_error_response
-
-log = logging.getLogger(__name__)
-
-
-def create_app(services: Services | None = None) -> OpenAPI:
-    """Build the web app; without `services`, wire them from the environment."""
-    if services is None:
-        services = build_services(load_settings())
-    app = OpenAPI(
-        __name__,
-        info=Info(
-            title="Tandem",
-            version="0.1.0",
-            description="Researcher API and Twilio webhooks of Tandem.",
-        ),
-        doc_prefix="",
-        doc_url="/openapi.json",
-        security_schemes=auth.SECURITY_SCHEMES,
-        # A request that fails validation is a 400 in PromptPipe's envelope naming the field.
-        validation_error_status=400,
-        validation_error_model=ErrorResponse,
-        validation_error_callback=validation_error_response,
-    )
-    app.extensions["tandem"] = services
-    from bot.web import health, participants, timers, twilio_webhooks
-
-    health.register(app)
-    participants.register(app)
-    twilio_webhooks.register(app)
-    timers.register(app)
-    _json_errors(app)
-    return app
-
-
-def services() -> Services:
-    """The services of the app handling the current request."""
-    return current_app.extensions["tandem"]
-
-
-def _json_errors(app: OpenAPI) -> None:
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # noqa: ANN202
-        return jsonify(status="error", message=exc.description or exc.name), exc.code
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception):  # noqa: ANN202
-        log.exception("unhandled error in request: %s", type(exc).__name__)
-        return jsonify(status="error", message="internal error; it has been logged"), 500
+__all__ = ["create_app"]

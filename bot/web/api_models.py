@@ -8,7 +8,7 @@ from typing import Any, Literal
 from flask import Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bot.localtime import validate_timezone
+from bot.core.localtime import validate_timezone
 
 Channel = Literal["sms", "whatsapp"]
 SettableStatus = Literal["active", "paused", "completed", "withdrawn"]

@@ -8,7 +8,8 @@ import logging
 
 from flask import Response, g, request
 
-from bot.config import ConfigError, Settings
+from bot.core.config import ConfigError, Settings
+from bot.web.api_models import error_response
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,6 @@ def authenticate(settings: Settings, header: str | None) -> str | None:
 
 def require_token(settings: Settings) -> Response | None:
     """A `before_request` check: None to go on (with `g.actor` set), or the 401 response."""
-    from bot.web.api_models import error_response
-
     actor = authenticate(settings, request.headers.get("Authorization"))
     if actor is not None:
         g.actor = actor

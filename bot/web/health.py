@@ -9,6 +9,8 @@ from flask_openapi3 import OpenAPI, Tag
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.web.current import services
+
 log = logging.getLogger(__name__)
 TAG = Tag(name="health", description="Liveness and database reachability")
 
@@ -16,8 +18,6 @@ TAG = Tag(name="health", description="Liveness and database reachability")
 def register(app: OpenAPI) -> None:
     @app.get("/health", tags=[TAG], summary="Liveness and database reachability")
     def health():  # noqa: ANN202
-        from bot.web import services
-
         try:
             with services().store.reading() as conn:
                 conn.execute(text("SELECT 1"))

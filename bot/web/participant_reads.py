@@ -7,9 +7,9 @@ from dataclasses import asdict
 from flask import Response
 from sqlalchemy import and_, func, select
 
-from bot.events import participant_stream
+from bot.store.events import participant_stream
 from bot.store.schema import events, participants
-from bot.transcript import read_page, zone
+from bot.store.transcript import read_page, zone
 from bot.web.api_models import (
     CursorPage,
     CursorQuery,
@@ -24,7 +24,7 @@ from bot.web.api_models import (
     ParticipantPath,
     ParticipantResponse,
 )
-from bot.web.participants import (
+from bot.web.participant_api import (
     ERRORS,
     api,
     current_services,

@@ -1,145 +1,55 @@
-"""The researcher API's blueprint and its writes: enroll, update and unenroll participants.
+"""The researcher API's writes: enroll, update and unenroll participants.
 
-The reads are in `participant_reads`. Handlers only record events (in one transaction each);
+The blueprint is in `participant_api`, the reads in `participant_reads`. Handlers only record
+events (in one transaction each);
 the first message of an enrollment is written later by the worker, so no request ever waits
 for an LLM.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-from flask import Response, g, jsonify, request
-from flask_openapi3 import APIBlueprint, OpenAPI, Tag
-from pydantic import BaseModel
+from flask import Response, g
 from sqlalchemy import and_, select
 
-from bot import lifecycle, outbound
-from bot.event_types import (
+from bot.channel import outbound
+from bot.core.addresses import InvalidPhoneNumber, canonical_phone
+from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
+from bot.store.event_types import (
     MessageSuppressed,
     ParticipantEnrolled,
     ParticipantStatusChanged,
     ParticipantUnenrolled,
     ParticipantUpdated,
 )
-from bot.events import EventData, NewEvent, new_id, participant_stream
-from bot.messaging.addresses import InvalidPhoneNumber, canonical_phone
-from bot.store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
+from bot.store.events import EventData, NewEvent, new_id, participant_stream
 from bot.store.queries import enrolled_with_phone, pending_timers
 from bot.store.schema import outbox
+from bot.timers import lifecycle
 from bot.web import auth
 from bot.web.api_models import (
     EnrollRequest,
     ErrorResponse,
-    FieldError,
-    ParticipantOut,
     ParticipantPath,
     ParticipantResponse,
     UpdateRequest,
-    error_response,
+)
+from bot.web.participant_api import (
+    BODY_ERRORS,
+    ERRORS,
+    Refused,
+    api,
+    canonical_id,
+    current_services,
+    participant_response,
 )
 
 log = logging.getLogger(__name__)
-TAG = Tag(name="participants", description="Enroll participants and read their conversations")
-MAX_BODY = 64 * 1024
 ATTEMPTS = 3
 PROFILE_FIELDS = ("name", "gender", "ethnicity", "background", "timezone", "debug", "intervention")
-ERRORS: dict[int, type[BaseModel]] = {400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse}
-BODY_ERRORS: dict[int, type[BaseModel]] = {**ERRORS, 413: ErrorResponse, 415: ErrorResponse}
-
-api = APIBlueprint(
-    "participants",
-    __name__,
-    url_prefix="/conversation/participants",
-    abp_tags=[TAG],
-    abp_security=auth.SECURITY,
-)
-
-
-class Refused(Exception):
-    """A request that cannot be carried out; becomes the error envelope with `code`."""
-
-    def __init__(self, code: int, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = f"{field}: {message}" if field else message
-        self.errors = [FieldError(field=field, message=message)] if field else None
-
-
-def register(app: OpenAPI) -> None:
-    """Register the participants API on the app; refuses to without a token (see auth)."""
-    from bot.web import participant_reads  # noqa: F401  (adds its routes to `api`)
-
-    auth.check_startup(app.extensions["tandem"].settings)
-    app.register_api(api)
-
-
-def current_services() -> Any:
-    from bot.web import services
-
-    return services()
-
-
-@api.before_request
-def _guard() -> Response | tuple[Response, int] | None:
-    """Authenticate first, then insist on a JSON object body where one is expected."""
-    refused = auth.require_token(current_services().settings)
-    if refused is not None:
-        return refused
-    if request.method not in ("POST", "PUT"):
-        return None
-    request.max_content_length = MAX_BODY  # also caps a body sent without Content-Length
-    if (request.content_length or 0) > MAX_BODY:
-        return error_response(413, f"body: larger than {MAX_BODY // 1024} KB")
-    if not request.is_json:
-        return error_response(415, "body: send JSON with Content-Type: application/json")
-    try:
-        payload = json.loads(request.get_data())
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
-        return error_response(400, f"body: invalid JSON ({exc})")
-    except RecursionError:
-        return error_response(400, "body: invalid JSON (nested too deeply)")
-    if not isinstance(payload, dict):
-        return error_response(400, "body: must be a JSON object")
-    return None
-
-
-@api.errorhandler(Refused)
-def _refused(exc: Refused) -> tuple[Response, int]:
-    return error_response(exc.code, exc.message, exc.errors)
-
-
-def ok(model: BaseModel, code: int = 200) -> tuple[Response, int]:
-    body = model.model_dump(mode="json")
-    if body.get("message") is None:
-        body.pop("message", None)
-    return jsonify(body), code
-
-
-def participant_response(
-    row: dict[str, Any], message: str | None = None, code: int = 200
-) -> tuple[Response, int]:
-    out = ParticipantResponse(status="ok", message=message, result=ParticipantOut.from_row(row))
-    return ok(out, code)
-
-
-def _canonical_id(raw: str) -> str:
-    """The id as stored, or a 404: a string that is not a UUID names no participant."""
-    try:
-        return str(uuid.UUID(raw))
-    except ValueError:
-        raise Refused(404, "Participant not found", "participant_id") from None
-
-
-def participant_row(store: EventStore, participant_id: str) -> dict[str, Any]:
-    row = store.projection_row("participants", _canonical_id(participant_id))
-    if row is None:
-        raise Refused(404, "Participant not found", "participant_id")
-    return row
 
 
 @api.post(
@@ -191,7 +101,7 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
 )
 def update_participant(path: ParticipantPath, body: UpdateRequest) -> tuple[Response, int]:
     """Change the given fields; a status change also pauses, resumes or ends their timers."""
-    participant_id = _canonical_id(path.participant_id)
+    participant_id = canonical_id(path.participant_id)
     services = current_services()
 
     def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
@@ -225,7 +135,7 @@ def update_participant(path: ParticipantPath, body: UpdateRequest) -> tuple[Resp
 def unenroll(path: ParticipantPath) -> tuple[Response, int]:
     """Cancel what is pending, send the unregister notice and mark them unenrolled; their
     events are kept. A second DELETE is a 404: they are no longer enrolled."""
-    participant_id = _canonical_id(path.participant_id)
+    participant_id = canonical_id(path.participant_id)
     services = current_services()
     notice_text = services.settings.unregister_notice
 

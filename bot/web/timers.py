@@ -11,13 +11,16 @@ from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
-from bot.events import participant_stream
+from bot.core.localtime import parse_quiet_hours
+from bot.store.events import participant_stream
 from bot.store.schema import timers
+from bot.store.services import Services
 from bot.timers.one_shot import zone_of
-from bot.timers.quiet_hours import for_participant, parse_quiet_hours
+from bot.timers.quiet_hours import for_participant
 from bot.timers.schedules import list_schedules
 from bot.web import auth
 from bot.web.api_models import ErrorResponse, ParticipantPath, error_response
+from bot.web.current import services
 
 TAG = Tag(name="timers", description="Durable timers and daily schedules of a participant")
 TimerStatus = Literal["scheduled", "fired", "skipped", "cancelled"]
@@ -80,9 +83,7 @@ def register(app: OpenAPI) -> None:
     app.register_api(api)
 
 
-def _services() -> Any:
-    from bot.web import services
-
+def _services() -> Services:
     return services()
 
 

@@ -1,7 +1,8 @@
 """Twilio's webhooks: inbound messages and status callbacks, verified, recorded, answered at once.
 
 Each request is one transaction: look the sender (or the outbox row) up, decide what to record
-(`bot.inbound`, `bot.status_callbacks`), append it keyed by the MessageSid. No LLM, no send.
+(`bot.channel.inbound`, `bot.channel.status_callbacks`), append it keyed by the MessageSid.
+No LLM, no send.
 """
 
 from __future__ import annotations
@@ -17,15 +18,21 @@ from flask_openapi3 import OpenAPI, Tag
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
-from bot import inbound, status_callbacks
-from bot.config import ConfigError, Settings
-from bot.events import participant_stream
-from bot.inbound import Append, InvalidForm
-from bot.messaging.signature import HEADER, check_signature
-from bot.store import AppendResult, ConcurrencyError, ConstraintViolation, EventStore, Transaction
+from bot.channel import inbound, status_callbacks
+from bot.channel.inbound import Append, InvalidForm
+from bot.channel.signature import HEADER, check_signature
+from bot.core.config import ConfigError, Settings
+from bot.store.event_store import (
+    AppendResult,
+    ConcurrencyError,
+    ConstraintViolation,
+    EventStore,
+    Transaction,
+)
+from bot.store.events import participant_stream
 from bot.store.queries import enrolled_with_phone, pending_timers
 from bot.store.schema import outbox
-from bot.web import services
+from bot.web.current import services
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.config import ENV_NAMES
+from bot.core.config import ENV_NAMES
 from tests.fakes.openai_api import FakeOpenAI
 
 PRACTICE = Path(__file__).resolve().parents[1] / "sandbox_fixtures" / "practice"
@@ -20,7 +20,7 @@ def chat(stdin: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedP
     folder (so no .env is read), and `env` on top."""
     clean = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
     return subprocess.run(
-        [sys.executable, "-c", "from bot.cli import main; main()", "chat", *args],
+        [sys.executable, "-c", "from bot.cli.main import main; main()", "chat", *args],
         input=stdin,
         cwd=cwd,
         env={**clean, "DEFAULT_TIMEZONE": "Europe/London", **env},

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from bot import outbound
-from bot.clock import FakeClock
-from bot.event_types import MessageFailed, MessageSent, MessageStatus
-from bot.events import participant_stream
-from bot.export import export, parse_since
-from bot.store import EventStore
-from bot.transcript import read_lines
+from bot.channel import outbound
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageFailed, MessageSent, MessageStatus
+from bot.store.events import participant_stream
+from bot.store.export import export, parse_since
+from bot.store.transcript import read_lines
 from tests.factories import enrolled, received
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,7 +210,7 @@ def test_since_refuses_anything_else(text: str) -> None:
 
 def tandem(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from bot.cli import main; main()", *args],
+        [sys.executable, "-c", "from bot.cli.main import main; main()", *args],
         cwd=ROOT,
         env={**os.environ, "DATABASE_URL": url},
         capture_output=True,

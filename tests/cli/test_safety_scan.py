@@ -9,8 +9,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from bot.cli import cli
 from bot.cli import safety as _commands  # noqa: F401  (registers the command)
+from bot.cli.root import cli
 
 
 def scan(text: str, *args: str) -> list[dict]:
@@ -75,7 +75,7 @@ def test_an_intervention_whose_settings_cannot_be_read_is_an_error(tmp_path: Pat
 
 def test_the_installed_command_reads_stdin_and_writes_json_lines() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from bot.cli import main; main()", "safety", "scan"],
+        [sys.executable, "-c", "from bot.cli.main import main; main()", "safety", "scan"],
         input="I feel suicidal today\nok\n",
         capture_output=True,
         text=True,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from sqlalchemy import update
 
-from bot.event_types import MessageReceived
-from bot.events import participant_stream
-from bot.store import EventStore
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageReceived
+from bot.store.events import participant_stream
 from bot.store.migrate import head_revision
 from bot.store.schema import participants
 from tests.factories import enrolled
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def tandem(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": url}
     return subprocess.run(
-        [sys.executable, "-c", "from bot.cli import main; main()", *args],
+        [sys.executable, "-c", "from bot.cli.main import main; main()", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -109,7 +109,7 @@ def test_an_unreachable_postgres_gives_one_clear_error() -> None:
 def test_a_malformed_setting_stops_the_command_with_the_list_of_problems() -> None:
     env = {**os.environ, "DEFAULT_TIMEZONE": "Nowhere/Land"}
     result = subprocess.run(
-        [sys.executable, "-c", "from bot.cli import main; main()", "events"],
+        [sys.executable, "-c", "from bot.cli.main import main; main()", "events"],
         cwd=ROOT,
         env=env,
         capture_output=True,

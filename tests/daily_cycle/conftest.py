@@ -10,18 +10,20 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import outbound
-from bot.clock import FakeClock
-from bot.daily_cycle import on_reply, register
-from bot.event_types.conversation import LLMCalled, ProfileSaved, StateTransitioned
-from bot.event_types.timers import TransitionRequested
-from bot.event_types.work import WorkCompleted
-from bot.events import EventData, NewEvent, new_id, participant_stream
-from bot.store import EventStore
-from bot.timers import handling
+from bot.channel import outbound
+from bot.conversation import timer_turns
+from bot.conversation.daily_cycle.prompt import register
+from bot.conversation.daily_cycle.replies import on_reply
+from bot.conversation.tooling import ToolContext
+from bot.core.clock import FakeClock
+from bot.runtime.tool_registry import HABIT_PROMPTS
+from bot.store.event_store import EventStore
+from bot.store.event_types.conversation import LLMCalled, ProfileSaved, StateTransitioned
+from bot.store.event_types.timers import TransitionRequested
+from bot.store.event_types.work import WorkCompleted
+from bot.store.events import EventData, NewEvent, new_id, participant_stream
 from bot.timers.firing import FiringPolicy
 from bot.timers.reactions import on_inbound
-from bot.tooling import ToolContext
 from tests.timers.conftest import INACTIVE, Harness
 from tools.scheduler import Scheduler
 from tools.scheduler import run as scheduler
@@ -118,7 +120,7 @@ class CycleHarness(Harness):
         decided: list[EventData] = []
         if item["kind"] == "timer":
             timer = self.store.projection_row("timers", item["ref"])
-            decided += handling.handle_fired(participant, timer, history, now)
+            decided += timer_turns.handle_fired(participant, timer, history, now)
             decided += [
                 StateTransitioned(
                     from_state=participant["conversation_state"],
@@ -146,11 +148,11 @@ def completer() -> FakeCompleter:
 @pytest.fixture
 def cycle(store: EventStore, clock: FakeClock, completer: FakeCompleter) -> Iterator[CycleHarness]:
     """The harness with the daily cycle registered (and the built-in handler restored after)."""
-    saved = dict(handling.HANDLERS)
-    register(completer)
+    saved = dict(timer_turns.HANDLERS)
+    register(completer, HABIT_PROMPTS)
     clock.set(local("08:00"))
     try:
         yield CycleHarness(store, clock, FiringPolicy())
     finally:
-        handling.HANDLERS.clear()
-        handling.HANDLERS.update(saved)
+        timer_turns.HANDLERS.clear()
+        timer_turns.HANDLERS.update(saved)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.daily_cycle.answers import choose, moved
-from bot.daily_cycle.questions import DID_YOU_DO_IT_OPTIONS, VOCABULARY, intensity_options
+from bot.conversation.daily_cycle.answers import choose, moved
+from bot.conversation.daily_cycle.questions import (
+    DID_YOU_DO_IT_OPTIONS,
+    VOCABULARY,
+    intensity_options,
+)
 
 DID = VOCABULARY["did_you_do_it"]
 INTENSITY = VOCABULARY["intensity"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.daily_cycle import register
-from bot.event_types.conversation import StateTransitioned
+from bot.conversation.daily_cycle.prompt import register
+from bot.runtime.tool_registry import HABIT_PROMPTS
+from bot.store.event_types.conversation import StateTransitioned
 from tests.daily_cycle.conftest import CycleHarness, FakeCompleter, local
 
 
@@ -77,7 +78,7 @@ def test_a_newer_prompt_at_09_24_cancels_the_move_and_re_arms_it_for_09_29(
 
 
 def test_turned_off_no_move_is_armed(cycle: CycleHarness, completer: FakeCompleter) -> None:
-    register(completer, auto_feedback_minutes=0)
+    register(completer, HABIT_PROMPTS, auto_feedback_minutes=0)
     person = cycle.enroll_with_profile()
     pid = person["participant_id"]
     cycle.schedule(person, "09:30")

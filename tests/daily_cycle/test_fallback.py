@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.event_types.participants import ParticipantStatusChanged
+from bot.store.event_types.participants import ParticipantStatusChanged
 from tests.daily_cycle.conftest import CycleHarness, FakeCompleter, local
 from tools.scheduler import FALLBACK_TEXT
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from bot.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked
-from bot.events import participant_stream
-from bot.store import EventStore
+from bot.store.event_store import EventStore
+from bot.store.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked
+from bot.store.events import participant_stream
 
 
 def test_question_and_answer_events_round_trip(store: EventStore) -> None:

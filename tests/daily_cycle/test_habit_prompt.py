@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, timedelta
 
-from bot.daily_cycle import REMINDER_TEXT
+from bot.conversation.daily_cycle.prompt import REMINDER_TEXT
 from bot.timers.schedules import create_daily
 from tests.daily_cycle.conftest import GENERATED, CycleHarness, FakeCompleter, local
 

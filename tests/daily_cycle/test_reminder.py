@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.daily_cycle import REMINDER_TEXT, register
+from bot.conversation.daily_cycle.prompt import REMINDER_TEXT, register
+from bot.runtime.tool_registry import HABIT_PROMPTS
 from tests.daily_cycle.conftest import CycleHarness, FakeCompleter, local
 
 
@@ -80,6 +81,6 @@ def test_only_the_reminder_of_the_newer_prompt_fires(cycle: CycleHarness) -> Non
 def test_a_reminder_off_setting_arms_no_reminder(
     cycle: CycleHarness, completer: FakeCompleter
 ) -> None:
-    register(completer, reminder_hours=0)
+    register(completer, HABIT_PROMPTS, reminder_hours=0)
     pid = _prompted(cycle)
     assert [t for t in cycle.timers(pid) if t["kind"] == "reminder"] == []

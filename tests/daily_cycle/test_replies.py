@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.daily_cycle import on_reply
-from bot.event_types.conversation import ProfileSaved
-from bot.event_types.habits import HabitReported
+from bot.conversation.daily_cycle.replies import on_reply
+from bot.store.event_types.conversation import ProfileSaved
+from bot.store.event_types.habits import HabitReported
 from tests.daily_cycle.conftest import DAY, MODULE_REPLY, CycleHarness, local
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.daily_cycle import REMINDER_TEXT
+from bot.conversation.daily_cycle.prompt import REMINDER_TEXT
 from bot.timers.firing import FiringPolicy
 from tests.daily_cycle.conftest import DAY, CycleHarness, local
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from bot.bootstrap import Services, build_services
-from bot.events import participant_stream
-from bot.messaging.factory import build_messenger
-from bot.runtime import Runtime, RuntimeOptions
+from bot.channel.factory import build_messenger
+from bot.runtime.bootstrap import build_services
+from bot.runtime.threads import Runtime, RuntimeOptions
+from bot.store.events import participant_stream
+from bot.store.services import Services
 from bot.web import create_app
 from tests.e2e.echo import echo
 from tests.factories import enrolled

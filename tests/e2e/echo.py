@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.event_types.messages import MessageReceived
-from bot.events import EventData
-from bot.outbound import to_participant
-from bot.turns import Turn
+from bot.channel.outbound import to_participant
+from bot.conversation.turns import Turn
+from bot.store.event_types.messages import MessageReceived
+from bot.store.events import EventData
 
 
 def echo(turn: Turn) -> list[EventData]:

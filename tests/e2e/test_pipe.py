@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bot.events import participant_stream
+from bot.store.events import participant_stream
 from tests.e2e.conftest import Pipe
 
 PHONES = [f"+1415555{n:04d}" for n in range(2600, 2650)]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import participant_stream
-from bot.store import EventStore
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
 from tests.factories import enrolled, received
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_a_worker_killed_mid_item_leaves_it_to_be_processed_exactly_once(
     store.append(stream, [first])
     store.append(stream, [received("SMcrash", "are you there?")])
     # The enrollment's item is handled without output; block the slow worker on the message.
-    from bot.event_types.work import WorkCompleted
+    from bot.store.event_types.work import WorkCompleted
     from bot.store.schema import work_items
 
     with store.reading() as conn:

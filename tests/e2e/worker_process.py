@@ -8,11 +8,11 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from bot.bootstrap import build_services
-from bot.config import load_settings
-from bot.events import EventData
-from bot.turns import Turn
-from bot.worker import Worker
+from bot.conversation.turns import Turn
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.runtime.worker import Worker
+from bot.store.events import EventData
 from tests.e2e.echo import echo
 
 

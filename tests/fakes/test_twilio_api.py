@@ -7,7 +7,7 @@ from twilio.base.exceptions import TwilioRestException
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
-from bot.messaging.twilio_messenger import BaseUrlHttpClient
+from bot.channel.twilio_messenger import BaseUrlHttpClient
 from tests.fakes.http_server import LocalServer
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 

@@ -1,5 +1,5 @@
-"""A conversation harness: the real handler (bot.routing) drained by the real worker, the real
-openai SDK against a scripted FakeOpenAI, a FakeClock, on SQLite and PostgreSQL."""
+"""A conversation harness: the real handler (bot.runtime.routing) drained by the real worker,
+the real openai SDK against a scripted FakeOpenAI, a FakeClock, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from bot.bootstrap import Services, build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.event_types.messages import Media, MessageQueued, MessageReceived
-from bot.events import Event, EventData, participant_stream
-from bot.routing import build_handler
-from bot.store import EventStore
-from bot.timers import handling
+from bot.conversation import timer_turns
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import build_handler
+from bot.runtime.worker import Worker
+from bot.store.event_store import EventStore
+from bot.store.event_types.messages import Media, MessageQueued, MessageReceived
+from bot.store.events import Event, EventData, participant_stream
+from bot.store.services import Services
 from bot.timers.firing import FiringPolicy, fire_due
-from bot.worker import Worker
 from tests.factories import enrolled
 from tests.fakes.openai_api import FakeOpenAI
 
@@ -102,7 +103,7 @@ def make_conversation(
 ) -> Callable[..., Conversation]:
     """A conversation with settings by their environment names over the test defaults."""
     # build_handler registers the daily cycle's timer handler; undo that after the test.
-    monkeypatch.setattr(handling, "HANDLERS", dict(handling.HANDLERS))
+    monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
 
     def make(**env: str) -> Conversation:
         values = {

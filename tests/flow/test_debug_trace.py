@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.debug_trace import MAX_TRACE, TurnReport, trace_messages, trace_text, wanted
-from bot.event_types.conversation import LLMCalled
-from bot.tool_loop import ToolTrace
+from bot.conversation.debug_trace import MAX_TRACE, TurnReport, trace_messages, trace_text, wanted
+from bot.conversation.tool_loop import ToolTrace
+from bot.store.event_types.conversation import LLMCalled
 
 PARTICIPANT = {"phone": "+14155552671", "channel": "whatsapp", "debug": False}
 

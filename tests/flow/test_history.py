@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import outbound
+from bot.channel import outbound
 from tests.fakes.openai_api import ScriptedReply
 from tests.flow.conftest import SUPERVISOR, Conversation
 

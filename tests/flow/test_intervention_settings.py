@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import DEFAULT_HELPLINE_TEXT, load_settings
-from bot.flow.intervention_settings import InterventionSettings, quiet_hours_by_intervention
+from bot.core.config import DEFAULT_HELPLINE_TEXT, load_settings
+from bot.core.localtime import QuietHours
 from bot.interventions.intervention import Intervention
-from bot.localtime import QuietHours
+from bot.interventions.settings import InterventionSettings, quiet_hours_by_intervention
 from modules import MODULES
 from modules.step import StepModule
 from tests.fakes.openai_api import ScriptedReply

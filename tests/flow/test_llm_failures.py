@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.flow.engine import ConversationFlow
-from bot.flow.module import PromptModule
-from bot.prompts import load_prompt
-from bot.safety import CrisisScreen
+from bot.conversation.engine import ConversationFlow
+from bot.conversation.module import PromptModule
+from bot.conversation.prompts import load_prompt
+from bot.conversation.safety import CrisisScreen
+from bot.runtime.tool_registry import TOOLS
 from modules import intake
 from tests.fakes.openai_api import ScriptedReply
 from tests.flow.conftest import Conversation
@@ -138,7 +139,9 @@ def test_a_prompt_edited_with_a_mistake_sends_the_fallback_without_calling_the_l
     module = PromptModule("intake", load_prompt(path))
     client = chat_client(conversation.fake)
     settings = conversation.services.settings
-    flow = ConversationFlow(client, CrisisScreen.from_default(), settings, {"intake": module})
+    flow = ConversationFlow(
+        client, CrisisScreen.from_default(), settings, {"intake": module}, tools=TOOLS
+    )
     conversation.worker.handler = flow.handle
     conversation.enroll(source="auto")
     conversation.receive("hello")

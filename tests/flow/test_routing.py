@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.event_types.conversation import StateTransitioned
+from bot.store.event_types.conversation import StateTransitioned
 from tests.fakes.openai_api import ScriptedReply
 from tests.flow.conftest import Conversation
 

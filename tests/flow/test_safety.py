@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.config import DEFAULT_HELPLINE_TEXT
+from bot.core.config import DEFAULT_HELPLINE_TEXT
 from tests.fakes.openai_api import ScriptedReply
 from tests.flow.conftest import PHONE, SUPERVISOR, Conversation
 

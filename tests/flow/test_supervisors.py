@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot import outbound
-from bot.event_types.alerts import AlertRaised
-from bot.events import Event, new_id
-from bot.supervisors import alert_body, alert_texts
+from bot.channel import outbound
+from bot.conversation.supervisors import alert_body, alert_texts
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.events import Event, new_id
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 BOSSES = ["+15005550100", "+15005550101"]

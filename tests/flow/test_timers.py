@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily
 from tests.fakes.openai_api import ScriptedReply

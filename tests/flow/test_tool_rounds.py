@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.event_types.conversation import ProfileSaved
+from bot.store.event_types.conversation import ProfileSaved
 from tests.fakes.openai_api import ScriptedReply
 from tests.flow.conftest import Conversation
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.event_types.conversation import LLMCalled
-from bot.event_types.messages import Media, MessageQueued, MessageReceived
-from bot.events import Event, EventData, new_id
-from bot.transcript_llm import chat_messages
+from bot.conversation.transcript_llm import chat_messages
+from bot.store.event_types.conversation import LLMCalled
+from bot.store.event_types.messages import Media, MessageQueued, MessageReceived
+from bot.store.events import Event, EventData, new_id
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from bot.cli import cli
 from bot.cli import interventions as _commands  # noqa: F401  (registers the commands)
+from bot.cli.root import cli
 from tests.interventions.variants import FIXTURES, GOOD
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.event_types.interventions import (
+from bot.store.event_types.interventions import (
     JudgementRecorded,
     MeasurementRecorded,
     MeasurementRejected,
@@ -15,8 +15,8 @@ from bot.event_types.interventions import (
     StepEntered,
     StepTurnTaken,
 )
-from bot.event_types.timers import MeasurementAsked, MeasurementMissed
-from bot.events import EventData, decode, encode
+from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
+from bot.store.events import EventData, decode, encode
 from tests.modules.step_harness import Run
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

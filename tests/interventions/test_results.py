@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from bot.conversation.llm import check_strict
 from bot.interventions.format import FieldSpec
 from bot.interventions.results import result_model
-from bot.llm import check_strict
 
 FIELDS = {
     "level": FieldSpec(type="choice", options={"none": "no risk", "high": "talk of self-harm"}),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.interventions.validate import intervention_folders, validate_folder
-from bot.tool_registry import TOOLS
+from bot.runtime.tool_registry import TOOLS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "interventions"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load_settings
+from bot.core.config import load_settings
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import load_intervention
 from bot.interventions.validate import intervention_folders

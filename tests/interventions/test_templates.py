@@ -83,7 +83,7 @@ def test_a_broken_slot_says_what_is_wrong_and_where(inside: str, message: str) -
 
 
 def test_the_typed_slots_ask_for_a_strict_one_field_model() -> None:
-    from bot.llm import check_strict
+    from bot.conversation.llm import check_strict
 
     for slot in (parse_slot("pick:mood|good,bad"), parse_slot("bool:ok"), parse_slot("int:n")):
         check_strict(slot.model())

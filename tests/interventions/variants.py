@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.interventions.problems import Problem
 from bot.interventions.validate import validate_folder
-from bot.tool_registry import TOOLS
+from bot.runtime.tool_registry import TOOLS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GOOD = FIXTURES / "good"

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.llm import ChatClient
+from bot.conversation.llm import ChatClient
 from tests.fakes.openai_api import FakeOpenAI
 from tests.llm_clients import chat_client
 

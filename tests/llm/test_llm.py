@@ -6,9 +6,9 @@ import pytest
 from flask import Flask
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.event_types.conversation import LLMCalled
-from bot.llm import StrictSchemaError, declare_tool
-from bot.tooling import ToolOutcome, ToolSpec
+from bot.conversation.llm import StrictSchemaError, declare_tool
+from bot.conversation.tooling import ToolOutcome, ToolSpec
+from bot.store.event_types.conversation import LLMCalled
 from tests.fakes.http_server import LocalServer
 from tests.fakes.openai_api import ScriptedReply
 from tests.llm_clients import chat_client

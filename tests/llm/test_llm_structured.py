@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from bot.llm import StrictSchemaError
+from bot.conversation.llm import StrictSchemaError
 from tests.fakes.openai_api import ScriptedReply
 
 ASK = [{"role": "user", "content": "Did the participant engage?"}]

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.event_types.conversation import LLMCalled, ProfileSaved, ToolCalled, ToolFailed
-from bot.tool_loop import CompletionFailed, ToolTrace, run_tool_loop
-from bot.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.conversation.tool_loop import CompletionFailed, ToolTrace, run_tool_loop
+from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.store.event_types.conversation import LLMCalled, ProfileSaved, ToolCalled, ToolFailed
 from tests.fakes.openai_api import ScriptedReply
 from tests.llm_clients import chat_client
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.messaging.addresses import (
+from bot.core.addresses import (
     Address,
     InvalidPhoneNumber,
     canonical_phone,

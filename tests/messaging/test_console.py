@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from bot.messaging.console import ConsoleMessenger
-from bot.messaging.messenger import OutboundMessage
+from bot.channel.console import ConsoleMessenger
+from bot.channel.messenger import OutboundMessage
 
 TO = "+14155552671"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.messaging.keywords import DEFAULT_KEYWORDS, Keyword, Keywords, classify, from_opt_out_type
+from bot.channel.keywords import DEFAULT_KEYWORDS, Keyword, Keywords, classify, from_opt_out_type
 
 STOP_WORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT"]
 

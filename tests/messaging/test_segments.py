@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.messaging.segments import count_segments, encoding, split_body
+from bot.core.segments import count_segments, encoding, split_body
 
 GRINNING = "\U0001f600"  # outside the BMP: two UTF-16 units
 

@@ -11,15 +11,15 @@ import pytest
 from twilio.http.http_client import TwilioHttpClient
 from twilio.rest import Client
 
-from bot.config import load_settings
-from bot.messaging.console import ConsoleMessenger
-from bot.messaging.factory import build_messenger
-from bot.messaging.messenger import OutboundMessage, SendError
-from bot.messaging.twilio_messenger import (
+from bot.channel.console import ConsoleMessenger
+from bot.channel.factory import build_messenger
+from bot.channel.messenger import OutboundMessage, SendError
+from bot.channel.twilio_messenger import (
     BaseUrlHttpClient,
     TwilioMessenger,
     twilio_http_client,
 )
+from bot.core.config import load_settings
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 
 TO, FROM = "+14155552671", "+15005550006"

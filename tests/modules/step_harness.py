@@ -9,18 +9,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.event_types.conversation import LLMCalled
-from bot.event_types.messages import MessageReceived
-from bot.event_types.participants import ParticipantEnrolled
-from bot.events import Event, EventData, new_id, participant_stream
-from bot.flow.context import prompt_variables
-from bot.flow.module import ModuleContext, ModuleReply
-from bot.flow.working import pending_timers
-from bot.outbound import to_participant
-from bot.projections.participants import fold
-from bot.timers.handling import handle_fired
-from bot.tool_loop import LoopResult
-from bot.transcript_llm import chat_messages
+from bot.channel.outbound import to_participant
+from bot.conversation.context import prompt_variables
+from bot.conversation.module import ModuleContext, ModuleReply
+from bot.conversation.timer_turns import handle_fired
+from bot.conversation.tool_loop import LoopResult
+from bot.conversation.transcript_llm import chat_messages
+from bot.conversation.working import pending_timers
+from bot.store.event_types.conversation import LLMCalled
+from bot.store.event_types.messages import MessageReceived
+from bot.store.event_types.participants import ParticipantEnrolled
+from bot.store.events import Event, EventData, new_id, participant_stream
+from bot.store.projections.participants import fold
 from modules.step import StepModule
 
 FIXTURES = Path(__file__).resolve().parents[1] / "interventions" / "fixtures"

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.events import Event
-from bot.flow.context import prompt_variables
-from bot.flow.module import ModuleContext, Trigger
-from bot.tool_loop import LoopResult
+from bot.conversation.context import prompt_variables
+from bot.conversation.module import ModuleContext, Trigger
+from bot.conversation.tool_loop import LoopResult
+from bot.store.events import Event
 
 NOW = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
 

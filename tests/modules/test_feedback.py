@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.event_types.habits import HabitReported
-from bot.event_types.messages import MessageQueued
-from bot.events import Event, EventData, new_id
+from bot.store.event_types.habits import HabitReported
+from bot.store.event_types.messages import MessageQueued
+from bot.store.events import Event, EventData, new_id
 from modules import feedback
 from tests.modules.stub import NOW, Recorder, context
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.flow.module import ENROLLED
+from bot.conversation.module import ENROLLED
 from modules import intake
 from tests.modules.stub import Recorder, context
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.flow.context import prompt_variables
-from bot.prompts import PromptError, load_prompt, unknown_names
-from bot.tool_registry import TOOLS
+from bot.conversation.context import prompt_variables
+from bot.conversation.prompts import PromptError, load_prompt, unknown_names
+from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
 
 PROMPTS = sorted((Path(__file__).resolve().parents[2] / "prompts").glob("*.md"))

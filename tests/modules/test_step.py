@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.event_types.conversation import StateTransitioned
-from bot.event_types.interventions import (
+from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.interventions import (
     JudgementRecorded,
     StepEntered,
     StepReplied,
     StepTurnTaken,
 )
-from bot.event_types.messages import MessageQueued
-from bot.event_types.schedules import ScheduleCreated
+from bot.store.event_types.messages import MessageQueued
+from bot.store.event_types.schedules import ScheduleCreated
 from modules.step import StepModule
 from tests.interventions.variants import variant
 from tests.modules.step_harness import FIXTURES, Run, in_explore

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.event_types.interventions import MeasurementRecorded, StepEntered, StepTurnTaken
+from bot.store.event_types.interventions import MeasurementRecorded, StepEntered, StepTurnTaken
 from tests.interventions.variants import problems, variant
 from tests.modules.step_harness import Run
 

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.bootstrap import build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.event_types.conversation import StateTransitioned
-from bot.store import EventStore
+from bot.conversation import timer_turns
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.event_types.conversation import StateTransitioned
 from bot.store.replay import compare, rebuild
-from bot.timers import handling
 from modules import MODULES
 from modules.step import StepModule
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
@@ -26,7 +26,7 @@ from tests.modules.step_harness import FIXTURES
 def conversation(
     database_url: str, store: EventStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Conversation]:
-    monkeypatch.setattr(handling, "HANDLERS", dict(handling.HANDLERS))
+    monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     monkeypatch.setitem(MODULES, "step", StepModule(root=FIXTURES))
     with FakeOpenAI() as fake:
         values = {

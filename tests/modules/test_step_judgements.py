@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.event_types.alerts import AlertRaised
-from bot.event_types.interventions import (
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.interventions import (
     JudgementFailed,
     JudgementRecorded,
     NoteTaken,

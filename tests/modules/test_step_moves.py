@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.event_types.alerts import AlertRaised
-from bot.event_types.interventions import NoteTaken, StepEntered
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.interventions import NoteTaken, StepEntered
 from tests.interventions.variants import variant
 from tests.modules.step_harness import Run, in_explore
 

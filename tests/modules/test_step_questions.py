@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.event_types.interventions import (
+from bot.interventions.format import Question
+from bot.interventions.questions import numbered, parse
+from bot.store.event_types.interventions import (
     MeasurementRecorded,
     MeasurementRejected,
     StepTurnTaken,
 )
-from bot.event_types.messages import MessageQueued
-from bot.event_types.timers import MeasurementAsked, TimerScheduled
-from bot.interventions.format import Question
-from bot.interventions.questions import numbered, parse
+from bot.store.event_types.messages import MessageQueued
+from bot.store.event_types.timers import MeasurementAsked, TimerScheduled
 from tests.interventions.variants import variant
 from tests.modules.step_harness import Run, in_explore
 

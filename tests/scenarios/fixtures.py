@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.timers import handling
+from bot.conversation import timer_turns
+from bot.core.clock import FakeClock
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.twilio_api import FakeTwilio
 from tests.scenarios.harness import Harness, local
@@ -33,7 +33,7 @@ def make_harness(
 ) -> Iterator[Callable[..., Harness]]:
     """Harnesses with settings by their environment names; the clock starts at 08:00 Toronto."""
     # build_handler registers the daily cycle's timer handler globally; undo it after the test.
-    monkeypatch.setattr(handling, "HANDLERS", dict(handling.HANDLERS))
+    monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     clock = FakeClock(local("08:00"))
     built: list[Harness] = []
 

@@ -2,7 +2,8 @@
 driven step by step (no threads of its own, no sleeping) over a FakeClock.
 
 Researcher API calls and signed Twilio webhooks go through the Flask app (`create_app`); turns
-are run by the real `bot.routing.build_handler` with the real `openai` SDK against a FakeOpenAI;
+are run by the real `bot.runtime.routing.build_handler` with the real `openai` SDK against a
+FakeOpenAI;
 replies leave through the real dispatcher and Twilio SDK to a FakeTwilio. `settle()` fires due
 timers, drains the work queue and the outbox until nothing moves.
 """
@@ -17,17 +18,18 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from werkzeug.test import TestResponse
 
-from bot.bootstrap import Services, build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.dispatcher import Dispatcher
-from bot.events import Event, EventData, participant_stream
-from bot.messaging.factory import build_messenger
-from bot.routing import build_handler
-from bot.scheduler import Scheduler
+from bot.channel.dispatcher import Dispatcher
+from bot.channel.factory import build_messenger
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import build_handler
+from bot.runtime.worker import Worker
+from bot.store.events import Event, EventData, participant_stream
 from bot.store.schema import timers
+from bot.store.services import Services
+from bot.timers.scheduler import Scheduler
 from bot.web import create_app
-from bot.worker import Worker
 from tests.fakes.openai_api import FakeOpenAI, RecordedChat, Script
 from tests.fakes.twilio_api import FakeTwilio
 from tests.web.conftest import AUTH_TOKEN, TOKEN

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.tooling import ToolContext
+from bot.conversation.tooling import ToolContext
 from tests.fakes.openai_api import ScriptedReply
 from tests.scenarios.harness import Harness
 from tools.scheduler import Scheduler

@@ -12,8 +12,8 @@ from datetime import UTC, timedelta
 
 import pytest
 
-from bot.daily_cycle import REMINDER_TEXT
-from bot.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.conversation.daily_cycle.prompt import REMINDER_TEXT
+from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
 from bot.store.leases import acquire, release
 from modules import intake
 from tests.factories import enrolled as enrolment

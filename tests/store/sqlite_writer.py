@@ -6,9 +6,10 @@ import sys
 
 from sqlalchemy.exc import OperationalError
 
-from bot.event_types import MessageReceived
-from bot.events import participant_stream
-from bot.store import EventStore, make_engine
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageReceived
+from bot.store.events import participant_stream
 
 
 def main(url: str, name: str, count: int) -> int:

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from bot.event_types import ParticipantStatusChanged, ParticipantUpdated
-from bot.events import InvalidEventData, NewEvent, participant_stream
-from bot.store import ConcurrencyError, ConstraintViolation, EventStore
+from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
+from bot.store.event_types import ParticipantStatusChanged, ParticipantUpdated
+from bot.store.events import InvalidEventData, NewEvent, participant_stream
 from tests.factories import enrolled, received
 
 

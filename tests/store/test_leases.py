@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.clock import FakeClock
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
 from bot.store.leases import acquire, holder_of, release
 
 TTL = timedelta(seconds=30)

@@ -8,15 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, text, update
 
-from bot.event_types import (
+from bot.store.event_store import ConstraintViolation, EventStore
+from bot.store.event_types import (
     MessageQueued,
     MessageReceived,
     ParticipantStatusChanged,
     ParticipantUnenrolled,
     ParticipantUpdated,
 )
-from bot.events import EventData, participant_stream
-from bot.store import ConstraintViolation, EventStore
+from bot.store.events import EventData, participant_stream
 from bot.store.replay import compare, rebuild, repair
 from bot.store.schema import events, participants
 from tests.factories import enrolled

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import participant_stream
-from bot.store import EventStore, make_engine
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
 from tests.conftest import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]

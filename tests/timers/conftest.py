@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from sqlalchemy import and_, select
 
-from bot.clock import FakeClock
-from bot.event_types.work import WorkCompleted
-from bot.events import Event, EventData, NewEvent, participant_stream
-from bot.store import EventStore
+from bot.conversation.timer_turns import handle_fired
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
+from bot.store.event_types.work import WorkCompleted
+from bot.store.events import Event, EventData, NewEvent, participant_stream
 from bot.store.schema import timers, work_items
 from bot.timers.firing import Decision, FiringPolicy, fire_due
-from bot.timers.handling import handle_fired
 from bot.timers.reactions import on_inbound
 from tests.factories import enrolled, received
 

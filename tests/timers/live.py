@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from bot.store import EventStore
+from bot.store.event_store import EventStore
 from bot.store.schema import events, timers
 
 ROOT = Path(__file__).resolve().parents[2]

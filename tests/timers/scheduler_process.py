@@ -1,8 +1,8 @@
 """A scheduler process for the multi-process tests: `python -m tests.timers.scheduler_process`.
 
-Campaigns for leadership with `bot.scheduler.run_forever` on the given database and writes one
-JSON line to stdout each time it becomes (or stops being) the leader. SIGTERM stops it cleanly;
-the tests also SIGKILL it.
+Campaigns for leadership with `bot.timers.scheduler.run_forever` on the given database and
+writes one JSON line to stdout each time it becomes (or stops being) the leader. SIGTERM stops
+it cleanly; the tests also SIGKILL it.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import threading
 import time
 from datetime import timedelta
 
-from bot.bootstrap import build_services
-from bot.clock import SystemClock
-from bot.config import load_settings
-from bot.leadership import Leadership, leadership_for
-from bot.scheduler import run_forever
+from bot.core.clock import SystemClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.timers.leadership import Leadership, leadership_for
+from bot.timers.scheduler import run_forever
 
 
 class Reporting:

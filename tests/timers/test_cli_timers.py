@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from click.testing import CliRunner, Result
 
-from bot.cli import cli
 from bot.cli import timers as _commands  # noqa: F401  (registers the commands)
+from bot.cli.root import cli
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily
 from tests.timers.conftest import Harness

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
-from bot.event_types.participants import ParticipantStatusChanged, ParticipantUnenrolled
-from bot.event_types.timers import TimerCancelled
-from bot.events import participant_stream
+from bot.store.event_types.participants import ParticipantStatusChanged, ParticipantUnenrolled
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import participant_stream
 from bot.timers import one_shot
 from bot.timers.firing import fire_one
 from bot.timers.schedules import create_daily

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.bootstrap import build_services
-from bot.config import load_settings
-from bot.scheduler import Scheduler
-from bot.timers.kinds import DEFAULT, KINDS, parse_grace, policy_for, with_grace
+from bot.core.config import load_settings, parse_grace
+from bot.runtime.bootstrap import build_services
+from bot.timers.kinds import DEFAULT, KINDS, policy_for, with_grace
+from bot.timers.scheduler import Scheduler
 
 
 def test_grace_is_parsed_in_seconds_minutes_hours_days_or_none() -> None:

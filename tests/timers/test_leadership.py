@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from bot.clock import FakeClock
-from bot.leadership import AdvisoryLock, LeaseRow, leadership_for
-from bot.store import make_engine
+from bot.core.clock import FakeClock
+from bot.store.engine import make_engine
+from bot.timers.leadership import AdvisoryLock, LeaseRow, leadership_for
 from tests.conftest import fresh_database
 
 TTL = timedelta(seconds=30)

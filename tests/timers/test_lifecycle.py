@@ -6,15 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import lifecycle
-from bot.event_types.participants import (
+from bot.store.event_types.participants import (
     ParticipantOptedIn,
     ParticipantOptedOut,
     ParticipantStatusChanged,
     ParticipantUnenrolled,
 )
-from bot.events import EventData
-from bot.timers import one_shot
+from bot.store.events import EventData
+from bot.timers import lifecycle, one_shot
 from bot.timers.schedules import create_daily
 from tests.timers.conftest import Harness
 

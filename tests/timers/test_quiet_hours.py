@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.localtime import QuietHours
+from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.timers import one_shot
 from bot.timers.firing import FiringPolicy, decide
-from bot.timers.quiet_hours import for_participant, parse_quiet_hours
+from bot.timers.quiet_hours import for_participant
 from bot.timers.schedules import create_daily
 from tests.timers.conftest import Harness
 

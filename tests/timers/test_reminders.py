@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import outbound
+from bot.channel import outbound
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily
 from tests.timers.conftest import Harness

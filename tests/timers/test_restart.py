@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from bot.clock import SystemClock
-from bot.events import participant_stream
-from bot.store import EventStore, make_engine
+from bot.core.clock import SystemClock
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
 from bot.store.schema import timers
 from bot.timers import one_shot
 from tests.factories import enrolled

@@ -8,14 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.bootstrap import Services, build_services
-from bot.clock import SystemClock
-from bot.config import load_settings
-from bot.event_types.timers import TimerCancelled
-from bot.events import participant_stream
-from bot.scheduler import Scheduler, run_forever
-from bot.store import EventStore, make_engine
+from bot.core.clock import SystemClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import participant_stream
+from bot.store.services import Services
 from bot.timers import one_shot
+from bot.timers.scheduler import Scheduler, run_forever
 from tests.factories import enrolled
 from tests.timers.live import wait_for
 

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.event_types.schedules import ScheduleCreated, parse_when
-from bot.events import Event
-from bot.localtime import QuietHours
+from bot.core.localtime import QuietHours
+from bot.store.event_types.schedules import ScheduleCreated, parse_when
+from bot.store.events import Event
 from bot.timers.schedules import (
     create_daily,
     delete_schedule,

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted
-from bot.event_types.timers import (
+from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted
+from bot.store.event_types.timers import (
     MeasurementAsked,
     MeasurementMissed,
     TimerSkipped,
     TransitionRequested,
 )
-from bot.events import EventData, decode, encode
+from bot.store.events import EventData, decode, encode
 from bot.store.replay import compare, rebuild
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily

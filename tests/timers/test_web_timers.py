@@ -10,11 +10,11 @@ from datetime import timedelta
 import pytest
 from flask.testing import FlaskClient
 
-from bot.bootstrap import build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.event_types.timers import TimerCancelled
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.event_types.timers import TimerCancelled
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily
 from bot.web import create_app
@@ -93,7 +93,7 @@ def test_the_timers_of_an_unknown_participant_are_a_404(client: FlaskClient) -> 
 def test_the_web_app_never_imports_the_scheduler() -> None:
     probe = (
         "import sys; import bot.web; "
-        "bad = [m for m in ('apscheduler', 'bot.scheduler') if m in sys.modules]; "
+        "bad = [m for m in ('apscheduler', 'bot.timers.scheduler') if m in sys.modules]; "
         "sys.exit(1 if bad else 0)"
     )
     assert subprocess.run([sys.executable, "-c", probe], cwd=ROOT).returncode == 0

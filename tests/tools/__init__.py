@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.event_types.timers import TimerScheduled
-from bot.events import Event, EventData
-from bot.tooling import Completer, ToolContext
+from bot.conversation.tooling import Completer, ToolContext
+from bot.store.event_types.timers import TimerScheduled
+from bot.store.events import Event, EventData
 
 NOW = datetime(2026, 5, 4, 14, 0, tzinfo=UTC)  # 10:00 EDT in Toronto
 

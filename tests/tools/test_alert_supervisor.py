@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.event_types.alerts import AlertRaised
-from bot.tooling import ToolOutcome
+from bot.conversation.tooling import ToolOutcome
+from bot.store.event_types.alerts import AlertRaised
 from tests.tools import NOW, context, stream
 from tools.alert_supervisor import AlertSupervisor, run
 

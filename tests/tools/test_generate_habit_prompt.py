@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.tooling import ToolOutcome
+from bot.conversation.tooling import ToolOutcome
 from tests.tools import context, participant
 from tools.generate_habit_prompt import GenerateHabitPrompt, run
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.event_types.conversation import ProfileSaved
-from bot.projections import participants as projection
-from bot.tooling import ToolOutcome
+from bot.conversation.tooling import ToolOutcome
+from bot.store.event_types.conversation import ProfileSaved
+from bot.store.projections import participants as projection
 from tests.tools import NOW, context, participant, stream
 from tools.save_user_profile import SaveUserProfile, run
 

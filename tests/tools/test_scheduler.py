@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from bot.event_types.schedules import ScheduleCreated, ScheduleDeleted
-from bot.event_types.timers import TimerCancelled, TimerScheduled
+from bot.conversation.tooling import ToolOutcome
+from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
 from bot.timers.schedules import create_daily, next_occurrence
-from bot.tooling import ToolOutcome
 from tests.tools import NOW, context, participant, stream, timer_rows
 from tools.scheduler import Scheduler, run
 

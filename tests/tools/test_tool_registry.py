@@ -8,7 +8,7 @@ import pkgutil
 import pytest
 
 import tools
-from bot.tool_registry import TOOLS, resolve
+from bot.runtime.tool_registry import TOOLS, resolve
 
 TOOL_FILES = sorted(info.name for info in pkgutil.iter_modules(tools.__path__))
 

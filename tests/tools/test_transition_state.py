@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from bot.event_types.conversation import StateTransitioned
-from bot.event_types.timers import TimerCancelled, TimerScheduled
+from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
 from bot.timers.one_shot import transition
 from tests.tools import NOW, context, participant, timer_rows
 from tools.transition_state import TransitionState, run

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 import pytest
 from flask.testing import FlaskClient
 
-from bot.bootstrap import Services, build_services
-from bot.clock import FakeClock
-from bot.config import Settings, load_settings
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.core.config import Settings, load_settings
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.services import Services
 from bot.web import create_app
 
 TOKEN = "test-token-123"

@@ -6,10 +6,10 @@ from typing import Any
 
 from flask.testing import FlaskClient
 
-from bot.bootstrap import build_services
-from bot.clock import FakeClock
-from bot.events import Event, participant_stream
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.events import Event, participant_stream
 from bot.web import create_app
 from tests.web.conftest import TOKEN, settings_for
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from flask.testing import FlaskClient
 
-from bot.clock import FakeClock
-from bot.config import ConfigError
-from bot.store import EventStore
+from bot.core.clock import FakeClock
+from bot.core.config import ConfigError
+from bot.store.event_store import EventStore
 from bot.web.auth import fingerprint
 from tests.web.conftest import TOKEN
 from tests.web.researcher import AUTH, BASE, client_with, enroll, events_of

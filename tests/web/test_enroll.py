@@ -9,7 +9,7 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from bot.store import EventStore
+from bot.store.event_store import EventStore
 from bot.store.schema import outbox, work_items
 from bot.web import participants as participants_api
 from tests.web.researcher import AUTH, BASE, client_with, enroll, event_types, events_of

@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from bot import outbound
-from bot.clock import FakeClock
-from bot.event_types import (
+from bot.channel import outbound
+from bot.core.clock import FakeClock
+from bot.store.event_store import EventStore
+from bot.store.event_types import (
     MessageFailed,
     MessageReceived,
     MessageSent,
     MessageStatus,
     MessageSuppressed,
 )
-from bot.event_types.messages import Media
-from bot.events import participant_stream
-from bot.store import EventStore
+from bot.store.event_types.messages import Media
+from bot.store.events import participant_stream
 from tests.web.researcher import AUTH, BASE, enroll
 
 PHONES = ["+14155552671", "+442071838750", "+919876543210", "+16135550123", "+33142685300"]

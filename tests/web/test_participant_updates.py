@@ -10,14 +10,15 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from bot import lifecycle, outbound
-from bot.clock import FakeClock
-from bot.config import DEFAULT_UNREGISTER_NOTICE
-from bot.event_types import MessageSent, ParticipantOptedOut
-from bot.event_types.timers import TimerCancelled, TimerScheduled
-from bot.events import Event, EventData, participant_stream
-from bot.store import EventStore
+from bot.channel import outbound
+from bot.core.clock import FakeClock
+from bot.core.config import DEFAULT_UNREGISTER_NOTICE
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageSent, ParticipantOptedOut
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
+from bot.store.events import Event, EventData, participant_stream
 from bot.store.schema import outbox
+from bot.timers import lifecycle
 from tests.web.researcher import AUTH, BASE, client_with, enroll, event_types, events_of
 
 

@@ -7,8 +7,8 @@ import logging
 import pytest
 from flask.testing import FlaskClient
 
-from bot.bootstrap import Services
-from bot.events import participant_stream
+from bot.store.events import participant_stream
+from bot.store.services import Services
 from bot.web import create_app
 from tests.web.twilio_requests import (
     INBOUND,

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 from flask.testing import FlaskClient
 
-from bot import lifecycle
-from bot.bootstrap import Services
-from bot.event_types.timers import TimerCancelled, TimerScheduled
-from bot.events import participant_stream
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
+from bot.store.events import participant_stream
+from bot.store.services import Services
+from bot.timers import lifecycle
 from tests.web.twilio_requests import INBOUND, PHONE, client_with, enroll, message, post, rows
 
 HELP_TEXT = "Study line. Reply STOP to stop. Questions: study@example.org"
@@ -52,7 +52,7 @@ def test_stop_cancels_pending_timers_in_the_same_append(
     participant: dict,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # bot.lifecycle is another feature's; a stand-in shows what it returns is appended with
+    # bot.timers.lifecycle is another feature's; a stand-in shows what it returns is appended with
     # the opt-out and that it is handed the participant's pending timers.
     timer = TimerScheduled(
         timer_id="t-1", kind="prompt", due_at=services.clock.now() + timedelta(hours=2)

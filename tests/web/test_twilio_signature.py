@@ -13,10 +13,10 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.datastructures import MultiDict
 
-from bot.bootstrap import Services
-from bot.config import ConfigError
-from bot.messaging.signature import check_signature, webhook_url
-from bot.store import EventStore
+from bot.channel.signature import check_signature, webhook_url
+from bot.core.config import ConfigError
+from bot.store.event_store import EventStore
+from bot.store.services import Services
 from tests.web.twilio_requests import (
     INBOUND,
     PHONE,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from flask.testing import FlaskClient
 
-from bot import outbound
-from bot.bootstrap import Services
-from bot.event_types.messages import MessageSent
-from bot.events import SYSTEM_STREAM, participant_stream
+from bot.channel import outbound
+from bot.store.event_types.messages import MessageSent
+from bot.store.events import SYSTEM_STREAM, participant_stream
+from bot.store.services import Services
 from tests.web.twilio_requests import STATUS, changed, enroll, new_sid, post, rows, status, types
 
 

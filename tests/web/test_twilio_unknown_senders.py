@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from bot.bootstrap import Services
-from bot.events import SYSTEM_STREAM, participant_of, participant_stream
+from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
+from bot.store.services import Services
 from tests.web.twilio_requests import (
     INBOUND,
     client_with,

@@ -14,10 +14,11 @@ from sqlalchemy import select
 from twilio.request_validator import RequestValidator
 from werkzeug.test import TestResponse
 
-from bot.bootstrap import Services, build_services
-from bot.events import participant_stream
-from bot.store import EventStore
+from bot.runtime.bootstrap import build_services
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
 from bot.store.schema import PROJECTION_TABLES
+from bot.store.services import Services
 from bot.web import create_app
 from tests.factories import enrolled
 from tests.fakes.http_server import LocalServer

@@ -4,15 +4,15 @@ there, in order."""
 
 from __future__ import annotations
 
-from bot.bootstrap import build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.event_types.conversation import LLMCalled, ToolCalled
-from bot.event_types.messages import MessageQueued, MessageSent
-from bot.events import participant_stream
-from bot.store import EventStore
-from bot.turns import Turn
-from bot.worker import NOT_IN_TURN_HISTORY, Worker
+from bot.conversation.turns import Turn
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.runtime.worker import NOT_IN_TURN_HISTORY, Worker
+from bot.store.event_store import EventStore
+from bot.store.event_types.conversation import LLMCalled, ToolCalled
+from bot.store.event_types.messages import MessageQueued, MessageSent
+from bot.store.events import participant_stream
 from tests.factories import enrolled, received
 
 

@@ -7,15 +7,16 @@ from datetime import timedelta
 
 import pytest
 
-from bot.bootstrap import Services, build_services
-from bot.clock import FakeClock
-from bot.config import load_settings
-from bot.event_types.messages import MessageReceived
-from bot.events import EventData, participant_stream
-from bot.outbound import to_participant
-from bot.store import EventStore
-from bot.turns import Turn
-from bot.worker import Worker
+from bot.channel.outbound import to_participant
+from bot.conversation.turns import Turn
+from bot.core.clock import FakeClock
+from bot.core.config import load_settings
+from bot.runtime.bootstrap import build_services
+from bot.runtime.worker import Worker
+from bot.store.event_store import EventStore
+from bot.store.event_types.messages import MessageReceived
+from bot.store.events import EventData, participant_stream
+from bot.store.services import Services
 from tests.factories import enrolled, received
 
 GREETING = "Welcome! Reply to this message and I will answer."
@@ -102,7 +103,7 @@ def test_a_parked_item_does_not_block_the_participants_later_messages(
 def test_messages_of_an_unenrolled_participant_are_completed_without_a_turn(
     services: Services, store: EventStore
 ) -> None:
-    from bot.event_types.participants import ParticipantUnenrolled
+    from bot.store.event_types.participants import ParticipantUnenrolled
 
     pid = enroll(store)
     store.append(participant_stream(pid), [ParticipantUnenrolled(), received("SM1", "hi")])
@@ -131,7 +132,7 @@ def test_a_message_arriving_during_a_turn_does_not_undo_the_turn(
 def test_a_status_change_during_a_turn_makes_the_turn_decide_again(
     services: Services, store: EventStore
 ) -> None:
-    from bot.event_types.participants import ParticipantUpdated
+    from bot.store.event_types.participants import ParticipantUpdated
 
     pid = enroll(store)
     seen: list[str | None] = []

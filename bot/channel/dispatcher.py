@@ -1,0 +1,420 @@
+"""The outbox dispatcher: sends queued messages in order per recipient, each once or visibly not.
+
+Order. Rows form lanes: one per (stream_id, to_address), that is one per participant's phone,
+plus one per other recipient (a supervisor) of the stream. Only a lane's first unsent row
+(pending, deferred or unknown) can be claimed, so row n+1 waits until row n is sent, failed for
+good, suppressed... A row waiting for a retry, a deferral or a reconciliation blocks the rows
+behind it: a participant never receives step 3 before step 2. Lanes per recipient rather than
+per stream keep a supervisor's crisis alert from waiting behind a participant's held WhatsApp
+message. Twilio still does not promise arrival order; we promise sending order.
+
+Claiming. Each transaction of the dispatcher first locks the stream as appends do (on
+PostgreSQL the participant's row FOR UPDATE, or an advisory lock; SQLite has one writer), then
+claims the row with a conditional UPDATE whose WHERE is the same "due" condition the candidate
+query uses, plus the claim it saw (compare-and-set). A stale candidate therefore never wins,
+and any number of dispatcher threads and processes can run. A claim lasts longer than a send
+can (connect + read timeouts and a margin).
+
+Deciding and recording. With the row claimed, the dispatcher reads it and its participant
+afresh. Verdicts that send nothing (suppress, defer, refuse an over-long body, give up an
+unknown send) are recorded in that same transaction, with the claim cleared: no crash can leave
+them half done. A send commits the claim, calls the Messenger outside any transaction, then
+appends the outcome on the row's stream and clears the claim in one transaction.
+
+Crashes. Twilio has no idempotency key on create, so a send is never repeated blindly:
+- crash before the claim commits: nothing happened; the row is still due;
+- crash after the claim, before the outcome commits: the request may or may not have left.
+  Once the claim expires the next dispatcher records it exactly like a timeout after the
+  request left: `message.failed` outcome_unknown (status "unknown") and `alert.raised`
+  (send_unknown), and sends nothing;
+- an unknown row settles itself when a status callback for its outbox id arrives (the callback
+  URL carries it; any provider report moves "unknown" forward). After
+  SEND_UNKNOWN_RECONCILE_SECONDS without one, SEND_UNKNOWN_POLICY applies: give_up (default;
+  marks it failed, so a participant never gets a message twice, and a late callback still
+  corrects the record) or retry (sends again, risking a duplicate rather than a gap).
+Errors that prove the message was not created (429, 5xx, no connection) retry with backoff and
+jitter until SEND_MAX_ATTEMPTS. See docs/sending.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, or_, select, true, update
+
+from bot.channel import consent
+from bot.channel.messenger import OPTED_OUT_CODES, Messenger, OutboundMessage, SendError
+from bot.core.addresses import parse_address
+from bot.core.segments import MAX_BODY, count_segments
+from bot.store.event_store import Transaction, row_to_event
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.messages import (
+    MessageDeferred,
+    MessageFailed,
+    MessageSent,
+    MessageSuppressed,
+)
+from bot.store.events import EventData, new_id
+from bot.store.projections.outbox import UNSENT
+from bot.store.queries import pending_timers
+from bot.store.schema import events, outbox, participants
+from bot.store.services import Services
+
+log = logging.getLogger(__name__)
+
+WHATSAPP_WINDOW = timedelta(hours=24)
+WINDOW_MARGIN = timedelta(minutes=5)  # don't start a free-form send seconds before it closes
+INACTIVE = frozenset({"unenrolled", "paused", "completed", "withdrawn"})
+ALWAYS_SENT = frozenset({"notice", "help"})  # kinds an inactive (not opted-out) participant gets
+TEMPLATE_TEXT_LIMIT = 1000  # WhatsApp template text is at most 1024 characters in all
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A row this dispatcher holds, with what it was decided on."""
+
+    row: Row
+    participant: Row | None
+    to_participant: bool
+
+    @property
+    def to_their_phone(self) -> bool:
+        """Addressed to the participant's own phone (a reply, or a debug trace to them)."""
+        p = self.participant
+        return p is not None and parse_address(self.row["to_address"]).e164 == p["phone"]
+
+
+class Dispatcher:
+    """Sends what is due from the outbox through a Messenger."""
+
+    def __init__(
+        self,
+        services: Services,
+        messenger: Messenger,
+        name: str,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.services = services
+        self.store = services.store
+        self.settings = services.settings
+        self.messenger = messenger
+        self.name = name
+        self.rng = rng or random.Random()
+        self.claim_ttl = timedelta(seconds=2 * self.settings.twilio_timeout_seconds + 60)
+
+    def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
+        """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
+        while not stop.is_set():
+            try:
+                handled = self.run_once()
+            except Exception:  # noqa: BLE001 - the loop's one broad except: log and go on
+                log.exception("dispatcher %s: loop error", self.name)
+                handled = 0
+            if not handled:
+                self.services.signals.outbox.wait(idle_wait)
+
+    def run_once(self, limit: int = 50) -> int:
+        """Act on up to `limit` due rows (send, fail, suppress, defer); returns how many."""
+        handled, seen = 0, set()
+        while handled < limit:
+            batch = self._candidates(limit - handled, seen)
+            if not batch:
+                break
+            for candidate in batch:
+                seen.add(candidate["outbox_id"])
+                handled += self._dispatch(candidate)
+        return handled
+
+    # -- finding and claiming ------------------------------------------------------------
+
+    def _due(self, now: datetime) -> ColumnElement[bool]:
+        """Rows that are the head of their lane, unclaimed (or abandoned), and due now."""
+        earlier = outbox.alias("earlier")
+        last_inbound = (
+            select(participants.c.last_inbound_at)
+            .where(participants.c.participant_id == outbox.c.participant_id)
+            .scalar_subquery()
+        )
+        window_open: ColumnElement[bool] = (
+            true()  # a held row goes out as the template
+            if self.settings.whatsapp_outside_window == "template"
+            else last_inbound > now - WHATSAPP_WINDOW + WINDOW_MARGIN
+        )
+        reconciled_by = now - timedelta(seconds=self.settings.send_unknown_reconcile_seconds)
+        return and_(
+            outbox.c.status.in_(UNSENT),
+            or_(outbox.c.claimed_until.is_(None), outbox.c.claimed_until <= now),
+            or_(
+                and_(outbox.c.status == "pending", outbox.c.next_attempt_at <= now),
+                and_(outbox.c.status == "unknown", outbox.c.updated_at <= reconciled_by),
+                and_(outbox.c.status == "deferred", window_open),
+                outbox.c.claimed_by.is_not(None),  # a claim that expired with no outcome
+            ),
+            ~exists().where(
+                earlier.c.stream_id == outbox.c.stream_id,
+                earlier.c.to_address == outbox.c.to_address,
+                earlier.c.position < outbox.c.position,
+                earlier.c.status.in_(UNSENT),
+            ),
+        )
+
+    def _candidates(self, limit: int, seen: set[str]) -> list[Row]:
+        query = select(outbox).where(self._due(self.services.clock.now()))
+        if seen:
+            query = query.where(outbox.c.outbox_id.not_in(seen))
+        with self.store.reading() as conn:
+            rows = conn.execute(query.order_by(outbox.c.position).limit(limit)).all()
+        return [dict(r._mapping) for r in rows]
+
+    def _claim(self, tx: Transaction, candidate: Row, now: datetime) -> Claimed | None:
+        """Take the row if it is still due and still claimed as seen; read it afresh."""
+        oid = candidate["outbox_id"]
+        # Every writer locks the stream first and the outbox row second, so a dispatcher
+        # and a status callback cannot deadlock.
+        participant = tx.lock(candidate["stream_id"])
+        taken = tx.conn.execute(
+            update(outbox)
+            .where(
+                outbox.c.outbox_id == oid,
+                outbox.c.claimed_by.is_not_distinct_from(candidate["claimed_by"]),
+                self._due(now),
+            )
+            .values(claimed_by=self.name, claimed_until=now + self.claim_ttl)
+        ).rowcount
+        if not taken:
+            return None
+        row = dict(tx.conn.execute(select(outbox).where(outbox.c.outbox_id == oid)).one()._mapping)
+        if participant is None:
+            return Claimed(row, None, False)
+        queued = tx.conn.execute(select(events).where(events.c.seq == row["position"])).one()
+        to_participant = row_to_event(queued).data.to_participant  # type: ignore[attr-defined]
+        return Claimed(row, participant, to_participant)
+
+    def _release(self, tx: Transaction, outbox_id: str) -> None:
+        tx.conn.execute(
+            update(outbox)
+            .where(outbox.c.outbox_id == outbox_id, outbox.c.claimed_by == self.name)
+            .values(claimed_by=None, claimed_until=None)
+        )
+
+    # -- one row ------------------------------------------------------------------------
+
+    def _dispatch(self, candidate: Row) -> int:
+        now = self.services.clock.now()
+        with self.store.transaction() as tx:
+            claimed = self._claim(tx, candidate, now)
+            if claimed is None:
+                return 0
+            if candidate["claimed_by"] is not None:
+                verdict: list[EventData] | OutboundMessage | None = self._abandoned(
+                    claimed, candidate["claimed_by"]
+                )
+            else:
+                verdict = self._decide(claimed, now)
+            if not isinstance(verdict, OutboundMessage):
+                if verdict:
+                    tx.append(claimed.row["stream_id"], verdict)
+                self._release(tx, claimed.row["outbox_id"])
+                return 1 if verdict else 0
+        outcome = self._send(claimed, verdict)
+        with self.store.transaction() as tx:
+            participant = tx.lock(claimed.row["stream_id"])
+            if participant is not None and claimed.to_their_phone:
+                outcome += self._opted_out(tx, participant, outcome[0])
+            tx.append(claimed.row["stream_id"], outcome)
+            self._release(tx, claimed.row["outbox_id"])
+        return 1
+
+    def _decide(self, claimed: Claimed, now: datetime) -> list[EventData] | OutboundMessage | None:
+        """What to do with a claimed row: events to record, a message to send, or nothing."""
+        row, oid = claimed.row, claimed.row["outbox_id"]
+        if row["status"] == "unknown" and (
+            self.settings.send_unknown_policy == "give_up"
+            or row["attempts"] >= self.settings.send_max_attempts
+        ):
+            waited = int(self.settings.send_unknown_reconcile_seconds)
+            return [
+                MessageFailed(
+                    outbox_id=oid,
+                    error_message=f"no status callback within {waited} s of a send whose outcome "
+                    "is unknown; given up rather than risk sending it twice",
+                    permanent=True,
+                    outcome_unknown=True,
+                    attempt=row["attempts"],
+                )
+            ]
+        reason = _suppression(claimed)
+        if reason:
+            return [MessageSuppressed(outbox_id=oid, reason=reason)]
+        body = row["body"] or ""
+        if len(body.encode("utf-16-le")) // 2 > MAX_BODY:  # UTF-16 units, as split_body counts
+            return [
+                MessageFailed(
+                    outbox_id=oid,
+                    error_message=f"body is {len(body)} characters; the limit is {MAX_BODY} "
+                    "(bot.channel.outbound splits longer texts when queueing)",
+                    attempt=row["attempts"],
+                )
+            ]
+        message = OutboundMessage(
+            outbox_id=oid,
+            to_address=row["to_address"],
+            channel=row["channel"],
+            body=row["body"],
+            content_sid=row["content_sid"],
+            content_variables=row["content_variables"],
+        )
+        if not self._window_closed(claimed, now):
+            return message
+        if self.settings.whatsapp_outside_window == "template":
+            return _as_template(message, self.settings.whatsapp_template_sid or "")
+        if row["status"] == "deferred":
+            return None
+        return [
+            MessageDeferred(
+                outbox_id=oid,
+                reason="WhatsApp 24-hour window closed; held until the participant writes again",
+            )
+        ]
+
+    def _window_closed(self, claimed: Claimed, now: datetime) -> bool:
+        """A free-form WhatsApp message to a participant more than 24 h after they last wrote."""
+        row, p = claimed.row, claimed.participant
+        if row["channel"] != "whatsapp" or row["content_sid"] or not claimed.to_their_phone:
+            return False
+        last = p["last_inbound_at"] if p else None
+        return last is None or now >= last + WHATSAPP_WINDOW - WINDOW_MARGIN
+
+    def _abandoned(self, claimed: Claimed, holder: str) -> list[EventData]:
+        """A claim that expired with no outcome: the send may have happened."""
+        return self._unknown(
+            claimed.row,
+            SendError("unknown", f"dispatcher {holder} stopped before recording the outcome"),
+            claimed.row["attempts"] + 1,
+        )
+
+    # -- sending and its outcome ----------------------------------------------------------
+
+    def _send(self, claimed: Claimed, message: OutboundMessage) -> list[EventData]:
+        row, attempt = claimed.row, claimed.row["attempts"] + 1
+        try:
+            result = self.messenger.send(message)
+        except SendError as exc:
+            return self._failed(row, exc, attempt)
+        except Exception as exc:  # noqa: BLE001 - an adapter bug: the send may have happened
+            log.exception("outbox %s: messenger raised %s", row["outbox_id"], type(exc).__name__)
+            return self._failed(row, SendError("unknown", f"{type(exc).__name__}: {exc}"), attempt)
+        segments = (
+            count_segments(message.body)
+            if row["channel"] == "sms" and message.body and not message.content_sid
+            else None
+        )
+        log.info(
+            "outbox %s sent as %s (attempt %d)", row["outbox_id"], result.provider_sid, attempt
+        )
+        return [
+            MessageSent(
+                outbox_id=row["outbox_id"],
+                provider_sid=result.provider_sid,
+                segments=segments,
+                attempt=attempt,
+            )
+        ]
+
+    def _failed(self, row: Row, exc: SendError, attempt: int) -> list[EventData]:
+        oid = row["outbox_id"]
+        log.warning("outbox %s: send failed (%s, code %s)", oid, exc.failure, exc.code)
+        if exc.failure == "unknown":
+            return self._unknown(row, exc, attempt)
+        if exc.failure == "retry" and attempt < self.settings.send_max_attempts:
+            retry_at = self.services.clock.now() + self._backoff(attempt)
+            return [
+                MessageFailed(
+                    outbox_id=oid,
+                    error_code=exc.code,
+                    error_message=exc.message,
+                    permanent=False,
+                    attempt=attempt,
+                    retry_at=retry_at,
+                )
+            ]
+        message = exc.message
+        if exc.failure == "retry":
+            message = f"gave up after {attempt} attempts; the last: {message}"
+        return [
+            MessageFailed(
+                outbox_id=oid, error_code=exc.code, error_message=message, attempt=attempt
+            )
+        ]
+
+    def _unknown(self, row: Row, exc: SendError, attempt: int) -> list[EventData]:
+        s = self.settings
+        return [
+            MessageFailed(
+                outbox_id=row["outbox_id"],
+                error_code=exc.code,
+                error_message=exc.message,
+                permanent=False,
+                outcome_unknown=True,
+                attempt=attempt,
+            ),
+            AlertRaised(
+                alert_id=new_id(),
+                kind="send_unknown",
+                summary=f"outbox {row['outbox_id']}: {exc.message}. Waiting "
+                f"{int(s.send_unknown_reconcile_seconds)} s for a status callback, then "
+                f"SEND_UNKNOWN_POLICY={s.send_unknown_policy}.",
+            ),
+        ]
+
+    def _opted_out(self, tx: Transaction, participant: Row, failed: EventData) -> list[EventData]:
+        """A 21610 from the participant's own phone: they opted out (recorded once)."""
+        if not (isinstance(failed, MessageFailed) and failed.error_code in OPTED_OUT_CODES):
+            return []
+        pid = participant["participant_id"]
+        now = self.services.clock.now()
+        return consent.opt_out(participant, pending_timers(tx.conn, pid), "error_21610", now)
+
+    def _backoff(self, attempt: int) -> timedelta:
+        """Exponential, capped, with "equal jitter": between half and all of the step."""
+        s = self.settings
+        step = min(s.send_retry_base_seconds * 2 ** (attempt - 1), s.send_retry_max_seconds)
+        return timedelta(seconds=step / 2 + self.rng.uniform(0, step / 2))
+
+
+def _suppression(claimed: Claimed) -> str | None:
+    """Why a row must not be sent to its participant, if it must not."""
+    p, row = claimed.participant, claimed.row
+    if p is None:
+        return None
+    if p["opted_out"] and (claimed.to_participant or claimed.to_their_phone):
+        return "opted out"
+    if claimed.to_participant and p["status"] in INACTIVE and row["kind"] not in ALWAYS_SENT:
+        return f"participant {p['status']}"
+    return None
+
+
+def _as_template(message: OutboundMessage, content_sid: str) -> OutboundMessage:
+    """The approved template that may open a conversation, carrying the text as {{1}}.
+
+    WhatsApp refuses template variables with new lines, tabs or runs of spaces, so whitespace
+    is collapsed; the full text stays in the transcript.
+    """
+    text = " ".join((message.body or "").split())
+    if len(text) > TEMPLATE_TEXT_LIMIT:
+        text = text[: TEMPLATE_TEXT_LIMIT - 1] + "…"
+    return OutboundMessage(
+        outbox_id=message.outbox_id,
+        to_address=message.to_address,
+        channel=message.channel,
+        content_sid=content_sid,
+        content_variables={"1": text},
+    )

@@ -1,0 +1,21 @@
+"""`tandem`: the group with every command family registered (the console script's target)."""
+
+from __future__ import annotations
+
+import sys
+
+from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
+    chat,
+    events,
+    export,
+    interventions,
+    run,
+    safety,
+    store,
+    timers,
+)
+from bot.cli.root import cli
+
+
+def main() -> None:
+    sys.exit(cli.main(standalone_mode=True))

@@ -1,0 +1,53 @@
+"""What the flow applies to a participant: a crisis screen, a safety message, supervisors and
+quiet hours. The server's own come from settings; each intervention's own are built by
+`bot.interventions.settings.InterventionSettings`, which the composition root hands the flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.conversation.crisis import safety_text
+from bot.conversation.safety import CrisisScreen
+from bot.core.config import Settings
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What the flow uses for the participants of one intervention."""
+
+    screen: CrisisScreen
+    safety_message: str  # {helpline} already replaced by HELPLINE_TEXT
+    supervisors: tuple[str, ...]
+    quiet_hours: str | None = None  # its own "22:00-08:00", for the tools' wording
+
+
+class AppliedSettings(Protocol):
+    """Picks what applies to a participant (by their intervention)."""
+
+    def of(self, participant: Mapping[str, Any]) -> Applied: ...
+
+
+def server_default(
+    settings: Settings, screen: CrisisScreen | None = None, safety_message: str | None = None
+) -> Applied:
+    """The server's own: the default screen, SAFETY_MESSAGE and SUPERVISOR_PHONES."""
+    return Applied(
+        screen=screen or CrisisScreen.from_default(),
+        safety_message=safety_text(
+            safety_message or settings.safety_message, settings.helpline_text
+        ),
+        supervisors=tuple(settings.supervisors()),
+    )
+
+
+@dataclass(frozen=True)
+class ServerOnly:
+    """The server's settings for every participant (a flow built without interventions)."""
+
+    applied: Applied
+
+    def of(self, participant: Mapping[str, Any]) -> Applied:
+        return self.applied

@@ -1,0 +1,318 @@
+"""ConversationFlow: the worker's handler. One work item of one participant in, the turn's events
+out; the worker appends them with `work.completed` in one transaction.
+
+- inbound: crisis screen (the participant's intervention's, before any LLM call) → reply
+  cancels pending reminders → answers to habit questions (the reply parser) → the module of
+  `conversation_state` (unknown → intake, recorded) → the reply, or the module's fallback with
+  `turn.failed` → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
+- enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
+- timer: the kind's handler (bot.conversation.timer_turns); `transition.requested` becomes
+  `state.transitioned` (source timer) if the conversation is not there already; a debug trace
+  if the timer sent the participant something or moved the conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.channel.outbound import to_participant
+from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
+from bot.conversation.context import prompt_variables
+from bot.conversation.crisis import continue_note, crisis_events
+from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
+from bot.conversation.llm import ChatClient
+from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
+from bot.conversation.prompts import PromptError
+from bot.conversation.safety import CrisisScreen
+from bot.conversation.supervisors import alert_texts
+from bot.conversation.timer_turns import handle_fired
+from bot.conversation.tool_loop import EMPTY_REPLY, LoopResult, run_tool_loop
+from bot.conversation.tooling import ToolContext, ToolSpec, resolve
+from bot.conversation.transcript_llm import chat_messages
+from bot.conversation.turns import Turn
+from bot.conversation.working import Working
+from bot.core.config import Settings
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.conversation import StateTransitioned, TurnFailed
+from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.event_types.participants import ParticipantEnrolled
+from bot.store.event_types.timers import TransitionRequested
+from bot.store.events import Event, EventData
+from bot.timers.reactions import on_inbound
+
+log = logging.getLogger(__name__)
+
+DEFAULT_STATE = "intake"
+# Answers to the daily cycle's questions ("Done", "3"): bot.conversation.daily_cycle.on_reply.
+ReplyParser = Callable[..., Sequence[EventData]]
+
+
+class ConversationFlow:
+    """Runs turns for every participant; thread-safe (it keeps no per-turn state)."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        screen: CrisisScreen,
+        settings: Settings,
+        modules: Mapping[str, Module],
+        *,
+        tools: Mapping[str, ToolSpec],
+        reply_parser: ReplyParser | None = None,
+        safety_message: str | None = None,
+        max_rounds: int = 10,
+        interventions: AppliedSettings | None = None,
+    ) -> None:
+        if DEFAULT_STATE not in modules:
+            raise ValueError(f"the modules must include {DEFAULT_STATE!r}")
+        self.tools = dict(tools)
+        for module in modules.values():
+            resolve(module.tools, self.tools)  # an unknown tool name fails here, at start
+        self.client, self.settings = client, settings
+        self.modules = dict(modules)
+        self.reply_parser = reply_parser
+        # Per participant: their intervention's screen, safety message and supervisors.
+        self.interventions = interventions or ServerOnly(
+            server_default(settings, screen, safety_message)
+        )
+        self.max_rounds = max_rounds
+        self.debug_phones = set(settings.debuggers())
+        self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
+        self.options: dict[str, Any] = {
+            "alert_window_minutes": settings.supervisor_alert_window_minutes
+        }
+        if settings.quiet_hours:
+            self.options["quiet_hours"] = settings.quiet_hours
+
+    def handle(self, turn: Turn) -> list[EventData]:
+        """All of the turn's events, in the order they are to be recorded."""
+        if turn.kind == "inbound":
+            return self._inbound(turn)
+        if turn.kind == "enrolled":
+            return self._enrolled(turn)
+        if turn.kind == "timer":
+            return self._timer(turn)
+        log.info("work item %s: nothing to do for kind %s", turn.item["work_id"], turn.kind)
+        return []
+
+    def _inbound(self, turn: Turn) -> list[EventData]:
+        message = turn.trigger.data if turn.trigger is not None else None
+        if not isinstance(message, MessageReceived):
+            log.warning("work item %s: its message is missing", turn.item["work_id"])
+            return []
+        history = turn.history()
+        working = Working(turn.participant, history, turn.now)
+        events: list[EventData] = []
+        notes: list[str] = []
+        applied = self.interventions.of(turn.participant)
+        screened = applied.screen.check(message.body)
+        if screened.crisis:
+            log.warning(
+                "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
+            )
+            events += crisis_events(turn.participant, screened, applied.safety_message)
+            notes.append(continue_note(applied.safety_message))
+        events += on_inbound(turn.participant, working.pending_timers(), turn.now, turn.trigger)
+        if self.reply_parser is not None:
+            events += self.reply_parser(
+                turn.participant, message.body, history, turn.now, inbound=turn.trigger
+            )
+        working.add(events)
+        if screened.crisis and not self.settings.safety_continue_turn:
+            note = f"safety: crisis rule {screened.rule}; safety message sent, no LLM turn"
+            report = TurnReport(working.state, working.state, "safety", notes=[note])
+            return self._finish(turn, events, report)
+        if turn.participant.get("opted_out"):
+            return self._finish(turn, events, None)  # nothing could reach them
+        return self._converse(turn, working, events, "inbound", turn.trigger, notes)
+
+    def _enrolled(self, turn: Turn) -> list[EventData]:
+        enrolled = turn.trigger.data if turn.trigger is not None else None
+        if isinstance(enrolled, ParticipantEnrolled) and enrolled.source == "auto":
+            return []  # enrolled by their own message, which is answered instead
+        working = Working(turn.participant, turn.history(), turn.now)
+        return self._converse(turn, working, [], "enrolled", None, [])
+
+    def _timer(self, turn: Turn) -> list[EventData]:
+        history = turn.history()
+        events = list(handle_fired(turn.participant, turn.timer, history, turn.now))
+        working = Working(turn.participant, history, turn.now)
+        state_before = working.state
+        working.add(events)
+        for request in [e for e in events if isinstance(e, TransitionRequested)]:
+            to_state = request.to_state.lower()
+            if to_state not in self.modules or to_state == working.state:
+                log.info("transition %s to %s: not applicable", request.timer_id, to_state)
+                continue
+            moved = StateTransitioned(
+                from_state=working.state, to_state=to_state, reason=request.reason, source="timer"
+            )
+            events.append(moved)
+            working.add([moved])
+        report = None
+        if working.state != state_before or any(
+            isinstance(e, MessageQueued) and e.to_participant for e in events
+        ):
+            kind = turn.timer["kind"] if turn.timer else "?"
+            report = TurnReport(state_before, working.state, f"timer {kind}", (), events)
+        return self._finish(turn, events, report)
+
+    def _converse(
+        self,
+        turn: Turn,
+        working: Working,
+        events: list[EventData],
+        trigger: Trigger,
+        current: Event | None,
+        notes: Sequence[str],
+    ) -> list[EventData]:
+        """Route to the module, run it, and queue its reply or its fallback."""
+        state_before = working.state
+        events += self._opening(working, trigger)
+        module = self.modules.get(working.state or "")
+        if module is None:
+            moved = StateTransitioned(
+                from_state=working.state,
+                to_state=DEFAULT_STATE,
+                reason=_unroutable(working.state),
+                source="flow",
+            )
+            events.append(moved)
+            working.add([moved])
+            module = self.modules[DEFAULT_STATE]
+        recorded = turn.history()
+        context = ModuleContext(
+            participant=dict(working.row),
+            now=turn.now,
+            trigger=trigger,
+            transcript=chat_messages(
+                recorded, current=current, limit=self.settings.chat_history_limit
+            ),
+            history=list(working.history),
+            variables=prompt_variables(working.row, turn.now, recorded, trigger),
+            converse=self._converser(working, turn.now),
+            notes=notes,
+            structured=self._structured,
+            inbound=current,
+        )
+        try:
+            reply = module.run(context)
+        except PromptError as exc:  # a prompt edited with a mistake: say so, answer anyway
+            log.error("participant %s: %s", working.row["participant_id"], exc)
+            reply = ModuleReply(LoopResult(error=str(exc)), module.fallback)
+        result = reply.result
+        events += result.events
+        working.add(result.events)
+        text = (result.text or "").strip()
+        failure = None if text and not result.error else (result.error or EMPTY_REPLY)
+        if failure:
+            log.warning("participant %s: turn failed (%s)", working.row["participant_id"], failure)
+            events.append(TurnFailed(reason=failure, fallback=reply.fallback))
+            text = reply.fallback
+        kind = "greeting" if trigger == "enrolled" else "reply"
+        events += to_participant(working.row, text, kind=kind)
+        report = TurnReport(
+            state_before,
+            working.state,
+            module.name,
+            result.tools_called,
+            result.events,
+            [f"turn failed: {failure}; fallback sent"] if failure else [],
+        )
+        return self._finish(turn, events, report)
+
+    def _opening(self, working: Working, trigger: Trigger) -> list[EventData]:
+        """What modules with an `opening` decide before routing (the step module moves a new
+        participant into their intervention's root step)."""
+        decided: list[EventData] = []
+        for module in self.modules.values():
+            opening = getattr(module, "opening", None)
+            if opening is not None:
+                moved = list(opening(working.row, working.history, trigger))
+                working.add(moved)
+                decided += moved
+        return decided
+
+    def _converser(self, working: Working, now: datetime) -> Converse:
+        """The tool loop bound to the client and to this participant's tool context."""
+        options = dict(self.options)
+        own_quiet_hours = self.interventions.of(working.row).quiet_hours
+        if own_quiet_hours:
+            options["quiet_hours"] = own_quiet_hours
+        ctx = ToolContext(
+            participant=dict(working.row),
+            now=now,
+            history=list(working.history),
+            pending_timers=working.pending_timers(),
+            options=options,
+        )
+
+        def converse(
+            messages: list[dict[str, Any]],
+            tools: Sequence[str],
+            purpose: str,
+            *,
+            model: str | None = None,
+        ) -> LoopResult:
+            specs = resolve(tools, self.tools)
+            return run_tool_loop(
+                self.client,
+                messages,
+                specs,
+                ctx,
+                purpose=purpose,
+                model=model,
+                max_rounds=self.max_rounds,
+            )
+
+        return converse
+
+    def _structured(
+        self,
+        messages: list[dict[str, Any]],
+        model_cls: type[BaseModel],
+        purpose: str,
+        *,
+        model: str | None = None,
+    ) -> tuple[BaseModel | None, list[EventData]]:
+        return self.client.structured(messages, model_cls, purpose=purpose, model=model)
+
+    def _finish(
+        self, turn: Turn, events: list[EventData], report: TurnReport | None
+    ) -> list[EventData]:
+        """Add the supervisor texts the turn's alerts call for, then the debug trace."""
+        participant_id = str(turn.participant["participant_id"])
+        alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
+        if alerts:
+            supervisors = self.interventions.of(turn.participant).supervisors
+            texts = alert_texts(
+                alerts,
+                participant_id,
+                supervisors,
+                turn.history(),
+                turn.now,
+                window=self.alert_window,
+                base_url=self.settings.public_base_url,
+            )
+            events += texts
+            log.info(
+                "participant %s: %d alert(s) for supervisors, %d text(s) queued%s",
+                participant_id,
+                len(alerts),
+                len(texts),
+                "" if supervisors else " (no SUPERVISOR_PHONES, none of its intervention)",
+            )
+        if report is not None and wanted(turn.participant, self.debug_phones):
+            events += trace_messages(turn.participant, report)
+        return events
+
+
+def _unroutable(state: str | None) -> str:
+    if not state:
+        return f"no conversation state; routed to {DEFAULT_STATE}"
+    return f"unknown conversation state {state!r}; routed to {DEFAULT_STATE}"

@@ -1,0 +1,214 @@
+"""What a fired timer does, per kind: the handlers the worker runs for a `timer` work item.
+
+The worker calls `handle_fired(participant, timer, stream_events, now)` and appends what it
+returns (with `work.completed`) in one transaction. A handler only returns events. A fired timer
+that turns out not to apply — its prompt was answered, or it is stale (a newer prompt, a deleted
+schedule, a conversation that moved on) — ends as `timer.skipped` with the reason, so the timers
+row reads "fired at ..., skipped: answered". The conversation engine registers or overrides
+kinds with `register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, get_args
+
+from bot.channel import outbound
+from bot.store.event_types.messages import MessageKind
+from bot.store.event_types.timers import (
+    MeasurementAsked,
+    MeasurementMissed,
+    TimerCancelled,
+    TimerSkipped,
+    TransitionRequested,
+)
+from bot.store.events import Event, EventData
+from bot.timers import history, one_shot
+
+
+@dataclass(frozen=True)
+class FiredTimer:
+    """What a handler is given: the participant, the fired timer (a timers row), the stream."""
+
+    participant: Mapping[str, Any]
+    timer: Mapping[str, Any]
+    events: Sequence[Event]
+    now: datetime
+
+    @property
+    def timer_id(self) -> str:
+        return str(self.timer["timer_id"])
+
+    @property
+    def payload(self) -> Mapping[str, Any]:
+        return self.timer.get("payload") or {}
+
+    def skipped(self, reason: str) -> TimerSkipped:
+        return TimerSkipped(timer_id=self.timer_id, reason=reason)
+
+
+Handler = Callable[[FiredTimer], list[EventData]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def register(kind: str, handler: Handler) -> Handler:
+    """Make `handler` handle timers of `kind` (replacing the built-in one, if any)."""
+    HANDLERS[kind] = handler
+    return handler
+
+
+def handles(kind: str) -> Callable[[Handler], Handler]:
+    def add(handler: Handler) -> Handler:
+        return register(kind, handler)
+
+    return add
+
+
+def handle_fired(
+    participant: Mapping[str, Any],
+    timer: Mapping[str, Any] | None,
+    stream_events: Sequence[Event],
+    now: datetime,
+) -> list[EventData]:
+    """The events a fired timer produces; nothing if the timer is not (or no longer) fired."""
+    if timer is None or timer.get("status") != "fired":
+        return []
+    fired = FiredTimer(participant, timer, stream_events, now)
+    if participant.get("status") != "active":
+        return [fired.skipped(str(participant.get("status")))]
+    if participant.get("opted_out"):
+        return [fired.skipped("opted_out")]
+    handler = HANDLERS.get(str(timer["kind"]))
+    if handler is None:
+        return [fired.skipped(f"no handler for kind {timer['kind']!r}")]
+    return handler(fired)
+
+
+def _send(fired: FiredTimer, default_kind: str) -> list[EventData]:
+    text = fired.payload.get("text")
+    if not text:
+        return []
+    kind = fired.payload.get("message_kind", default_kind)
+    if kind not in get_args(MessageKind):
+        kind = default_kind
+    return list(outbound.to_participant(fired.participant, str(text), kind=kind))
+
+
+def schedule_gone(fired: FiredTimer) -> list[EventData] | None:
+    """For an occurrence of a deleted schedule: skip it and end its chain; else None. Public:
+    a handler registered over a built-in kind (the daily habit cycle) checks it too."""
+    schedule_id = fired.payload.get("schedule_id")
+    if not schedule_id or schedule_id in history.live_schedules(fired.events):
+        return None
+    chain: list[EventData] = [
+        TimerCancelled(timer_id=t.timer_id, reason="schedule deleted")
+        for t in history.pending_timers(fired.events).values()
+        if t.payload.get("schedule_id") == schedule_id and t.timer_id != fired.timer_id
+    ]
+    return [fired.skipped("stale"), *chain]
+
+
+@handles("at")
+def at(fired: FiredTimer) -> list[EventData]:
+    """Send the timer's text (if any); a kind for engines that only want a wake-up."""
+    return _send(fired, "notice")
+
+
+@handles("daily")
+def daily(fired: FiredTimer) -> list[EventData]:
+    """Queue the day's prompt and, if the schedule asks for one, its reminder."""
+    gone = schedule_gone(fired)
+    if gone is not None:
+        return gone
+    sent = _send(fired, "prompt")
+    rule = fired.payload.get("reminder") or {}
+    if sent and rule.get("text"):
+        after = timedelta(minutes=float(rule.get("after_minutes", 30)))
+        about = sent[-1].outbox_id  # type: ignore[attr-defined]
+        sent.append(one_shot.reminder(fired.participant, about, after, rule["text"], fired.now))
+    return sent
+
+
+@handles("reminder")
+def reminder(fired: FiredTimer) -> list[EventData]:
+    """Queue the reminder unless a newer message of the same kind superseded the one it is
+    about ("stale") or the participant replied after it ("answered")."""
+    about = history.queued(fired.events, str(fired.payload.get("about", "")))
+    version = about.version if about else history.scheduled_version(fired.events, fired.timer_id)
+    if about is not None and history.superseded(fired.events, version, about.kind):
+        return [fired.skipped("stale")]
+    if history.replied_after(fired.events, version):
+        return [fired.skipped("answered")]
+    return _send(fired, "reminder")
+
+
+@handles("transition")
+def transition(fired: FiredTimer) -> list[EventData]:
+    """Ask the conversation to move on, unless it already moved since the timer was set."""
+    if fired.timer.get("scope") != one_shot.transition_scope(fired.participant):
+        return [fired.skipped("stale")]
+    return [
+        TransitionRequested(
+            timer_id=fired.timer_id,
+            to_state=str(fired.payload["to_state"]),
+            reason=fired.payload.get("reason"),
+        )
+    ]
+
+
+@handles("measurement")
+def measurement(fired: FiredTimer) -> list[EventData]:
+    """Ask the question, record that it was asked, and time its answer window."""
+    gone = schedule_gone(fired)
+    if gone is not None:
+        return gone
+    sent = _send(fired, "question")
+    if not sent:
+        return []
+    name = str(fired.payload.get("measurement") or fired.timer.get("scope") or "measurement")
+    window = timedelta(minutes=float(fired.payload.get("answer_minutes", 60)))
+    outbox_id = sent[-1].outbox_id  # type: ignore[attr-defined]
+    return [
+        *sent,
+        MeasurementAsked(
+            measurement=name,
+            timer_id=fired.timer_id,
+            outbox_id=outbox_id,
+            answer_by=fired.now + window,
+        ),
+        one_shot.measurement_timeout(fired.participant, name, outbox_id, window, fired.now),
+    ]
+
+
+@handles("measurement_timeout")
+def measurement_timeout(fired: FiredTimer) -> list[EventData]:
+    """Record the measurement as missed, unless it was answered after the question.
+
+    Where the answer is checked (a question of an intervention), answered means a
+    `measurement.recorded`; replies that were only ever rejected leave it missed. Where
+    nothing checks answers, any reply after the question counts.
+    """
+    about = str(fired.payload.get("about", ""))
+    name = str(fired.payload.get("measurement", ""))
+    asked = history.queued(fired.events, about)
+    version = asked.version if asked else history.scheduled_version(fired.events, fired.timer_id)
+    verdicts = {
+        e.event_type
+        for e in fired.events
+        if e.stream_version > version
+        and e.event_type in ("measurement.recorded", "measurement.rejected")
+        and getattr(e.data, "measurement", None) == name
+    }
+    if "measurement.recorded" in verdicts:
+        return [fired.skipped("answered")]
+    if not verdicts and history.replied_after(fired.events, version):
+        return [fired.skipped("answered")]
+    return [
+        MeasurementMissed(
+            measurement=str(fired.payload.get("measurement", "")),
+            timer_id=fired.timer_id,
+            outbox_id=about,
+        )
+    ]

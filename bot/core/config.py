@@ -1,0 +1,289 @@
+"""Configuration from environment variables (and an optional `.env`), validated once at start."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import phonenumbers
+from dotenv import dotenv_values
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bot.core.addresses import InvalidPhoneNumber, canonical_phone
+from bot.core.localtime import parse_quiet_hours, validate_timezone
+
+TWILIO_API = "https://api.twilio.com"
+DEFAULT_HELP_TEXT = (
+    "Automated line of a research study. Reply STOP to stop messages or START to resume. "
+    "For help, contact the study team who enrolled you."
+)
+DEFAULT_UNKNOWN_SENDER_REPLY = (
+    "This number belongs to a research study and does not recognise yours, so it cannot reply. "
+    "Reply STOP to get no further messages."
+)
+
+DEFAULT_UNREGISTER_NOTICE = (
+    "You have been unregistered from this study by the organizer. If you have any questions, "
+    "please contact the organizer. Thank you for your participation."
+)
+
+
+DEFAULT_HELPLINE_TEXT = (
+    "If you are in danger or thinking about ending your life, call your local emergency number "
+    "now, or call or text 988 (Suicide and Crisis Lifeline, US and Canada). Elsewhere, "
+    "findahelpline.com lists free, confidential helplines."
+)
+# {helpline} is replaced by HELPLINE_TEXT.
+DEFAULT_SAFETY_MESSAGE = (
+    "I'm an automated study assistant and I can't give the support you deserve right now. "
+    "{helpline} Your message has been flagged to the study team."
+)
+
+
+class ConfigError(Exception):
+    """One or more settings are missing or malformed; the message lists every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(
+            "Tandem cannot start; fix these settings (see .env.example):\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
+        self.problems = problems
+
+
+def _split(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _flag(value: object) -> object:
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in {"1", "true", "yes", "on"}:
+            return True
+        if lowered in {"0", "false", "no", "off", ""}:
+            return False
+    return value
+
+
+class Settings(BaseModel):
+    """Every setting Tandem reads, by its environment variable name."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    database_url: str = Field("sqlite:///tandem.db", alias="DATABASE_URL")
+    api_tokens: list[str] = Field(default_factory=list, alias="TANDEM_API_TOKENS")
+    insecure_local: bool = Field(False, alias="TANDEM_INSECURE_LOCAL")
+    public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
+    messenger: Literal["console", "twilio"] = Field("console", alias="MESSENGER")
+    twilio_account_sid: str | None = Field(None, alias="TWILIO_ACCOUNT_SID")
+    twilio_auth_token: str | None = Field(None, alias="TWILIO_AUTH_TOKEN", repr=False)
+    twilio_from_number: str | None = Field(None, alias="TWILIO_FROM_NUMBER")
+    twilio_messaging_service_sid: str | None = Field(None, alias="TWILIO_MESSAGING_SERVICE_SID")
+    twilio_api_base_url: str = Field(TWILIO_API, alias="TWILIO_API_BASE_URL")
+    twilio_timeout_seconds: float = Field(15.0, gt=0, le=120, alias="TWILIO_TIMEOUT_SECONDS")
+    send_retry_base_seconds: float = Field(30.0, gt=0, alias="SEND_RETRY_BASE_SECONDS")
+    send_retry_max_seconds: float = Field(1800.0, gt=0, alias="SEND_RETRY_MAX_SECONDS")
+    send_max_attempts: int = Field(8, ge=1, alias="SEND_MAX_ATTEMPTS")
+    send_unknown_policy: Literal["give_up", "retry"] = Field("give_up", alias="SEND_UNKNOWN_POLICY")
+    send_unknown_reconcile_seconds: float = Field(
+        900.0, gt=0, alias="SEND_UNKNOWN_RECONCILE_SECONDS"
+    )
+    whatsapp_outside_window: Literal["template", "defer"] = Field(
+        "defer", alias="WHATSAPP_OUTSIDE_WINDOW"
+    )
+    whatsapp_template_sid: str | None = Field(
+        None, pattern=r"^HX[0-9a-fA-F]{32}$", alias="WHATSAPP_TEMPLATE_SID"
+    )
+    openai_api_key: str | None = Field(None, alias="OPENAI_API_KEY", repr=False)
+    openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
+    model: str = Field("gpt-4o-mini", alias="TANDEM_MODEL")
+    # LLM calls (docs/llm.md): seconds to wait for an answer, and SDK retries on 408/409/429/5xx.
+    llm_timeout_seconds: float = Field(45.0, gt=0, le=600, alias="LLM_TIMEOUT_SECONDS")
+    llm_max_retries: int = Field(2, ge=0, le=10, alias="LLM_MAX_RETRIES")
+    default_region: str | None = Field(None, alias="DEFAULT_REGION")
+    default_timezone: str = Field("UTC", alias="DEFAULT_TIMEZONE")
+    supervisor_phones: list[str] = Field(default_factory=list, alias="SUPERVISOR_PHONES")
+    debug_phones: list[str] = Field(default_factory=list, alias="DEBUG_PHONES")
+    store_prompts: bool = Field(True, alias="STORE_PROMPTS")
+    intervention: str = Field("demo", alias="INTERVENTION")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="LOG_LEVEL")
+    # Twilio webhooks: what a message from an unknown number does, and the reply to HELP.
+    unknown_sender_policy: Literal["ignore", "reply", "enroll"] = Field(
+        "ignore", alias="UNKNOWN_SENDER_POLICY"
+    )
+    unknown_sender_reply: str = Field(DEFAULT_UNKNOWN_SENDER_REPLY, alias="UNKNOWN_SENDER_REPLY")
+    help_text: str = Field(DEFAULT_HELP_TEXT, alias="HELP_TEXT")
+    # Researcher API: the text sent when a participant is unenrolled (empty = send none).
+    unregister_notice: str = Field(DEFAULT_UNREGISTER_NOTICE, alias="UNREGISTER_NOTICE")
+    # Durable timers (docs/timers.md): participant-local quiet hours ("22:00-08:00", empty =
+    # none), the sweep for timers other processes wrote, grace per kind, the leader's lease.
+    quiet_hours: str = Field("", alias="QUIET_HOURS")
+    timer_sweep_seconds: float = Field(30.0, gt=0, alias="TIMER_SWEEP_SECONDS")
+    timer_grace: dict[str, float | None] = Field(default_factory=dict, alias="TIMER_GRACE")
+    scheduler_lease_seconds: float = Field(30.0, ge=1, alias="SCHEDULER_LEASE_SECONDS")
+    # The daily habit cycle (docs/daily_cycle.md): the no-reply reminder after a habit prompt
+    # and the move to feedback after it; 0 = off.
+    reminder_after_prompt_hours: float = Field(
+        5.0, ge=0, le=48, alias="REMINDER_AFTER_PROMPT_HOURS"
+    )
+    auto_feedback_after_prompt_minutes: float = Field(
+        5.0, ge=0, le=1440, alias="AUTO_FEEDBACK_AFTER_PROMPT_MINUTES"
+    )
+
+    # Conversation (docs/conversation.md): earlier messages the LLM sees (0 = none), the reply
+    # to crisis language, whether the LLM turn still runs after it, and how often supervisors
+    # may be texted about one participant.
+    chat_history_limit: int = Field(50, ge=0, le=10000, alias="CHAT_HISTORY_LIMIT")
+    safety_message: str = Field(DEFAULT_SAFETY_MESSAGE, min_length=1, alias="SAFETY_MESSAGE")
+    helpline_text: str = Field(DEFAULT_HELPLINE_TEXT, alias="HELPLINE_TEXT")
+    safety_continue_turn: bool = Field(False, alias="SAFETY_CONTINUE_TURN")
+    supervisor_alert_window_minutes: float = Field(
+        30.0, ge=0, le=10080, alias="SUPERVISOR_ALERT_WINDOW_MINUTES"
+    )
+
+    _split_lists = field_validator(
+        "api_tokens", "supervisor_phones", "debug_phones", mode="before"
+    )(_split)
+    _flags = field_validator(
+        "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
+    )(_flag)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("unknown_sender_policy", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("whatsapp_template_sid", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, value: str) -> str:
+        parse_quiet_hours(value)
+        return value.strip()
+
+    @field_validator("timer_grace", mode="before")
+    @classmethod
+    def _grace(cls, value: object) -> object:
+        return parse_grace(value) if isinstance(value, str) else value
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        validate_timezone(value)
+        return value
+
+    @field_validator("default_region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if value.upper() not in phonenumbers.SUPPORTED_REGIONS:
+            raise ValueError(f"unknown region {value!r} (a two-letter code such as US or GB)")
+        return value.upper()
+
+    @field_validator("public_base_url", "openai_base_url", "twilio_api_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Settings:
+        problems = []
+        for name in ("supervisor_phones", "debug_phones"):
+            for raw in getattr(self, name):
+                try:
+                    canonical_phone(raw, self.default_region)
+                except InvalidPhoneNumber as exc:
+                    problems.append(f"{name.upper()}: {exc}")
+        if self.messenger == "twilio":
+            if not (self.twilio_account_sid and self.twilio_auth_token):
+                problems.append("MESSENGER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
+            if not (self.twilio_from_number or self.twilio_messaging_service_sid):
+                problems.append(
+                    "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
+                )
+        if self.unknown_sender_policy == "reply" and not self.unknown_sender_reply.strip():
+            problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
+        if self.whatsapp_outside_window == "template" and not self.whatsapp_template_sid:
+            problems.append("WHATSAPP_OUTSIDE_WINDOW=template needs WHATSAPP_TEMPLATE_SID (HX...)")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def supervisors(self) -> list[str]:
+        return [canonical_phone(p, self.default_region) for p in self.supervisor_phones]
+
+    def debuggers(self) -> list[str]:
+        return [canonical_phone(p, self.default_region) for p in self.debug_phones]
+
+
+ENV_NAMES = {field.alias for field in Settings.model_fields.values() if field.alias}
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, env_file: str | Path | None = ".env"
+) -> Settings:
+    """Read settings from the environment over an optional .env file; list every problem."""
+    values: dict[str, str] = {}
+    if env_file is not None and Path(env_file).is_file():
+        values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    values.update(os.environ if environ is None else environ)
+    chosen = {k: v for k, v in values.items() if k in ENV_NAMES}
+    try:
+        return Settings.model_validate(chosen)
+    except ValidationError as exc:
+        raise ConfigError([line for err in exc.errors() for line in _describe(err)]) from None
+
+
+def _describe(err: dict) -> list[str]:
+    loc = err.get("loc") or ()
+    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if not loc:
+        return message.split("; ")
+    field = Settings.model_fields.get(str(loc[0]))
+    name = field.alias if field and field.alias else str(loc[0])
+    return [f"{name}: {message}"]
+
+
+# TIMER_GRACE: how late each timer kind may still fire (see bot.timers.kinds).
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_ITEM = re.compile(r"([a-z][a-z0-9_]*)=(none|[0-9]+(?:\.[0-9]+)?)([smhd]?)")
+
+
+def parse_grace(text: str) -> dict[str, float | None]:
+    """Parse "daily=2h,reminder=30m,transition=none" into seconds per kind (None = no limit)."""
+    found: dict[str, float | None] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        match = _ITEM.fullmatch(item.lower())
+        if match is None:
+            raise ValueError(
+                f"invalid grace {item!r}: expected kind=<number>[s|m|h|d] or kind=none,"
+                " e.g. daily=2h"
+            )
+        kind, amount, unit = match.groups()
+        if amount == "none":
+            if unit:
+                raise ValueError(f"invalid grace {item!r}: 'none' takes no unit")
+            found[kind] = None
+        else:
+            found[kind] = float(amount) * _UNITS[unit]
+    return found

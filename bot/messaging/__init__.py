@@ -1,1 +1,0 @@
-"""Messaging: the Twilio and console adapters and the channel's text rules."""

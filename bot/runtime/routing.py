@@ -1,0 +1,58 @@
+"""Wiring the conversation: the LLM client, the crisis screen (with each intervention's own
+settings), the modules and tools, the timer handlers and the flow.
+
+`build_handler(services)` is what `tandem serve` and `tandem worker` hand their workers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from bot.conversation.daily_cycle import prompt as daily_prompt
+from bot.conversation.daily_cycle.replies import on_reply
+from bot.conversation.engine import ConversationFlow
+from bot.conversation.llm import ChatClient
+from bot.conversation.module import Module
+from bot.conversation.safety import CrisisScreen
+from bot.conversation.turns import Handler
+from bot.interventions.settings import INTERVENTIONS, InterventionSettings
+from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
+from bot.store.services import Services
+from modules import MODULES
+
+log = logging.getLogger(__name__)
+
+
+def build_handler(
+    services: Services,
+    *,
+    client: ChatClient | None = None,
+    modules: Mapping[str, Module] | None = None,
+) -> Handler:
+    """The handler that runs every participant's turns; built once per process. `client` and
+    `modules` replace the configured LLM client and the module table (`tandem chat` does)."""
+    settings = services.settings
+    client = client or ChatClient.from_settings(settings)
+    modules = MODULES if modules is None else modules
+    screen = CrisisScreen.from_default()
+    daily_prompt.register(
+        client.complete,
+        HABIT_PROMPTS,
+        reminder_hours=settings.reminder_after_prompt_hours,
+        auto_feedback_minutes=settings.auto_feedback_after_prompt_minutes,
+    )
+    # Interventions' own safety settings come from where the step module reads interventions.
+    root = getattr(modules.get("step"), "root", INTERVENTIONS)
+    interventions = InterventionSettings(settings, screen, root=root)
+    flow = ConversationFlow(
+        client,
+        screen,
+        settings,
+        modules,
+        tools=TOOLS,
+        reply_parser=on_reply,
+        interventions=interventions,
+    )
+    log.info("conversation ready: modules %s, %r", ", ".join(modules), screen)
+    return flow.handle

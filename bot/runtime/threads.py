@@ -1,0 +1,90 @@
+"""The background runtime of a process: worker threads, dispatcher threads and the scheduler."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.channel.messenger import Messenger
+from bot.conversation.turns import Handler
+from bot.runtime.worker import Worker
+from bot.store.services import Services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    workers: int = 2
+    dispatchers: int = 1
+    scheduler: bool = True
+
+
+def process_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Runtime:
+    """Starts and stops the threads that turn work items, outbox rows and timers into effects."""
+
+    def __init__(
+        self,
+        services: Services,
+        handler: Handler,
+        messenger: Messenger,
+        options: RuntimeOptions = RuntimeOptions(),
+    ) -> None:
+        self.services = services
+        self.handler = handler
+        self.messenger = messenger
+        self.options = options
+        self.stop_event = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        from bot.channel.dispatcher import Dispatcher
+
+        name = process_name()
+        for n in range(self.options.workers):
+            worker = Worker(self.services, self.handler, f"{name}/worker-{n}")
+            self._spawn(f"worker-{n}", worker.run_forever)
+        for n in range(self.options.dispatchers):
+            dispatcher = Dispatcher(self.services, self.messenger, f"{name}/dispatch-{n}")
+            self._spawn(f"dispatcher-{n}", dispatcher.run_forever)
+        if self.options.scheduler:
+            from bot.interventions.settings import quiet_hours_by_intervention
+            from bot.timers import scheduler
+
+            # Interventions with quiet hours of their own use them instead of QUIET_HOURS.
+            quiet = quiet_hours_by_intervention()
+            self._spawn(
+                "scheduler",
+                lambda stop: scheduler.run_forever(
+                    self.services, stop, intervention_quiet_hours=quiet
+                ),
+            )
+        log.info(
+            "runtime started: %d workers, %d dispatchers, scheduler %s",
+            self.options.workers,
+            self.options.dispatchers,
+            "campaigning" if self.options.scheduler else "off",
+        )
+
+    def _spawn(self, name: str, target: Callable[[threading.Event], None]) -> None:
+        thread = threading.Thread(target=target, args=(self.stop_event,), name=name, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask every thread to finish its current item and wait for them."""
+        self.stop_event.set()
+        self.services.signals.work.notify()
+        self.services.signals.outbox.notify()
+        self.services.signals.timers.notify()
+        for thread in self.threads:
+            thread.join(timeout)
+        log.info("runtime stopped")

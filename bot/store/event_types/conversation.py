@@ -1,0 +1,71 @@
+"""Conversation events: LLM calls, tool calls, state transitions, profile saves, failed turns."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from bot.store.events import EventData, event
+
+
+@event("llm.called")
+class LLMCalled(EventData):
+    """One chat completion: what was asked (unless STORE_PROMPTS=false), what came back, cost."""
+
+    call_id: str
+    purpose: str
+    model: str
+    ok: bool = True
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    finish_reason: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    # Retries the SDK made before this answer (None when the call failed).
+    retries: int | None = None
+
+
+@event("tool.called")
+class ToolCalled(EventData):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    result: str
+
+
+@event("tool.failed")
+class ToolFailed(EventData):
+    """A tool call that was refused or failed; the model was told `error` precisely."""
+
+    call_id: str
+    tool: str
+    arguments: str
+    error: str
+    # What went wrong inside (an exception's type and message); never shown to the model.
+    detail: str | None = None
+
+
+@event("turn.failed")
+class TurnFailed(EventData):
+    """The turn could not be completed as intended; `fallback` says what was sent instead."""
+
+    reason: str
+    fallback: str | None = None
+
+
+@event("state.transitioned")
+class StateTransitioned(EventData):
+    from_state: str | None
+    to_state: str
+    reason: str | None = None
+    source: Literal["tool", "timer", "flow", "operator", "intervention"] = "tool"
+
+
+@event("profile.saved")
+class ProfileSaved(EventData):
+    """Profile fields set (`changes`) and cleared (`cleared`)."""
+
+    changes: dict[str, Any] = {}
+    cleared: list[str] = []
+    source: Literal["tool", "flow", "operator", "intervention"] = "tool"

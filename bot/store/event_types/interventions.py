@@ -1,0 +1,118 @@
+"""Intervention events: steps entered and taken, judgements, notes, replies and measurements.
+
+Every decision the step module makes is one of these, so a transcript can be replayed and
+explained: why the participant moved (`step.entered` carries the condition and the values it
+read), what each judgement returned, what every completion slot said.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from bot.store.events import EventData, event
+
+Via = Literal["root", "transition", "budget", "interrupt", "return", "session", "operator"]
+JudgementWhen = Literal["turn", "enter", "exit", "interrupt"]
+
+
+@event("step.entered")
+class StepEntered(EventData):
+    """The participant moved to `step` of `intervention` (from `from_step`, None at the root).
+
+    `via` says how: the root at the start, a `transition` whose `condition` held (None: it had
+    none), a `budget` (max_turns/max_minutes ran out), an `interrupt`, a `return` from a
+    digression or interrupt, or a `session` start after a long silence. `values` are the data
+    the condition read. `stack` is where the participant returns to afterwards, innermost last
+    ({step, turns, entered_at}); `turns`/`entered_at` are the step's counters after entering
+    (0 and now, or restored on a return).
+    """
+
+    intervention: str
+    step: str
+    from_step: str | None = None
+    via: Via = "transition"
+    condition: str | None = None
+    values: dict[str, Any] = {}
+    stack: list[dict[str, Any]] = []
+    turns: int = 0
+    entered_at: datetime | None = None
+    revision: str = ""
+
+
+@event("step.turn_taken")
+class StepTurnTaken(EventData):
+    """The step answers a message from the participant: turn `turn` of this visit."""
+
+    step: str
+    turn: int
+
+
+@event("step.replied")
+class StepReplied(EventData):
+    """What the step produced: every completion slot (`slots`), the one sent (`sent`), or the
+    index of the fixed `say` text sent."""
+
+    step: str
+    slots: dict[str, Any] = {}
+    sent: str | None = None
+    say: int | None = None
+    revision: str = ""
+
+
+@event("judgement.recorded")
+class JudgementRecorded(EventData):
+    """A judgement's typed result, available as `judgements.<judgement>.<field>`."""
+
+    judgement: str
+    result: dict[str, Any]
+    step: str | None = None
+    when: JudgementWhen = "turn"
+
+
+@event("judgement.failed")
+class JudgementFailed(EventData):
+    """A judgement produced no valid result; conditions on it keep their earlier value."""
+
+    judgement: str
+    reason: str
+    step: str | None = None
+
+
+@event("note.taken")
+class NoteTaken(EventData):
+    """A note's completions, each available as `notes.<NAME>`."""
+
+    note: str
+    values: dict[str, Any]
+    step: str | None = None
+
+
+@event("note.failed")
+class NoteFailed(EventData):
+    """A note could not be taken (the LLM failed, or its template did); nothing was stored."""
+
+    note: str
+    reason: str
+    step: str | None = None
+
+
+@event("measurement.recorded")
+class MeasurementRecorded(EventData):
+    """The answer to question `measurement`: `value` as validated, and how it was read
+    (`parsed` without the LLM, `llm` by extraction, `text` taken as written)."""
+
+    measurement: str
+    value: Any
+    method: Literal["parsed", "llm", "text"] = "parsed"
+    outbox_id: str | None = None
+
+
+@event("measurement.rejected")
+class MeasurementRejected(EventData):
+    """A reply that did not answer the question; `final` means no more clarifications."""
+
+    measurement: str
+    reason: str
+    attempt: int = 1
+    final: bool = False

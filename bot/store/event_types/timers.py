@@ -1,0 +1,97 @@
+"""Timer events: durable timers are scheduled, deferred, cancelled, fired or skipped; and the
+facts a fired timer produces for the conversation (a transition due, a measurement asked or missed).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import field_validator
+
+from bot.store.events import EventData, event
+
+
+def _aware(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("must be timezone-aware")
+    return value
+
+
+@event("timer.scheduled")
+class TimerScheduled(EventData):
+    """A timer, due at `due_at` (UTC); `local_time`/`timezone` record what it was computed from
+    and `scope` identifies the situation it belongs to, so a stale timer is recognised."""
+
+    timer_id: str
+    kind: str
+    due_at: datetime
+    scope: str = ""
+    payload: dict[str, Any] = {}
+    local_time: str | None = None
+    timezone: str | None = None
+
+    _due_aware = field_validator("due_at")(_aware)
+
+
+@event("timer.deferred")
+class TimerDeferred(EventData):
+    """The timer moved to a later instant (e.g. out of quiet hours)."""
+
+    timer_id: str
+    due_at: datetime
+    reason: str
+
+    _due_aware = field_validator("due_at")(_aware)
+
+
+@event("timer.cancelled")
+class TimerCancelled(EventData):
+    timer_id: str
+    reason: str
+
+
+@event("timer.fired")
+class TimerFired(EventData):
+    timer_id: str
+    late_seconds: float = 0.0
+
+
+@event("timer.skipped")
+class TimerSkipped(EventData):
+    """The timer will not act: the participant is inactive, it was missed during downtime, it
+    fell in quiet hours, or (after `timer.fired`) its prompt was answered or superseded."""
+
+    timer_id: str
+    reason: str
+    late_seconds: float | None = None
+
+
+@event("transition.requested")
+class TransitionRequested(EventData):
+    """A delayed-transition timer came due: the conversation should move to `to_state`."""
+
+    timer_id: str
+    to_state: str
+    reason: str | None = None
+
+
+@event("measurement.asked")
+class MeasurementAsked(EventData):
+    """A timed measurement's question was queued; an answer is expected by `answer_by`."""
+
+    measurement: str
+    timer_id: str
+    outbox_id: str
+    answer_by: datetime
+
+    _by_aware = field_validator("answer_by")(_aware)
+
+
+@event("measurement.missed")
+class MeasurementMissed(EventData):
+    """No reply came within a measurement's answer window."""
+
+    measurement: str
+    timer_id: str
+    outbox_id: str

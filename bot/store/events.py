@@ -1,0 +1,144 @@
+"""The event model: typed payloads, the registry from type string to model, and envelopes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class EventData(BaseModel):
+    """Base of every event payload. Subclasses set `event_type` and register themselves."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event_type: ClassVar[str]
+    schema_version: ClassVar[int] = 1
+
+
+class UnknownEventType(Exception):
+    """An event type (or schema version) that this code has no model or upcaster for."""
+
+    def __init__(self, event_type: str, schema_version: int, seq: int | None = None) -> None:
+        where = f" at seq {seq}" if seq is not None else ""
+        super().__init__(f"unknown event type {event_type!r} v{schema_version}{where}")
+        self.event_type = event_type
+        self.schema_version = schema_version
+        self.seq = seq
+
+
+class InvalidEventData(Exception):
+    """A stored or proposed payload that does not match its model."""
+
+
+REGISTRY: dict[str, type[EventData]] = {}
+# (event_type, from_version) -> function turning a v(from_version) payload into v(from_version+1)
+UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+E = TypeVar("E", bound=type[EventData])
+
+
+def event(event_type: str, schema_version: int = 1) -> Callable[[E], E]:
+    """Register a payload model under its past-tense dotted type name."""
+
+    def register(cls: E) -> E:
+        if event_type in REGISTRY and REGISTRY[event_type] is not cls:
+            raise ValueError(f"event type {event_type!r} registered twice")
+        cls.event_type = event_type
+        cls.schema_version = schema_version
+        REGISTRY[event_type] = cls
+        return cls
+
+    return register
+
+
+def decode(
+    event_type: str, schema_version: int, data: Mapping[str, Any], seq: int | None = None
+) -> EventData:
+    """Turn a stored payload into its model, upcasting old schema versions first."""
+    model = REGISTRY.get(event_type)
+    if model is None:
+        raise UnknownEventType(event_type, schema_version, seq)
+    payload = dict(data)
+    version = schema_version
+    while version < model.schema_version:
+        upcast = UPCASTERS.get((event_type, version))
+        if upcast is None:
+            raise UnknownEventType(event_type, schema_version, seq)
+        payload = upcast(payload)
+        version += 1
+    if version != model.schema_version:
+        raise UnknownEventType(event_type, schema_version, seq)
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        where = f" at seq {seq}" if seq is not None else ""
+        raise InvalidEventData(f"{event_type}{where}: {exc}") from exc
+
+
+def encode(data: EventData) -> dict[str, Any]:
+    """The JSON form of a payload, as stored."""
+    return data.model_dump(mode="json")
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event proposed for appending: payload plus optional business time and metadata."""
+
+    data: EventData
+    occurred_at: datetime | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    event_id: str = field(default_factory=new_id)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, EventData):
+            raise InvalidEventData(f"not an event payload: {type(self.data).__name__}")
+        if type(self.data) is not REGISTRY.get(self.data.event_type):
+            raise InvalidEventData(f"unregistered event type {self.data.event_type!r}")
+        if self.occurred_at is not None and self.occurred_at.tzinfo is None:
+            raise InvalidEventData("occurred_at must be timezone-aware")
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event as recorded in the store."""
+
+    seq: int
+    event_id: str
+    stream_id: str
+    stream_version: int
+    data: EventData
+    meta: Mapping[str, Any]
+    idempotency_key: str | None
+    occurred_at: datetime
+    recorded_at: datetime
+
+    @property
+    def event_type(self) -> str:
+        return self.data.event_type
+
+    @property
+    def participant_id(self) -> str | None:
+        return participant_of(self.stream_id)
+
+
+PARTICIPANT_PREFIX = "participant:"
+SYSTEM_STREAM = "system"
+
+
+def participant_stream(participant_id: str) -> str:
+    return f"{PARTICIPANT_PREFIX}{participant_id}"
+
+
+def participant_of(stream_id: str) -> str | None:
+    if stream_id.startswith(PARTICIPANT_PREFIX):
+        return stream_id[len(PARTICIPANT_PREFIX) :]
+    return None

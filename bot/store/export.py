@@ -1,0 +1,292 @@
+"""`tandem export`'s work: participants, messages and raw events to CSV or JSON Lines, streamed.
+
+Everything is read in batches and written as it is read; the export is bounded by the last event
+recorded when it started, so the three files describe the same moment.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from sqlalchemy import and_, func, or_, select
+
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
+from bot.store.schema import events, participants
+from bot.store.transcript import LINE_TYPES, TranscriptLine, local, read_lines, zone
+
+Format = Literal["csv", "jsonl"]
+# progress(file name, rows expected or None) -> advance(rows written)
+Progress = Callable[[str, int | None], Callable[[int], None]]
+
+PARTICIPANT_COLUMNS = (
+    "participant_id", "phone_number", "channel", "status", "opted_out", "timezone",
+    "intervention", "conversation_state", "current_step", "name", "gender", "ethnicity",
+    "background", "debug", "enrolled_at_utc", "enrolled_at_local", "last_inbound_at_utc",
+    "last_inbound_at_local", "updated_at_utc", "version", "profile", "step_counters",
+    "judgements", "notes",
+)  # fmt: skip
+MESSAGE_COLUMNS = (
+    "participant_id", "seq", "message_id", "direction", "channel", "kind", "keyword", "text",
+    "media", "status", "error_code", "error_message", "segments", "provider_sid", "timezone",
+    "created_at_utc", "created_at_local", "sent_at_utc", "sent_at_local", "status_at_utc",
+)  # fmt: skip
+EVENT_COLUMNS = (
+    "seq", "event_id", "stream_id", "stream_version", "type", "schema_version", "occurred_at",
+    "recorded_at", "idempotency_key", "data", "meta",
+)  # fmt: skip
+
+
+@dataclass
+class Counts:
+    participants: int = 0
+    messages: int = 0
+    events: int = 0
+
+
+class UnknownParticipant(ValueError):
+    """A --participant id that names no participant."""
+
+
+def parse_since(text: str) -> datetime:
+    """An ISO date (midnight UTC) or datetime (UTC unless it carries an offset), aware."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            return datetime.combine(date.fromisoformat(value), time(0), tzinfo=UTC)
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not an ISO date or datetime (2026-01-31 or 2026-01-31T08:00)"
+        ) from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def export(
+    store: EventStore,
+    out_dir: Path,
+    fmt: Format = "csv",
+    *,
+    since: datetime | None = None,
+    participant_ids: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Counts:
+    """Write participants, messages and events files into `out_dir`; returns the row counts."""
+    if since is not None and since.tzinfo is None:
+        raise ValueError("since must be timezone-aware")
+    ids = _existing(store, participant_ids)
+    upto = _last_seq(store)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    advance = progress or (lambda _name, _total: lambda _n: None)
+    counts = Counts()
+    with _Writer(out_dir, "participants", fmt, PARTICIPANT_COLUMNS) as out:
+        step = advance("participants", len(ids) if ids else _count_participants(store))
+        for row in _participants(store, ids):
+            out.write(participant_record(row))
+            counts.participants += 1
+            step(1)
+    with _Writer(out_dir, "messages", fmt, MESSAGE_COLUMNS) as out:
+        step = advance("messages", _count_events(store, upto, since, ids, LINE_TYPES))
+        for row in _participants(store, ids):
+            tz_name = row["timezone"]
+            for line in read_lines(store, row["participant_id"], since=since, upto=upto):
+                out.write(message_record(line, tz_name))
+                counts.messages += 1
+                step(1)
+    with _Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
+        step = advance("events", _count_events(store, upto, since, ids))
+        for raw in _events(store, upto, since, ids):
+            out.write(event_record(raw))
+            counts.events += 1
+            step(1)
+    return counts
+
+
+def participant_record(row: dict[str, Any]) -> dict[str, Any]:
+    tz = zone(row["timezone"])
+    record = {k: row.get(k) for k in PARTICIPANT_COLUMNS}
+    record.update(
+        phone_number=row["phone"],
+        enrolled_at_utc=row["enrolled_at"],
+        enrolled_at_local=local(row["enrolled_at"], tz),
+        last_inbound_at_utc=row["last_inbound_at"],
+        last_inbound_at_local=local(row["last_inbound_at"], tz),
+        updated_at_utc=row["updated_at"],
+    )
+    return record
+
+
+def message_record(line: TranscriptLine, tz_name: str) -> dict[str, Any]:
+    tz = zone(tz_name)
+    return {
+        **{k: getattr(line, k) for k in MESSAGE_COLUMNS if hasattr(line, k)},
+        "media": list(line.media),
+        "timezone": tz_name,
+        "created_at_utc": line.created_at,
+        "created_at_local": local(line.created_at, tz),
+        "sent_at_utc": line.sent_at,
+        "sent_at_local": local(line.sent_at, tz),
+        "status_at_utc": line.status_at,
+    }
+
+
+def event_record(raw: Any) -> dict[str, Any]:
+    return {
+        "seq": raw.seq,
+        "event_id": raw.event_id,
+        "stream_id": raw.stream_id,
+        "stream_version": raw.stream_version,
+        "type": raw.event_type,
+        "schema_version": raw.schema_version,
+        "occurred_at": raw.occurred_at,
+        "recorded_at": raw.recorded_at,
+        "idempotency_key": raw.idempotency_key,
+        "data": raw.data,
+        "meta": raw.meta or {},
+    }
+
+
+class _Writer:
+    """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end."""
+
+    def __init__(self, out_dir: Path, name: str, fmt: Format, columns: Sequence[str]) -> None:
+        self.path = out_dir / f"{name}.{fmt}"
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.fmt = fmt
+        self.columns = columns
+        self.file: IO[str] | None = None
+        self.csv: Any = None
+
+    def __enter__(self) -> _Writer:
+        self.file = self.partial.open("w", encoding="utf-8", newline="")
+        if self.fmt == "csv":
+            self.csv = csv.writer(self.file)
+            self.csv.writerow(self.columns)
+        return self
+
+    def write(self, record: dict[str, Any]) -> None:
+        assert self.file is not None
+        if self.fmt == "csv":
+            self.csv.writerow([_cell(record.get(c)) for c in self.columns])
+        else:
+            row = {c: record.get(c) for c in self.columns}
+            self.file.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
+
+    def __exit__(self, kind: object, *_rest: object) -> None:
+        assert self.file is not None
+        self.file.close()
+        if kind is None:
+            os.replace(self.partial, self.path)
+        else:
+            self.partial.unlink(missing_ok=True)
+
+
+def _iso(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot export a {type(value).__name__}")
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=_iso)
+    return value
+
+
+def _existing(store: EventStore, participant_ids: Sequence[str]) -> list[str]:
+    wanted = list(dict.fromkeys(participant_ids))
+    for participant_id in wanted:
+        if store.projection_row("participants", participant_id) is None:
+            raise UnknownParticipant(f"no participant {participant_id!r}")
+    return wanted
+
+
+def _last_seq(store: EventStore) -> int:
+    with store.reading() as conn:
+        return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
+
+
+def _count_participants(store: EventStore) -> int:
+    with store.reading() as conn:
+        return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
+
+
+def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
+    """Participant rows in order of enrollment, `batch` at a time (keyset paging)."""
+    table = participants
+    last: tuple[datetime, str] | None = None
+    while True:
+        query = select(table).order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
+        if ids:
+            query = query.where(table.c.participant_id.in_(ids))
+        if last is not None:
+            query = query.where(
+                or_(
+                    table.c.enrolled_at > last[0],
+                    and_(table.c.enrolled_at == last[0], table.c.participant_id > last[1]),
+                )
+            )
+        with store.reading() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(query)]
+        if not rows:
+            return
+        yield from rows
+        last = (rows[-1]["enrolled_at"], rows[-1]["participant_id"])
+
+
+def _event_filter(
+    upto: int, since: datetime | None, ids: Sequence[str], types: Sequence[str] = ()
+) -> list[Any]:
+    clauses: list[Any] = [events.c.seq <= upto]
+    if since is not None:
+        clauses.append(events.c.occurred_at >= since)
+    if ids:
+        clauses.append(events.c.stream_id.in_([participant_stream(i) for i in ids]))
+    if types:
+        clauses.append(events.c.event_type.in_(list(types)))
+    return clauses
+
+
+def _count_events(
+    store: EventStore,
+    upto: int,
+    since: datetime | None,
+    ids: Sequence[str],
+    types: Sequence[str] = (),
+) -> int:
+    query = select(func.count()).select_from(events).where(*_event_filter(upto, since, ids, types))
+    with store.reading() as conn:
+        return int(conn.execute(query).scalar_one())
+
+
+def _events(
+    store: EventStore, upto: int, since: datetime | None, ids: Sequence[str], batch: int = 1000
+) -> Iterator[Any]:
+    """Raw event rows (undecoded: unknown types export as stored) in global order."""
+    cursor = 0
+    while True:
+        query = (
+            select(events)
+            .where(events.c.seq > cursor, *_event_filter(upto, since, ids))
+            .order_by(events.c.seq)
+            .limit(batch)
+        )
+        with store.reading() as conn:
+            rows = conn.execute(query).all()
+        if not rows:
+            return
+        yield from rows
+        cursor = rows[-1].seq

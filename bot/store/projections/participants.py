@@ -1,0 +1,273 @@
+"""The `participants` projection: one row of current state per participant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.store.event_types import (
+    MessageReceived,
+    ParticipantEnrolled,
+    ParticipantOptedIn,
+    ParticipantOptedOut,
+    ParticipantStatusChanged,
+    ParticipantUnenrolled,
+    ParticipantUpdated,
+)
+from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store.event_types.interventions import (
+    JudgementRecorded,
+    MeasurementRecorded,
+    MeasurementRejected,
+    NoteTaken,
+    StepEntered,
+    StepTurnTaken,
+)
+from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
+from bot.store.events import Event
+from bot.store.projections import Projection, Row
+
+COLUMNS = (
+    "participant_id",
+    "phone",
+    "channel",
+    "status",
+    "timezone",
+    "intervention",
+    "conversation_state",
+    "current_step",
+    "name",
+    "gender",
+    "ethnicity",
+    "background",
+    "debug",
+    "opted_out",
+    "profile",
+    "step_counters",
+    "judgements",
+    "notes",
+    "enrolled_at",
+    "last_inbound_at",
+    "updated_at",
+    "version",
+)
+
+
+def _enrolled(row: Row | None, event: Event) -> Row:
+    data: ParticipantEnrolled = event.data  # type: ignore[assignment]
+    return {
+        "participant_id": data.participant_id,
+        "phone": data.phone,
+        "channel": data.channel,
+        "status": "active",
+        "timezone": data.timezone,
+        "intervention": data.intervention,
+        "conversation_state": data.conversation_state,
+        "current_step": None,
+        "name": data.name,
+        "gender": data.gender,
+        "ethnicity": data.ethnicity,
+        "background": data.background,
+        "debug": data.debug,
+        "opted_out": False,
+        "profile": {},
+        "step_counters": {},
+        "judgements": {},
+        "notes": {},
+        "enrolled_at": event.occurred_at,
+        "last_inbound_at": None,
+    }
+
+
+def _updated(row: Row, event: Event) -> Row:
+    data: ParticipantUpdated = event.data  # type: ignore[assignment]
+    return {**row, **data.changes}
+
+
+def _status_changed(row: Row, event: Event) -> Row:
+    data: ParticipantStatusChanged = event.data  # type: ignore[assignment]
+    return {**row, "status": data.status}
+
+
+def _unenrolled(row: Row, event: Event) -> Row:
+    return {**row, "status": "unenrolled"}
+
+
+def _received(row: Row, event: Event) -> Row:
+    data: MessageReceived = event.data  # type: ignore[assignment]
+    last = row.get("last_inbound_at")
+    newest = event.occurred_at if last is None or event.occurred_at > last else last
+    return {**row, "last_inbound_at": newest, "channel": data.channel}
+
+
+def _transitioned(row: Row, event: Event) -> Row:
+    data: StateTransitioned = event.data  # type: ignore[assignment]
+    return {**row, "conversation_state": data.to_state}
+
+
+def _profile_saved(row: Row, event: Event) -> Row:
+    data: ProfileSaved = event.data  # type: ignore[assignment]
+    profile = {k: v for k, v in row["profile"].items() if k not in data.cleared}
+    return {**row, "profile": {**profile, **data.changes}}
+
+
+def _opted_out(row: Row, event: Event) -> Row:
+    return {**row, "opted_out": True}
+
+
+def _opted_in(row: Row, event: Event) -> Row:
+    return {**row, "opted_out": False}
+
+
+CASES: dict[str, Callable[[Row, Event], Row]] = {
+    StateTransitioned.event_type: _transitioned,
+    ProfileSaved.event_type: _profile_saved,
+    ParticipantOptedOut.event_type: _opted_out,
+    ParticipantOptedIn.event_type: _opted_in,
+    ParticipantUpdated.event_type: _updated,
+    ParticipantStatusChanged.event_type: _status_changed,
+    ParticipantUnenrolled.event_type: _unenrolled,
+    MessageReceived.event_type: _received,
+}
+
+
+def register(event_type: str) -> Callable[[Callable[[Row, Event], Row]], Callable]:
+    """Add a reducer case for an event type defined by a later feature."""
+
+    def add(case: Callable[[Row, Event], Row]) -> Callable[[Row, Event], Row]:
+        if event_type in CASES:
+            raise ValueError(f"participants reducer for {event_type!r} defined twice")
+        CASES[event_type] = case
+        return case
+
+    return add
+
+
+def apply(row: Row | None, event: Event) -> Row | None:
+    """Fold one event into a participant row (pure)."""
+    if event.event_type == ParticipantEnrolled.event_type:
+        new: Row | None = _enrolled(row, event)
+    elif row is None:
+        return None  # events before enrollment (or on other streams) change nothing
+    else:
+        case = CASES.get(event.event_type)
+        new = case(row, event) if case else dict(row)
+    assert new is not None
+    new["version"] = event.stream_version
+    new["updated_at"] = event.occurred_at
+    return new
+
+
+def key(event: Event) -> str | None:
+    return event.participant_id
+
+
+PROJECTION = Projection(
+    name="participants",
+    key_column="participant_id",
+    columns=COLUMNS,
+    key=key,
+    apply=apply,
+    stream_head=True,
+)
+
+
+# Interventions (the step module). `step_counters` holds where the participant is: `step`,
+# `turns` and `entered_at` of this visit, `visits` per step, the return `stack`, `total_turns`,
+# `interrupted_at` (total_turns when each interrupt was entered), `measurements` (latest value
+# per question) and `asking` (the question awaiting an answer).
+def _counters(row: Row, **changes: Any) -> Row:
+    return {**row, "step_counters": {**(row.get("step_counters") or {}), **changes}}
+
+
+@register(StepEntered.event_type)
+def _step_entered(row: Row, event: Event) -> Row:
+    data: StepEntered = event.data  # type: ignore[assignment]
+    counters = row.get("step_counters") or {}
+    visits = dict(counters.get("visits") or {})
+    if data.via != "return":
+        visits[data.step] = visits.get(data.step, 0) + 1
+    interrupted = dict(counters.get("interrupted_at") or {})
+    if data.via == "interrupt":
+        interrupted[data.step] = counters.get("total_turns", 0)
+    entered = (data.entered_at or event.occurred_at).isoformat()
+    moved = {**row, "current_step": data.step}
+    return _counters(
+        moved,
+        step=data.step,
+        turns=data.turns,
+        entered_at=entered,
+        visits=visits,
+        stack=list(data.stack),
+        interrupted_at=interrupted,
+    )
+
+
+@register(StepTurnTaken.event_type)
+def _step_turn_taken(row: Row, event: Event) -> Row:
+    data: StepTurnTaken = event.data  # type: ignore[assignment]
+    total = (row.get("step_counters") or {}).get("total_turns", 0) + 1
+    return _counters(row, turns=data.turn, total_turns=total)
+
+
+@register(JudgementRecorded.event_type)
+def _judgement_recorded(row: Row, event: Event) -> Row:
+    data: JudgementRecorded = event.data  # type: ignore[assignment]
+    return {**row, "judgements": {**(row.get("judgements") or {}), data.judgement: data.result}}
+
+
+@register(NoteTaken.event_type)
+def _note_taken(row: Row, event: Event) -> Row:
+    data: NoteTaken = event.data  # type: ignore[assignment]
+    return {**row, "notes": {**(row.get("notes") or {}), **data.values}}
+
+
+@register(MeasurementAsked.event_type)
+def _measurement_asked(row: Row, event: Event) -> Row:
+    data: MeasurementAsked = event.data  # type: ignore[assignment]
+    asking = {
+        "measurement": data.measurement,
+        "outbox_id": data.outbox_id,
+        "answer_by": data.answer_by.isoformat(),
+        "attempts": 0,
+    }
+    return _counters(row, asking=asking)
+
+
+def _answered(row: Row, measurement: str) -> Row:
+    asking = (row.get("step_counters") or {}).get("asking")
+    if asking and asking.get("measurement") == measurement:
+        return _counters(row, asking=None)
+    return row
+
+
+@register(MeasurementRecorded.event_type)
+def _measurement_recorded(row: Row, event: Event) -> Row:
+    data: MeasurementRecorded = event.data  # type: ignore[assignment]
+    values = {**((row.get("step_counters") or {}).get("measurements") or {})}
+    values[data.measurement] = data.value
+    return _answered(_counters(row, measurements=values), data.measurement)
+
+
+@register(MeasurementMissed.event_type)
+def _measurement_missed(row: Row, event: Event) -> Row:
+    return _answered(row, event.data.measurement)  # type: ignore[attr-defined]
+
+
+@register(MeasurementRejected.event_type)
+def _measurement_rejected(row: Row, event: Event) -> Row:
+    data: MeasurementRejected = event.data  # type: ignore[assignment]
+    if data.final:
+        return _answered(row, data.measurement)
+    asking = (row.get("step_counters") or {}).get("asking")
+    if not asking or asking.get("measurement") != data.measurement:
+        return row
+    return _counters(row, asking={**asking, "attempts": data.attempt})
+
+
+def fold(events: list[Event]) -> dict[str, Any] | None:
+    """The row a participant's events fold to, from nothing."""
+    row: Row | None = None
+    for ev in events:
+        row = apply(row, ev)
+    return row

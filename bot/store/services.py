@@ -1,0 +1,27 @@
+"""What every part of a process is handed: settings, the event store, the clock, wake-ups.
+
+`bot.runtime.bootstrap` builds it; the web app, the worker, the dispatcher, the scheduler and
+the CLI take it as an argument. Nothing is global.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.core.clock import Clock
+from bot.core.config import Settings
+from bot.core.signals import Signals
+from bot.store.event_store import EventStore
+
+
+@dataclass
+class Services:
+    """What every entry point (web, worker, scheduler, CLI) is handed: nothing is global."""
+
+    settings: Settings
+    store: EventStore
+    clock: Clock
+    signals: Signals = field(default_factory=Signals)
+
+    def close(self) -> None:
+        self.store.engine.dispose()

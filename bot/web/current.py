@@ -1,0 +1,12 @@
+"""The services of the app that is handling the current request."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from bot.store.services import Services
+
+
+def services() -> Services:
+    """The services of the app handling the current request."""
+    return current_app.extensions["tandem"]
