@@ -11,7 +11,7 @@ from pathlib import Path
 from bot.core.config import ENV_NAMES
 from tests.fakes.openai_api import FakeOpenAI
 
-PRACTICE = Path(__file__).resolve().parents[1] / "sandbox_fixtures" / "practice"
+PRACTICE = Path(__file__).resolve().parents[1] / "sandbox" / "fixtures" / "practice"
 FALLBACK = "bot> Sorry, that did not work on our side. We'll be in touch."
 
 

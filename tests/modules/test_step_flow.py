@@ -17,8 +17,8 @@ from bot.store.event_types.conversation import StateTransitioned
 from bot.store.replay import compare, rebuild
 from modules import MODULES
 from modules.step import StepModule
+from tests.conversation.flow.conftest import Conversation
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
-from tests.flow.conftest import Conversation
 from tests.modules.step_harness import FIXTURES
 
 

@@ -1,0 +1,222 @@
+"""Tests for the deterministic crisis screen: corpora, rule ids, normalisation and extensions."""
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.conversation.safety import DEFAULT_PHRASES, EXTRA_RULE_ID, CrisisScreen, PhraseError, fold
+
+CORPUS = Path(__file__).resolve().parents[1] / "safety_corpus"
+SCREEN = CrisisScreen.from_default()
+
+
+def _lines(name: str) -> list[str]:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+CRISIS = _lines("crisis.txt")
+EVERYDAY = _lines("everyday.txt")
+
+
+def _catalogue(**overrides: object) -> dict:
+    rule = {"id": "en.test", "category": "test", "language": "en", "description": "d"}
+    return {"version": 1, "rules": [{**rule, "phrases": ["purple elephant"]}], **overrides}
+
+
+def test_each_corpus_holds_at_least_sixty_messages():
+    assert min(len(CRISIS), len(EVERYDAY)) >= 60
+
+
+@pytest.mark.parametrize("message", CRISIS, ids=range(1, len(CRISIS) + 1))
+def test_every_crisis_corpus_message_is_flagged(message):
+    assert SCREEN.check(message).crisis, SCREEN.normalise(message)
+
+
+@pytest.mark.parametrize("message", EVERYDAY, ids=range(1, len(EVERYDAY) + 1))
+def test_no_everyday_corpus_message_is_flagged(message):
+    assert SCREEN.check(message).rule is None, SCREEN.check(message).phrase
+
+
+def test_every_default_rule_is_exercised_by_the_crisis_corpus():
+    rules = {rule["id"] for rule in yaml.safe_load(DEFAULT_PHRASES.read_text("utf-8"))["rules"]}
+    assert rules - {SCREEN.check(message).rule for message in CRISIS} == set()
+
+
+@pytest.mark.parametrize(
+    ("message", "rule", "category", "language"),
+    [
+        ("I want to kill myself", "en.suicide.direct", "suicide", "en"),
+        ("gonna kms", "en.suicide.euphemism", "suicide", "en"),
+        ("I'm going to jump off the bridge", "en.suicide.plan", "suicide", "en"),
+        ("quiero hacerme daño", "es.self_harm", "self_harm", "es"),
+        ("I'm going to kill him", "en.harm_to_others", "harm_to_others", "en"),
+        ("mi esposo me pega", "es.abuse", "abuse", "es"),
+    ],
+)
+def test_a_flagged_message_reports_its_stable_rule_id(message, rule, category, language):
+    result = SCREEN.check(message)
+    assert (result.rule, result.category, result.language) == (rule, category, language)
+
+
+def test_the_result_names_the_catalogue_phrase_rather_than_the_message():
+    assert SCREEN.check("i just wanna die!!!").phrase == "want to die"
+
+
+def test_the_leftmost_phrase_decides_the_rule():
+    assert SCREEN.check("mi novio me amenaza con matarme").rule == "es.abuse"
+
+
+def test_accents_do_not_change_the_verdict():
+    assert SCREEN.check("voy a suicídarme") == SCREEN.check("voy a suicidarme")
+
+
+def test_case_and_repeated_letters_are_folded():
+    assert SCREEN.normalise("I WANT TO DIEEEE") == "i want to die"
+
+
+def test_a_standalone_two_is_read_as_to():
+    assert SCREEN.normalise("want 2 die") == "want to die"
+
+
+def test_leetspeak_digits_inside_a_word_are_read_as_letters():
+    assert fold("K1ll mys3lf") == ["kil", "myself"]
+
+
+def test_a_leading_digit_is_kept_as_a_quantity():
+    assert fold("ran 5kms") == ["ran", "5kms"]
+
+
+def test_punctuation_and_emoji_separate_words():
+    assert SCREEN.normalise("kill...myself!!! 😭") == "kil myself"
+
+
+def test_apostrophes_join_contractions_before_substitution():
+    assert SCREEN.normalise("don’t") == "do not"
+
+
+def test_a_zero_width_character_cannot_split_a_word():
+    assert SCREEN.check("sui\u200bcide").crisis
+
+
+def test_full_width_letters_are_read_as_plain_letters():
+    assert SCREEN.check("ｓｕｉｃｉｄｅ").crisis
+
+
+def test_phrases_match_whole_words_only():
+    assert not SCREEN.check("I'm so skilled myself").crisis
+
+
+@pytest.mark.parametrize("message", ["", "   \n\t ", "😀🙏❤️", "...!!!"])
+def test_an_empty_or_symbol_only_message_is_not_a_crisis(message):
+    assert not SCREEN.check(message).crisis
+
+
+def test_an_exclusion_masks_only_its_own_words():
+    assert SCREEN.check("I'm dying to try that place but honestly I want to die").crisis
+
+
+def test_a_negated_mention_of_suicide_is_still_flagged():
+    assert SCREEN.check("I'm not suicidal").rule == "en.suicide.direct"
+
+
+def test_an_extra_phrase_flags_under_the_intervention_rule():
+    screen = CrisisScreen.from_default(extra_phrases=["relapsed|relapse again"])
+    result = screen.check("I relapsed again last night")
+    assert (result.rule, result.category, result.language) == (EXTRA_RULE_ID, "custom", "any")
+
+
+def test_an_extra_phrase_can_use_the_catalogue_slots():
+    screen = CrisisScreen.from_default(extra_phrases=["drink {self} to death"])
+    assert screen.check("gonna drink myself to death").rule == EXTRA_RULE_ID
+
+
+def test_an_extra_exclusion_silences_the_words_it_covers():
+    screen = CrisisScreen.from_default(extra_exclusions=["overdose training"])
+    assert not screen.check("the overdose training at the pharmacy was useful").crisis
+
+
+def test_extending_one_screen_leaves_the_default_screen_unchanged():
+    CrisisScreen.from_default(extra_exclusions=["overdose training"])
+    assert CrisisScreen.from_default().check("the overdose training was useful").crisis
+
+
+@pytest.mark.parametrize("phrase", ["kill.*", "{nosuch} die", "", "... die", "die now?", "a*"])
+def test_an_invalid_extra_phrase_raises_a_value_error_naming_it(phrase):
+    with pytest.raises(ValueError, match=re.escape(repr(phrase))):
+        CrisisScreen.from_default(extra_phrases=[phrase])
+
+
+def test_an_invalid_extra_exclusion_raises_a_value_error_naming_it():
+    with pytest.raises(ValueError, match=re.escape("'(kill) time'")):
+        CrisisScreen.from_default(extra_exclusions=["(kill) time"])
+
+
+def test_a_single_string_of_extra_phrases_is_rejected():
+    with pytest.raises(PhraseError, match="not a single string"):
+        CrisisScreen.from_default(extra_phrases="kill me")
+
+
+def test_a_minimal_catalogue_screens_with_its_own_rules():
+    screen = CrisisScreen.from_catalogue(_catalogue())
+    assert screen.check("a PURPLE elephant!").rule == "en.test"
+
+
+def test_a_catalogue_rule_without_phrases_is_rejected_naming_the_rule():
+    raw = _catalogue()
+    raw["rules"][0]["phrases"] = []
+    with pytest.raises(PhraseError, match="rule 'en.test'"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_misspelt_catalogue_key_is_rejected_naming_the_rule():
+    raw = _catalogue()
+    raw["rules"][0]["phrase"] = raw["rules"][0].pop("phrases")
+    with pytest.raises(PhraseError, match="rule 'en.test'.*phrase"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_catalogue_phrase_with_an_unknown_slot_names_the_rule():
+    raw = _catalogue()
+    raw["rules"][0]["phrases"] = ["kill {victim}"]
+    with pytest.raises(PhraseError, match="en.test: phrase 'kill {victim}': unknown slot"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_duplicate_rule_id_is_rejected():
+    raw = _catalogue()
+    raw["rules"].append(dict(raw["rules"][0]))
+    with pytest.raises(PhraseError, match="duplicate id 'en.test'"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_rule_id_must_start_with_its_language():
+    raw = _catalogue()
+    raw["rules"][0]["language"] = "es"
+    with pytest.raises(PhraseError, match="must start with its language"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_substitution_must_replace_a_single_word():
+    with pytest.raises(PhraseError, match="substitution 'two words'"):
+        CrisisScreen.from_catalogue(_catalogue(substitutions={"two words": "x"}))
+
+
+def test_the_result_cannot_be_modified():
+    with pytest.raises(FrozenInstanceError):
+        SCREEN.check("kms").crisis = False  # type: ignore[misc]
+
+
+def test_the_screen_cannot_be_modified():
+    with pytest.raises(FrozenInstanceError):
+        SCREEN._exclusions = None  # type: ignore[misc]
+
+
+def test_screening_from_many_threads_gives_the_serial_verdicts():
+    messages = CRISIS + EVERYDAY
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert list(pool.map(SCREEN.check, messages * 4)) == [*map(SCREEN.check, messages)] * 4

@@ -1,0 +1,74 @@
+"""Configuration: defaults for the embedded set-up, and one message listing every problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.core.config import ConfigError, load_settings
+
+
+def test_an_empty_environment_gives_the_embedded_defaults() -> None:
+    settings = load_settings({}, env_file=None)
+    assert settings.database_url == "sqlite:///tandem.db"
+    assert settings.messenger == "console"
+    assert settings.default_timezone == "UTC"
+
+
+def test_every_problem_is_listed_in_one_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(
+            {
+                "DEFAULT_TIMEZONE": "Mars/Olympus",
+                "DEFAULT_REGION": "XX",
+                "MESSENGER": "pigeon",
+                "PUBLIC_BASE_URL": "ftp://example.org",
+            },
+            env_file=None,
+        )
+    text = str(caught.value)
+    for name in ("DEFAULT_TIMEZONE", "DEFAULT_REGION", "MESSENGER", "PUBLIC_BASE_URL"):
+        assert name in text
+    assert len(caught.value.problems) == 4
+
+
+def test_twilio_messenger_without_credentials_names_what_is_missing() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"MESSENGER": "twilio", "SUPERVISOR_PHONES": "12"}, env_file=None)
+    problems = caught.value.problems
+    assert any("TWILIO_ACCOUNT_SID" in p for p in problems)
+    assert any("TWILIO_FROM_NUMBER" in p for p in problems)
+    assert any("SUPERVISOR_PHONES" in p for p in problems)
+
+
+def test_comma_separated_lists_and_flags_are_parsed() -> None:
+    settings = load_settings(
+        {
+            "TANDEM_API_TOKENS": "a, b,,c",
+            "STORE_PROMPTS": "false",
+            "SUPERVISOR_PHONES": "+14155552671,+442071838750",
+        },
+        env_file=None,
+    )
+    assert settings.api_tokens == ["a", "b", "c"]
+    assert settings.store_prompts is False
+    assert settings.supervisors() == ["+14155552671", "+442071838750"]
+
+
+def test_the_environment_overrides_the_env_file(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("DEFAULT_TIMEZONE=Europe/Madrid\nINTERVENTION=habit-coach\n")
+    settings = load_settings({"INTERVENTION": "demo"}, env_file=env_file)
+    assert settings.default_timezone == "Europe/Madrid"
+    assert settings.intervention == "demo"
+
+
+def test_env_example_documents_every_setting() -> None:
+    from bot.core.config import ENV_NAMES
+
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text()
+    documented = {
+        line.split("=")[0].lstrip("# ").strip() for line in example.splitlines() if "=" in line
+    }
+    assert ENV_NAMES <= documented
