@@ -192,6 +192,29 @@ timers = Table(
     Index("ix_timers_participant_id_status", "participant_id", "status"),
 )
 
+alerts = Table(
+    "alerts",
+    metadata,
+    Column("alert_id", String(36), primary_key=True),
+    Column("participant_id", String(36), nullable=True),
+    Column("kind", String(32), nullable=False),
+    Column("severity", String(16), nullable=False),
+    Column("rule", String(100), nullable=True),
+    Column("summary", Text, nullable=False),
+    Column("notify_supervisors", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("raised_at", UtcDateTime, nullable=False),
+    Column("acknowledged_by", String(200), nullable=True),
+    Column("acknowledged_via", String(16), nullable=True),
+    Column("acknowledged_at", UtcDateTime, nullable=True),
+    Column("resolved_by", String(200), nullable=True),
+    Column("resolved_at", UtcDateTime, nullable=True),
+    Column("resolution_note", Text, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_alerts_status_raised_at", "status", "raised_at"),
+    Index("ix_alerts_participant_id", "participant_id"),
+)
+
 # Not a projection: short-lived leases (a participant's worker, the scheduler leader).
 leases = Table(
     "leases",
@@ -207,4 +230,5 @@ PROJECTION_TABLES: dict[str, Table] = {
     "work_items": work_items,
     "outbox": outbox,
     "timers": timers,
+    "alerts": alerts,
 }

@@ -16,12 +16,14 @@ from bot.store.event_types import (
     ParticipantUnenrolled,
     ParticipantUpdated,
 )
+from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
 from bot.store.events import EventData, participant_stream
 from bot.store.replay import compare, rebuild, repair
 from bot.store.schema import events, participants
 from tests.factories import enrolled
 
 texts = st.text(min_size=0, max_size=12)
+alert_ids = st.sampled_from(["alert-1", "alert-2"])
 changes = st.dictionaries(
     st.sampled_from(["name", "gender", "ethnicity", "background", "timezone", "debug"]),
     st.one_of(texts, st.booleans()),
@@ -51,6 +53,9 @@ operations = st.one_of(
         channel=st.just("sms"),
         body=texts,
     ),
+    st.builds(AlertRaised, alert_id=alert_ids, kind=st.just("crisis"), summary=texts),
+    st.builds(AlertAcknowledged, alert_id=alert_ids, by=texts, via=st.sampled_from(["sms", "api"])),
+    st.builds(AlertResolved, alert_id=alert_ids, by=texts, via=st.just("console"), note=texts),
 )
 # A script: per participant (0..2), a phone choice and a list of batches of operations.
 scripts = st.lists(

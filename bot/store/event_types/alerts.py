@@ -15,3 +15,23 @@ class AlertRaised(EventData):
     severity: Literal["info", "warning", "critical"] = "warning"
     rule: str | None = None
     notify_supervisors: bool = False
+
+
+@event("alert.acknowledged")
+class AlertAcknowledged(EventData):
+    """Someone took the alert on. `by` names them as the rest of Tandem's actors are named
+    (`staff:<email>`, `api:<token fingerprint>`, `supervisor:<phone>`); `via` how they said so."""
+
+    alert_id: str
+    by: str
+    via: Literal["sms", "api", "console"]
+
+
+@event("alert.resolved")
+class AlertResolved(EventData):
+    """The alert is closed, with a note of what was done about it."""
+
+    alert_id: str
+    by: str
+    via: Literal["sms", "api", "console"]
+    note: str

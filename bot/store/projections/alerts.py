@@ -1,0 +1,80 @@
+"""The `alerts` projection: every alert and where it stands (open → acknowledged → resolved)."""
+
+from __future__ import annotations
+
+from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
+from bot.store.events import Event
+from bot.store.projections import Projection, Row
+
+COLUMNS = (
+    "alert_id",
+    "participant_id",
+    "kind",
+    "severity",
+    "rule",
+    "summary",
+    "notify_supervisors",
+    "status",
+    "raised_at",
+    "acknowledged_by",
+    "acknowledged_via",
+    "acknowledged_at",
+    "resolved_by",
+    "resolved_at",
+    "resolution_note",
+    "updated_at",
+)
+TYPES = {cls.event_type for cls in (AlertRaised, AlertAcknowledged, AlertResolved)}
+
+
+def key(event: Event) -> str | None:
+    return event.data.alert_id if event.event_type in TYPES else None  # type: ignore[attr-defined]
+
+
+def apply(row: Row | None, event: Event) -> Row | None:
+    data, at = event.data, event.recorded_at
+    if isinstance(data, AlertRaised):
+        if row is not None:
+            return row
+        return {
+            "alert_id": data.alert_id,
+            "participant_id": event.participant_id,
+            "kind": data.kind,
+            "severity": data.severity,
+            "rule": data.rule,
+            "summary": data.summary,
+            "notify_supervisors": data.notify_supervisors,
+            "status": "open",
+            "raised_at": at,
+            "acknowledged_by": None,
+            "acknowledged_via": None,
+            "acknowledged_at": None,
+            "resolved_by": None,
+            "resolved_at": None,
+            "resolution_note": None,
+            "updated_at": at,
+        }
+    if row is None or row["status"] == "resolved":
+        return row  # a lifecycle event for an unknown or closed alert changes nothing
+    if isinstance(data, AlertAcknowledged) and row["status"] == "open":
+        return {
+            **row,
+            "status": "acknowledged",
+            "acknowledged_by": data.by,
+            "acknowledged_via": data.via,
+            "acknowledged_at": at,
+            "updated_at": at,
+        }
+    if isinstance(data, AlertResolved):
+        return {
+            **row,
+            "status": "resolved",
+            "resolved_by": data.by,
+            "resolved_at": at,
+            "resolution_note": data.note,
+            "updated_at": at,
+        }
+    return row
+
+
+PROJECTION = Projection("alerts", "alert_id", COLUMNS, key, apply)
