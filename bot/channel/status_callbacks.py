@@ -3,6 +3,7 @@ lost to error 21610. The outbox projection keeps the status from moving backward
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,12 +32,17 @@ class StatusReport:
         return f"status:{self.message_sid}:{self.status}"
 
 
+_OUTBOX_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def parse_status(form: Mapping[str, str], outbox_id: str | None) -> StatusReport:
     """Read a status-callback form; raises InvalidForm naming the first problem."""
     sid = message_sid(form)
     status = required(form, "MessageStatus")
     if status not in STATUSES:
         raise InvalidForm(f"MessageStatus {status[:40]!r} is not a Twilio message status")
+    if outbox_id and not _OUTBOX_ID.fullmatch(outbox_id):
+        raise InvalidForm("outbox_id (in the callback URL) must be the id Tandem put there")
     raw_code = (form.get("ErrorCode") or "").strip()
     if raw_code and not (raw_code.isascii() and raw_code.isdigit()):
         raise InvalidForm("ErrorCode must be a whole number")

@@ -8,19 +8,32 @@ from tqdm import tqdm
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
 from bot.store.engine import make_engine
-from bot.store.migrate import current_revision, upgrade
+from bot.store.migrate import current_revision, grant_app_role, upgrade
 from bot.store.replay import compare, rebuild, repair
 
 
 @cli.command()
+@click.option(
+    "--app-role",
+    metavar="NAME",
+    help="PostgreSQL: also create or update the login role NAME that the web and worker "
+    "processes should use: it can read and append events and keep the other tables, but owns "
+    "nothing, so it can never alter, truncate or bypass the append-only triggers.",
+)
 @database_errors
-def migrate() -> None:
+def migrate(app_role: str | None) -> None:
     """Create or upgrade the database schema to the newest revision (idempotent)."""
     settings = settings_from_env()
     engine = make_engine(settings.database_url)
     try:
         upgrade(engine)
         click.echo(f"database at revision {current_revision(engine)}")
+        if app_role:
+            try:
+                grant_app_role(engine, app_role)
+            except ValueError as exc:
+                raise click.ClickException(str(exc)) from None
+            click.echo(f"role {app_role}: SELECT and INSERT on events, no ownership of anything")
     finally:
         engine.dispose()
 

@@ -70,13 +70,20 @@ def _flag(value: object) -> object:
     return value
 
 
+# A bearer token shorter than this is refused at start: it could be guessed.
+MIN_TOKEN_LENGTH = 32
+# A Twilio webhook body larger than this is refused (413) before it is parsed; an SMS is at
+# most 1,600 characters and a WhatsApp message 4,096, so real bodies are a few kilobytes.
+WEBHOOK_MAX_BODY_BYTES = 64 * 1024
+
+
 class Settings(BaseModel):
     """Every setting Tandem reads, by its environment variable name."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     database_url: str = Field("sqlite:///tandem.db", alias="DATABASE_URL")
-    api_tokens: list[str] = Field(default_factory=list, alias="TANDEM_API_TOKENS")
+    api_tokens: list[str] = Field(default_factory=list, alias="TANDEM_API_TOKENS", repr=False)
     insecure_local: bool = Field(False, alias="TANDEM_INSECURE_LOCAL")
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
     messenger: Literal["console", "twilio"] = Field("console", alias="MESSENGER")
@@ -85,6 +92,9 @@ class Settings(BaseModel):
     twilio_from_number: str | None = Field(None, alias="TWILIO_FROM_NUMBER")
     twilio_messaging_service_sid: str | None = Field(None, alias="TWILIO_MESSAGING_SERVICE_SID")
     twilio_api_base_url: str = Field(TWILIO_API, alias="TWILIO_API_BASE_URL")
+    webhook_max_body_bytes: int = Field(
+        WEBHOOK_MAX_BODY_BYTES, ge=4096, le=10 * 1024 * 1024, alias="WEBHOOK_MAX_BODY_BYTES"
+    )
     twilio_timeout_seconds: float = Field(15.0, gt=0, le=120, alias="TWILIO_TIMEOUT_SECONDS")
     send_retry_base_seconds: float = Field(30.0, gt=0, alias="SEND_RETRY_BASE_SECONDS")
     send_retry_max_seconds: float = Field(1800.0, gt=0, alias="SEND_RETRY_MAX_SECONDS")
@@ -219,6 +229,13 @@ class Settings(BaseModel):
                 problems.append(
                     "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
                 )
+        short = [n for n, token in enumerate(self.api_tokens, 1) if len(token) < MIN_TOKEN_LENGTH]
+        if short:
+            problems.append(
+                f"TANDEM_API_TOKENS: token(s) {', '.join(map(str, short))} are shorter than "
+                f"{MIN_TOKEN_LENGTH} characters; use long random tokens, e.g. "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
         if self.unknown_sender_policy == "reply" and not self.unknown_sender_reply.strip():
             problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
         if self.whatsapp_outside_window == "template" and not self.whatsapp_template_sid:

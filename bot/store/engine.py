@@ -29,6 +29,7 @@ def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
         return create_engine(
             url,
             echo=echo,
+            hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
             pool_size=pool_size,
             max_overflow=pool_size,
             pool_pre_ping=True,
@@ -45,6 +46,7 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
     engine = create_engine(
         url,
         echo=echo,
+        hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
         poolclass=QueuePool,
         pool_size=8,
         max_overflow=16,

@@ -27,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
+from bot.core.storable import storable_json
 from bot.store.engine import READ_ONLY
 from bot.store.events import Event, EventData, NewEvent, decode, encode, participant_of
 from bot.store.projections import Projection, Row, all_projections
@@ -147,14 +148,21 @@ class Transaction:
         now = self.store.clock.now()
         result = AppendResult()
         for offset, new in enumerate(proposed):
+            data, meta = encode(new.data), dict(new.meta)
+            payload = new.data
+            # Text no database stores (NUL from an SMS, say) is kept recoverable in the meta.
+            data, escaped = storable_json(data)
+            if escaped:
+                payload = type(new.data).model_validate(data)
+                meta["escaped"] = escaped
             values = {
                 "event_id": new.event_id,
                 "stream_id": stream_id,
                 "stream_version": current + offset + 1,
                 "event_type": new.data.event_type,
                 "schema_version": new.data.schema_version,
-                "data": encode(new.data),
-                "meta": dict(new.meta),
+                "data": data,
+                "meta": meta,
                 "idempotency_key": idempotency_key if offset == 0 else None,
                 "occurred_at": new.occurred_at or now,
                 "recorded_at": now,
@@ -165,7 +173,7 @@ class Transaction:
                 event_id=new.event_id,
                 stream_id=stream_id,
                 stream_version=values["stream_version"],
-                data=new.data,
+                data=payload,
                 meta=values["meta"],
                 idempotency_key=values["idempotency_key"],
                 occurred_at=values["occurred_at"],

@@ -8,7 +8,9 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
+
+from bot.store.schema import events, metadata
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
@@ -36,3 +38,32 @@ def current_revision(engine: Engine) -> str | None:
 
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def grant_app_role(engine: Engine, role: str) -> list[str]:
+    """Create (if needed) a PostgreSQL login role for the app processes that may read and append
+    events and keep the other tables, but owns nothing: it cannot alter, drop, truncate or
+    disable the triggers of any table, nor update or delete an event. Returns the statements run.
+
+    Run as the schema's owner after `upgrade`, and again after every upgrade that adds a table.
+    """
+    if engine.dialect.name != "postgresql":
+        raise ValueError("--app-role is for PostgreSQL; a SQLite file has no roles")
+    if not role.replace("_", "").isalnum() or not role[0].isalpha() or len(role) > 63:
+        raise ValueError(f"role name {role!r}: use letters, digits and _ (starting with a letter)")
+    others = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables if t is not events)
+    statements = [
+        f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') "
+        f'THEN CREATE ROLE "{role}" LOGIN; END IF; END $$',
+        f'GRANT CONNECT ON DATABASE "{engine.url.database}" TO "{role}"',
+        f'GRANT USAGE ON SCHEMA public TO "{role}"',
+        f'REVOKE ALL ON "{events.name}" FROM "{role}"',
+        f'GRANT SELECT, INSERT ON "{events.name}" TO "{role}"',
+        f'GRANT SELECT, INSERT, UPDATE, DELETE ON {others} TO "{role}"',
+        f'GRANT SELECT ON alembic_version TO "{role}"',
+        f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{role}"',
+    ]
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.execute(text(statement))
+    return statements

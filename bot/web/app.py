@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-
-from flask import jsonify
 from flask_openapi3 import Info, OpenAPI
-from werkzeug.exceptions import HTTPException
 
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.store.services import Services
 from bot.web import (
     auth,
+    guards,
     health,
     participant_api,
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
@@ -21,8 +18,6 @@ from bot.web import (
     twilio_webhooks,
 )
 from bot.web.api_models import ErrorResponse, validation_error_response
-
-log = logging.getLogger(__name__)
 
 
 def create_app(services: Services | None = None) -> OpenAPI:
@@ -49,16 +44,5 @@ def create_app(services: Services | None = None) -> OpenAPI:
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)
-    _json_errors(app)
+    guards.install(app, services.settings)
     return app
-
-
-def _json_errors(app: OpenAPI) -> None:
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # noqa: ANN202
-        return jsonify(status="error", message=exc.description or exc.name), exc.code
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception):  # noqa: ANN202
-        log.exception("unhandled error in request: %s", type(exc).__name__)
-        return jsonify(status="error", message="internal error; it has been logged"), 500

@@ -15,6 +15,7 @@ from flask import Response, jsonify, request
 from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel
 
+from bot.core.storable import unstorable_paths
 from bot.store.event_store import EventStore
 from bot.store.services import Services
 from bot.web import auth
@@ -84,6 +85,10 @@ def _guard() -> Response | tuple[Response, int] | None:
         return error_response(400, "body: invalid JSON (nested too deeply)")
     if not isinstance(payload, dict):
         return error_response(400, "body: must be a JSON object")
+    for path in unstorable_paths(payload):
+        return error_response(
+            400, f"{path}: holds a NUL character (U+0000) or a lone surrogate; remove it"
+        )
     return None
 
 

@@ -42,16 +42,19 @@ def test_twilio_messenger_without_credentials_names_what_is_missing() -> None:
     assert any("SUPERVISOR_PHONES" in p for p in problems)
 
 
+A, B, C = ("a" * 32, "b" * 40, "c" * 33)
+
+
 def test_comma_separated_lists_and_flags_are_parsed() -> None:
     settings = load_settings(
         {
-            "TANDEM_API_TOKENS": "a, b,,c",
+            "TANDEM_API_TOKENS": f"{A}, {B},,{C}",
             "STORE_PROMPTS": "false",
             "SUPERVISOR_PHONES": "+14155552671,+442071838750",
         },
         env_file=None,
     )
-    assert settings.api_tokens == ["a", "b", "c"]
+    assert settings.api_tokens == [A, B, C]
     assert settings.store_prompts is False
     assert settings.supervisors() == ["+14155552671", "+442071838750"]
 
@@ -72,3 +75,15 @@ def test_env_example_documents_every_setting() -> None:
         line.split("=")[0].lstrip("# ").strip() for line in example.splitlines() if "=" in line
     }
     assert ENV_NAMES <= documented
+
+
+def test_an_api_token_shorter_than_32_characters_stops_the_start_naming_which() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings({"TANDEM_API_TOKENS": f"{A},x,{'y' * 31}"}, env_file=None)
+    [problem] = [p for p in refused.value.problems if "TANDEM_API_TOKENS" in p]
+    assert "token(s) 2, 3 are shorter than 32 characters" in problem
+    assert "y" * 31 not in problem  # never the token itself
+
+
+def test_a_32_character_token_is_accepted() -> None:
+    assert load_settings({"TANDEM_API_TOKENS": A}, env_file=None).api_tokens == [A]

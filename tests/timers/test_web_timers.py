@@ -21,7 +21,7 @@ from bot.web import create_app
 from tests.timers.conftest import Harness
 from tests.timers.live import ROOT
 
-TOKEN = "timers-test-token"
+TOKEN = "timers-test-token-0123456789abcdefgh"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 

@@ -14,7 +14,7 @@ from bot.store.event_store import EventStore
 from bot.store.services import Services
 from bot.web import create_app
 
-TOKEN = "test-token-123"
+TOKEN = "test-token-123-0123456789abcdefghij"
 AUTH_TOKEN = "test-auth-token"
 
 

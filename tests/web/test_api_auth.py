@@ -45,8 +45,9 @@ def test_the_configured_token_is_accepted(client: FlaskClient) -> None:
 def test_any_of_several_configured_tokens_is_accepted(
     database_url: str, store: EventStore, clock: FakeClock
 ) -> None:
-    client = client_with(database_url, store, clock, TANDEM_API_TOKENS="first-token, second-token")
-    for token in ("first-token", "second-token"):
+    tokens = "first-token-0123456789abcdefghijklm, second-token-0123456789abcdefghijkl"
+    client = client_with(database_url, store, clock, TANDEM_API_TOKENS=tokens)
+    for token in ("first-token-0123456789abcdefghijklm", "second-token-0123456789abcdefghijkl"):
         response = client.get(BASE, headers={"Authorization": f"bearer {token}"})
         assert response.status_code == 200
     assert client.get(BASE, headers=AUTH).status_code == 401
