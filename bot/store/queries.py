@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, and_, select
 
-from bot.store.schema import participants, timers
+from bot.store.schema import outbox, participants, timers
 
 
 def enrolled_with_phone(conn: Connection, phone: str) -> dict[str, Any] | None:
@@ -26,3 +26,13 @@ def pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]
         .order_by(timers.c.due_at)
     )
     return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def pending_outbox(conn: Connection, participant_id: str) -> list[str]:
+    """The ids of a participant's outbound messages not yet sent (pending or deferred), in order."""
+    query = select(outbox.c.outbox_id).where(
+        and_(
+            outbox.c.participant_id == participant_id, outbox.c.status.in_(("pending", "deferred"))
+        )
+    )
+    return [r.outbox_id for r in conn.execute(query.order_by(outbox.c.position))]

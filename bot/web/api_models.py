@@ -88,6 +88,15 @@ class UpdateRequest(_Body):
         return value
 
 
+class WithdrawRequest(_Body):
+    """Withdraw a participant: nothing more is sent and their timers end; their data is kept."""
+
+    reason: str = Field(min_length=1, max_length=2000, description="Why, as it will be kept.")
+    requested_by: Literal["participant", "researcher", "ethics_board", "other"] = Field(
+        description="Who asked for the withdrawal."
+    )
+
+
 class ParticipantPath(BaseModel):
     participant_id: str = Field(
         description="The participant's id (a UUID).", json_schema_extra={"format": "uuid"}

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Response, g
-from sqlalchemy import and_, select
 
-from bot.channel import outbound
+from bot.channel import outbound, withdrawal
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
 from bot.store.event_types import (
@@ -26,8 +25,7 @@ from bot.store.event_types import (
     ParticipantUpdated,
 )
 from bot.store.events import EventData, NewEvent, new_id, participant_stream
-from bot.store.queries import enrolled_with_phone, pending_timers
-from bot.store.schema import outbox
+from bot.store.queries import enrolled_with_phone, pending_outbox, pending_timers
 from bot.timers import lifecycle
 from bot.web import auth
 from bot.web.api_models import (
@@ -36,6 +34,7 @@ from bot.web.api_models import (
     ParticipantPath,
     ParticipantResponse,
     UpdateRequest,
+    WithdrawRequest,
 )
 from bot.web.participant_api import (
     BODY_ERRORS,
@@ -142,7 +141,7 @@ def unenroll(path: ParticipantPath) -> tuple[Response, int]:
     def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
         decided: list[EventData | NewEvent] = [
             MessageSuppressed(outbox_id=outbox_id, reason="unenrolled")
-            for outbox_id in _pending_outbox(tx, participant_id)
+            for outbox_id in pending_outbox(tx.conn, participant_id)
         ]
         after = {**row, "status": "unenrolled"}
         decided += lifecycle.on_status_change(
@@ -159,7 +158,40 @@ def unenroll(path: ParticipantPath) -> tuple[Response, int]:
 
     row = _in_transaction(services.store, participant_id, decide)
     log.info("participant %s unenrolled", participant_id)
-    return participant_response(row, "Participant deleted successfully")
+    return participant_response(
+        row,
+        "Participant unenrolled (not deleted): nothing more is sent, pending timers are "
+        "cancelled, and their data is kept",
+    )
+
+
+@api.post(
+    "/<participant_id>/withdraw",
+    summary="Withdraw a participant (stop all contact, keep the data)",
+    responses={200: ParticipantResponse, 409: ErrorResponse, **BODY_ERRORS},
+)
+def withdraw(path: ParticipantPath, body: WithdrawRequest) -> tuple[Response, int]:
+    """Record who asked and why; suppress every unsent message and cancel every timer. Their
+    data stays readable (a withdrawal is not an erasure). A second withdrawal is a 409."""
+    participant_id = canonical_id(path.participant_id)
+    services = current_services()
+
+    def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
+        try:
+            return withdrawal.withdraw(
+                row,
+                pending_timers(tx.conn, participant_id),
+                pending_outbox(tx.conn, participant_id),
+                body.reason,
+                body.requested_by,
+                services.clock.now(),
+            )
+        except withdrawal.NotWithdrawable as exc:
+            raise Refused(409, str(exc), "participant_id") from None
+
+    row = _in_transaction(services.store, participant_id, decide)
+    log.info("participant %s withdrawn", participant_id)
+    return participant_response(row, "Participant withdrawn: no further contact; data kept")
 
 
 def _new(data: EventData | NewEvent) -> NewEvent:
@@ -199,12 +231,3 @@ def _in_transaction(
 def _phone_taken(store: EventStore, phone: str) -> bool:
     with store.reading() as conn:
         return enrolled_with_phone(conn, phone) is not None
-
-
-def _pending_outbox(tx: Transaction, participant_id: str) -> list[str]:
-    query = select(outbox.c.outbox_id).where(
-        and_(
-            outbox.c.participant_id == participant_id, outbox.c.status.in_(("pending", "deferred"))
-        )
-    )
-    return [r.outbox_id for r in tx.conn.execute(query.order_by(outbox.c.position))]

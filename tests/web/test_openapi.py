@@ -46,6 +46,7 @@ def test_the_app_serves_every_researcher_operation(client: FlaskClient) -> None:
         (f"{BASE}/{{participant_id}}/events", "get"),
         (f"{BASE}/{{participant_id}}/messages", "get"),
         (f"{BASE}/{{participant_id}}/timers", "get"),
+        (f"{BASE}/{{participant_id}}/withdraw", "post"),
     ]
 
 
@@ -56,7 +57,8 @@ def test_every_route_is_documented_with_bearer_security_and_models(
         operation = spec["paths"][path][method]
         assert operation["security"] == [{"bearerAuth": []}], (path, method)
         responses = operation["responses"]
-        success = responses["201" if method == "post" else "200"]
+        created = method == "post" and path == BASE
+        success = responses["201" if created else "200"]
         assert success["content"]["application/json"]["schema"]["$ref"].startswith(REF)
         for code in ("400", "401", "404"):
             schema = responses[code]["content"]["application/json"]["schema"]

@@ -179,7 +179,10 @@ def test_delete_suppresses_pending_messages_sends_the_notice_and_unenrolls(
     )
     response = client.delete(f"{BASE}/{participant['id']}", headers=AUTH)
     assert response.status_code == 200
-    assert response.get_json()["message"] == "Participant deleted successfully"
+    assert response.get_json()["message"] == (
+        "Participant unenrolled (not deleted): nothing more is sent, pending timers are "
+        "cancelled, and their data is kept"
+    )
     assert response.get_json()["result"]["status"] == "unenrolled"
     assert event_types(store, participant["id"])[-4:] == [
         "message.suppressed",

@@ -62,6 +62,15 @@ class ParticipantStatusChanged(EventData):
     reason: str | None = None
 
 
+@event("participant.withdrawn")
+class ParticipantWithdrawn(EventData):
+    """The participant left the study: no more contact and no timers, and their data is kept
+    (they may have consented to the use of what was collected). Erasure is a separate act."""
+
+    reason: str
+    requested_by: Literal["participant", "researcher", "ethics_board", "other"]
+
+
 @event("participant.unenrolled")
 class ParticipantUnenrolled(EventData):
     reason: str | None = None

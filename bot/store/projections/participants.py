@@ -23,6 +23,7 @@ from bot.store.event_types.interventions import (
     StepEntered,
     StepTurnTaken,
 )
+from bot.store.event_types.participants import ParticipantWithdrawn
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
@@ -89,6 +90,10 @@ def _status_changed(row: Row, event: Event) -> Row:
     return {**row, "status": data.status}
 
 
+def _withdrawn(row: Row, event: Event) -> Row:
+    return {**row, "status": "withdrawn"}
+
+
 def _unenrolled(row: Row, event: Event) -> Row:
     return {**row, "status": "unenrolled"}
 
@@ -126,6 +131,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     ParticipantOptedIn.event_type: _opted_in,
     ParticipantUpdated.event_type: _updated,
     ParticipantStatusChanged.event_type: _status_changed,
+    ParticipantWithdrawn.event_type: _withdrawn,
     ParticipantUnenrolled.event_type: _unenrolled,
     MessageReceived.event_type: _received,
 }
