@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -62,6 +63,19 @@ class ParticipantId(click.ParamType):
     help="Only this participant (repeatable).",
 )
 @click.option(
+    "--pseudonymise",
+    is_flag=True,
+    help="A stable study code instead of the participant id, no phone numbers or names, and "
+    "no raw events file (event payloads carry phone numbers and names).",
+)
+@click.option(
+    "--free-text",
+    type=click.Choice(["keep", "drop"]),
+    default="keep",
+    show_default=True,
+    help="With --pseudonymise: keep or drop message texts, media, profile, notes, judgements.",
+)
+@click.option(
     "--progress/--no-progress",
     default=None,
     help="Show progress bars on stderr (default: when stderr is a terminal).",
@@ -72,13 +86,17 @@ def export_command(
     fmt: str,
     since: datetime | None,
     participant_ids: tuple[str, ...],
+    pseudonymise: bool,
+    free_text: str,
     progress: bool | None,
 ) -> None:
     """Write participants, messages and events files for analysis.
 
     messages.* is every inbound and outbound message of each participant (direction, text,
     status, error code, segments, UTC and participant-local times); events.* is the raw event
-    stream. Participants are all included; --since only limits messages and events.
+    stream. Participants are all included; --since only limits messages and events. Files are
+    written readable by their owner only (0600), and the export is recorded as an event
+    (`export.written`: who, when, what).
     """
     store = build_store(settings_from_env())
     bars: list[tqdm] = []
@@ -96,7 +114,15 @@ def export_command(
 
     try:
         counts = export(
-            store, out_dir, fmt, since=since, participant_ids=participant_ids, progress=bar
+            store,
+            out_dir,
+            fmt,
+            since=since,
+            participant_ids=participant_ids,
+            progress=bar,
+            pseudonymise=pseudonymise,
+            free_text=free_text,  # type: ignore[arg-type]
+            actor=f"cli:{getpass.getuser()}",
         )
     except UnknownParticipant as exc:
         raise click.BadParameter(str(exc), param_hint="--participant") from None
@@ -106,6 +132,12 @@ def export_command(
         for shown in bars:
             shown.close()
         store.engine.dispose()
+    if pseudonymise:
+        click.echo(
+            f"exported {counts.participants} participants and {counts.messages} messages, "
+            f"pseudonymised (free text: {free_text}; no raw events file), to {out_dir} ({fmt})"
+        )
+        return
     click.echo(
         f"exported {counts.participants} participants, {counts.messages} messages and "
         f"{counts.events} events to {out_dir} ({fmt})"

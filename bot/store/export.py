@@ -1,12 +1,20 @@
 """`tandem export`'s work: participants, messages and raw events to CSV or JSON Lines, streamed.
 
 Everything is read in batches and written as it is read; the export is bounded by the last event
-recorded when it started, so the three files describe the same moment.
+recorded when it started, so the three files describe the same moment. Files are readable by
+their owner only (0600), and every export is recorded as `export.written` on the system stream.
+
+Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
+of the participant id, itself random) stands for the participant id; phone numbers and names
+are left out; free text (message texts and media, profile, notes, judgements, background) is
+kept or dropped as `free_text` says; and the raw events file is not written, because event
+payloads carry phone numbers and names.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -18,11 +26,18 @@ from typing import IO, Any, Literal
 from sqlalchemy import and_, func, or_, select
 
 from bot.store.event_store import EventStore
-from bot.store.events import participant_stream
+from bot.store.event_types.exports import ExportWritten
+from bot.store.events import NewEvent, participant_stream
 from bot.store.schema import events, participants
 from bot.store.transcript import LINE_TYPES, TranscriptLine, local, read_lines, zone
 
 Format = Literal["csv", "jsonl"]
+FreeText = Literal["keep", "drop"]
+SYSTEM_STREAM = "system"
+# Columns that name a person, left out of a pseudonymised export.
+IDENTIFYING = ("phone_number", "name")
+# Columns of free text a participant (or the model) wrote, dropped with free_text="drop".
+FREE_TEXT = ("text", "media", "error_message", "profile", "notes", "judgements", "background")
 # progress(file name, rows expected or None) -> advance(rows written)
 Progress = Callable[[str, int | None], Callable[[int], None]]
 
@@ -77,36 +92,83 @@ def export(
     since: datetime | None = None,
     participant_ids: Sequence[str] = (),
     progress: Progress | None = None,
+    pseudonymise: bool = False,
+    free_text: FreeText = "keep",
+    actor: str = "cli",
 ) -> Counts:
     """Write participants, messages and events files into `out_dir`; returns the row counts."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
     ids = _existing(store, participant_ids)
     upto = _last_seq(store)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
-    with _Writer(out_dir, "participants", fmt, PARTICIPANT_COLUMNS) as out:
+    shape = _Shape(pseudonymise, free_text)
+    written: list[str] = []
+    with _Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
         step = advance("participants", len(ids) if ids else _count_participants(store))
         for row in _participants(store, ids):
-            out.write(participant_record(row))
+            out.write(shape.record(participant_record(row)))
             counts.participants += 1
             step(1)
-    with _Writer(out_dir, "messages", fmt, MESSAGE_COLUMNS) as out:
+    written.append(out.path.name)
+    with _Writer(out_dir, "messages", fmt, shape.columns(MESSAGE_COLUMNS)) as out:
         step = advance("messages", _count_events(store, upto, since, ids, LINE_TYPES))
         for row in _participants(store, ids):
             tz_name = row["timezone"]
             for line in read_lines(store, row["participant_id"], since=since, upto=upto):
-                out.write(message_record(line, tz_name))
+                out.write(shape.record(message_record(line, tz_name)))
                 counts.messages += 1
                 step(1)
-    with _Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
-        step = advance("events", _count_events(store, upto, since, ids))
-        for raw in _events(store, upto, since, ids):
-            out.write(event_record(raw))
-            counts.events += 1
-            step(1)
+    written.append(out.path.name)
+    if not pseudonymise:
+        with _Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
+            step = advance("events", _count_events(store, upto, since, ids))
+            for raw in _events(store, upto, since, ids):
+                out.write(event_record(raw))
+                counts.events += 1
+                step(1)
+        written.append(out.path.name)
+    record = ExportWritten(
+        format=fmt,
+        files=written,
+        pseudonymised=pseudonymise,
+        free_text=free_text,
+        since=since,
+        participant_ids=list(ids),
+        participants=counts.participants,
+        messages=counts.messages,
+        events=counts.events,
+    )
+    store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
     return counts
+
+
+def study_code(participant_id: str) -> str:
+    """A participant's stable code in pseudonymised exports."""
+    return "P-" + hashlib.sha256(participant_id.encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a pseudonymised export keeps of a record."""
+
+    pseudonymise: bool
+    free_text: FreeText
+
+    def columns(self, columns: Sequence[str]) -> tuple[str, ...]:
+        if not self.pseudonymise:
+            return tuple(columns)
+        left_out = IDENTIFYING + (FREE_TEXT if self.free_text == "drop" else ())
+        return tuple(
+            "study_code" if c == "participant_id" else c for c in columns if c not in left_out
+        )
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        if not self.pseudonymise:
+            return record
+        return {**record, "study_code": study_code(record["participant_id"])}
 
 
 def participant_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +227,10 @@ class _Writer:
         self.csv: Any = None
 
     def __enter__(self) -> _Writer:
-        self.file = self.partial.open("w", encoding="utf-8", newline="")
+        # Owner-only from the start: an export holds participants' phone numbers and texts.
+        self.partial.unlink(missing_ok=True)
+        fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.file = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
         if self.fmt == "csv":
             self.csv = csv.writer(self.file)
             self.csv.writerow(self.columns)

@@ -1,0 +1,23 @@
+"""Exports: who took which data out of the system, when, and in what form."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from bot.store.events import EventData, event
+
+
+@event("export.written")
+class ExportWritten(EventData):
+    """An export was written (on the system stream; `meta.actor` says who made it)."""
+
+    format: Literal["csv", "jsonl"]
+    files: list[str]
+    pseudonymised: bool
+    free_text: Literal["keep", "drop"]
+    since: datetime | None = None
+    participant_ids: list[str] = []
+    participants: int
+    messages: int
+    events: int
