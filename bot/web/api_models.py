@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from flask import Response, jsonify
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -63,6 +63,18 @@ class EnrollRequest(_Body):
     _tz = field_validator("timezone")(_iana)
 
 
+def _not_nullable(schema: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Document `names` as the non-null type they accept, without `null` or `default: null`."""
+    for name in names:
+        prop = schema["properties"][name]
+        options = [o for o in prop.pop("anyOf", []) if o.get("type") != "null"]
+        if len(options) == 1:
+            prop.update(options[0])
+        elif options:
+            prop["anyOf"] = options
+        prop.pop("default", None)
+
+
 class UpdateRequest(_Body):
     """Change some of a participant's fields; a field left out is left as it is."""
 
@@ -70,6 +82,12 @@ class UpdateRequest(_Body):
     gender: str | None = Field(None, max_length=200)
     ethnicity: str | None = Field(None, max_length=200)
     background: str | None = Field(None, max_length=4000)
+    model_config = ConfigDict(
+        json_schema_extra=lambda schema: _not_nullable(schema, UpdateRequest.NOT_NULL)
+    )
+    NOT_NULL: ClassVar[tuple[str, ...]] = ("timezone", "status", "debug", "intervention")
+
+    # Left out means "unchanged"; null is refused for these (`_not_null`; the schema agrees).
     timezone: str | None = Field(None, max_length=64, description="IANA name.")
     status: SettableStatus | None = None
     debug: bool | None = None

@@ -46,7 +46,55 @@ RESPONSES: dict[str, Any] = {
     "200": {"description": "Recorded (or a redelivery, already recorded): an empty <Response/>"},
     "400": {"description": "The form is malformed; the message says how"},
     "403": {"description": f"Missing or wrong {HEADER}; nothing is recorded"},
+    "413": {"description": "The body is larger than WEBHOOK_MAX_BODY_BYTES; nothing is recorded"},
+    "503": {"description": "The database is unreachable; retry after Retry-After seconds"},
 }
+SIGNATURE = {
+    "name": HEADER,
+    "in": "header",
+    "required": True,
+    "description": "Twilio's HMAC-SHA1 of PUBLIC_BASE_URL + path + query and the sorted form "
+    "fields, base64, with TWILIO_AUTH_TOKEN (not checked in TANDEM_INSECURE_LOCAL mode without "
+    "a token).",
+    "schema": {"type": "string"},
+}
+
+
+def _form(fields: dict[str, str], required: list[str]) -> dict[str, Any]:
+    """An OpenAPI operation's form body and signature header (the handlers read the raw form,
+    which the signature covers, so flask-openapi3 cannot derive them from a model)."""
+    properties = {name: {"type": "string", "description": text} for name, text in fields.items()}
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {
+        "parameters": [SIGNATURE],
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-www-form-urlencoded": {"schema": schema}},
+        },
+    }
+
+
+INBOUND_FORM = _form(
+    {
+        "MessageSid": "SM… (34 characters); the idempotency key",
+        "From": "+E.164, or whatsapp:+E.164",
+        "To": "our number, same channel as From",
+        "Body": "the text (may be empty with media)",
+        "NumMedia": "how many MediaUrlN/MediaContentTypeN pairs follow",
+        "ProfileName": "WhatsApp profile name",
+        "WaId": "WhatsApp id",
+        "OptOutType": "STOP, START or HELP when Twilio's Advanced Opt-Out matched",
+    },
+    ["MessageSid", "From", "To"],
+)
+STATUS_FORM = _form(
+    {
+        "MessageSid": "the sid Twilio gave the send",
+        "MessageStatus": "queued, sent, delivered, read, undelivered, failed, …",
+        "ErrorCode": "Twilio's error code, a whole number",
+    },
+    ["MessageSid", "MessageStatus"],
+)
 
 
 def register(app: OpenAPI) -> None:
@@ -55,7 +103,11 @@ def register(app: OpenAPI) -> None:
     verifying = _verifying(settings)
 
     @app.post(
-        INBOUND_PATH, tags=[TAG], summary="An inbound SMS or WhatsApp message", responses=RESPONSES
+        INBOUND_PATH,
+        tags=[TAG],
+        summary="An inbound SMS or WhatsApp message",
+        responses=RESPONSES,
+        openapi_extensions=INBOUND_FORM,
     )
     def twilio_inbound():  # noqa: ANN202
         form = _verified_form("inbound", verifying)
@@ -77,7 +129,13 @@ def register(app: OpenAPI) -> None:
         _record(svc.store, plan, message.message.message_sid)
         return _empty_twiml()
 
-    @app.post(STATUS_PATH, tags=[TAG], summary="A delivery status callback", responses=RESPONSES)
+    @app.post(
+        STATUS_PATH,
+        tags=[TAG],
+        summary="A delivery status callback",
+        responses=RESPONSES,
+        openapi_extensions=STATUS_FORM,
+    )
     def twilio_status():  # noqa: ANN202
         form = _verified_form("status", verifying)
         report = _parsed(

@@ -92,3 +92,40 @@ def test_paging_parameters_are_documented_with_their_bounds(spec: dict[str, Any]
     assert parameters["limit"]["schema"]["maximum"] == 500
     assert parameters["offset"]["schema"]["minimum"] == 0
     assert "unenrolled" in str(parameters["status"]["schema"])
+
+
+@pytest.mark.parametrize(
+    ("path", "required"),
+    [
+        ("/webhooks/twilio/inbound", ["MessageSid", "From", "To"]),
+        ("/webhooks/twilio/status", ["MessageSid", "MessageStatus"]),
+    ],
+)
+def test_the_webhooks_document_their_form_body_and_signature_header(
+    spec: dict[str, Any], path: str, required: list[str]
+) -> None:
+    operation = spec["paths"][path]["post"]
+    form = operation["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]
+    assert form["required"] == required
+    assert set(required) <= set(form["properties"])
+    [header] = operation["parameters"]
+    assert (header["name"], header["in"], header["required"]) == (
+        "X-Twilio-Signature",
+        "header",
+        True,
+    )
+    assert {"200", "400", "403", "413", "503"} <= set(operation["responses"])
+
+
+def test_put_documents_null_only_where_null_is_accepted(spec: dict[str, Any]) -> None:
+    body = spec["components"]["schemas"]["UpdateRequest"]["properties"]
+
+    def takes_null(prop: dict[str, Any]) -> bool:
+        return any(option.get("type") == "null" for option in prop.get("anyOf", []))
+
+    assert {name for name, prop in body.items() if takes_null(prop)} == {
+        "name",
+        "gender",
+        "ethnicity",
+        "background",
+    }
