@@ -16,15 +16,16 @@ branch_labels = None
 depends_on = None
 
 # Each EXISTS is one lookup in an index the table has anyway (primary key, event_id, the
-# stream's version, the stream's idempotency key): a plain INSERT finds none of them.
+# stream's version): a new event finds none of them. The idempotency key is left out on
+# purpose: `INSERT … ON CONFLICT DO NOTHING` on it is how a redelivery appends nothing, and a
+# REPLACE over it fires the DELETE trigger on Tandem's connections (recursive_triggers, set by
+# bot.store.engine).
 NO_REPLACE = """
 CREATE TRIGGER events_no_replace BEFORE INSERT ON events
 WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq)
   OR EXISTS (SELECT 1 FROM events WHERE event_id = NEW.event_id)
   OR EXISTS (SELECT 1 FROM events
              WHERE stream_id = NEW.stream_id AND stream_version = NEW.stream_version)
-  OR EXISTS (SELECT 1 FROM events
-             WHERE stream_id = NEW.stream_id AND idempotency_key = NEW.idempotency_key)
 BEGIN SELECT RAISE(ABORT, 'events are append-only: an insert over an existing event refused'); END
 """
 

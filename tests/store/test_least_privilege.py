@@ -121,6 +121,10 @@ def test_a_role_name_that_is_not_an_identifier_is_refused() -> None:
         "schema_version, data, meta, occurred_at, recorded_at) SELECT 'new-id', stream_id, "
         "stream_version, 'tampered', schema_version, data, meta, occurred_at, recorded_at "
         "FROM events WHERE seq = 1",
+        "INSERT OR REPLACE INTO events (event_id, stream_id, stream_version, event_type, "
+        "schema_version, data, meta, idempotency_key, occurred_at, recorded_at) SELECT 'new-id', "
+        "stream_id, 99, 'tampered', schema_version, data, meta, 'SMkey', occurred_at, "
+        "recorded_at FROM events WHERE seq = 1",
     ],
 )
 def test_sqlite_refuses_an_insert_that_would_replace_an_event(
@@ -128,7 +132,7 @@ def test_sqlite_refuses_an_insert_that_would_replace_an_event(
 ) -> None:
     store = EventStore(make_engine(fresh_database("sqlite", request, tmp_path)), clock=FakeClock())
     person = enrolled()
-    store.append(participant_stream(person.participant_id), [person])
+    store.append(participant_stream(person.participant_id), [person], idempotency_key="SMkey")
     before = store.load(participant_stream(person.participant_id))
     try:
         with pytest.raises(DBAPIError, match="append-only"):
