@@ -74,13 +74,16 @@ class UpdateRequest(_Body):
     status: SettableStatus | None = None
     debug: bool | None = None
     intervention: str | None = Field(None, pattern=SLUG)
+    channel: Channel | None = Field(
+        None, description="Where replies go from now on (recorded as participant.updated)."
+    )
 
     _blank = field_validator("name", "gender", "ethnicity", "background", mode="before")(
         _blank_is_none
     )
     _tz = field_validator("timezone")(_iana)
 
-    @field_validator("timezone", "status", "debug", "intervention", mode="before")
+    @field_validator("timezone", "status", "debug", "intervention", "channel", mode="before")
     @classmethod
     def _not_null(cls, value: object) -> object:
         if value is None:

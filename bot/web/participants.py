@@ -49,7 +49,16 @@ from bot.web.participant_api import (
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3
-PROFILE_FIELDS = ("name", "gender", "ethnicity", "background", "timezone", "debug", "intervention")
+PROFILE_FIELDS = (
+    "name",
+    "gender",
+    "ethnicity",
+    "background",
+    "timezone",
+    "debug",
+    "intervention",
+    "channel",
+)
 
 
 @api.post(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -19,6 +19,7 @@ EDITABLE_FIELDS = {
     "timezone": (str,),
     "debug": (bool,),
     "intervention": (str,),
+    "channel": (str,),
 }
 
 
@@ -53,6 +54,8 @@ class ParticipantUpdated(EventData):
                 raise ValueError(f"{key!r} cannot be updated")
             if not isinstance(value, allowed):
                 raise ValueError(f"{key!r} has the wrong type")
+            if key == "channel" and value not in get_args(Channel):
+                raise ValueError(f"'channel' must be one of {get_args(Channel)}")
         return changes
 
 
