@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.localtime import parse_quiet_hours, validate_timezone
+from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 
 TWILIO_API = "https://api.twilio.com"
 DEFAULT_HELP_TEXT = (
@@ -102,6 +103,9 @@ class Settings(BaseModel):
     openai_api_key: str | None = Field(None, alias="OPENAI_API_KEY", repr=False)
     openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
     model: str = Field("gpt-4o-mini", alias="TANDEM_MODEL")
+    # Sampling for every LLM call unless a prompt file or intervention sets its own (docs/llm.md).
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0, le=2, alias="TANDEM_TEMPERATURE")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, le=200_000, alias="TANDEM_MAX_TOKENS")
     # LLM calls (docs/llm.md): seconds to wait for an answer, and SDK retries on 408/409/429/5xx.
     llm_timeout_seconds: float = Field(45.0, gt=0, le=600, alias="LLM_TIMEOUT_SECONDS")
     llm_max_retries: int = Field(2, ge=0, le=10, alias="LLM_MAX_RETRIES")
