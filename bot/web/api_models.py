@@ -103,7 +103,7 @@ class ListQuery(BaseModel):
     status: Status | None = Field(
         None, description="Only this status; without it, everyone not unenrolled."
     )
-    limit: int = Field(50, ge=1, le=500)
+    limit: int = Field(50, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
@@ -187,6 +187,8 @@ class OffsetPage(BaseModel):
     offset: int
     total: int
     next_offset: int | None = Field(description="The offset of the next page; null at the end.")
+    more: bool = Field(False, description="Whether there are entries after this page.")
+    next: str | None = Field(None, description="The path of the next page; null at the end.")
 
 
 class CursorPage(BaseModel):
@@ -218,6 +220,9 @@ class ParticipantResponse(BaseModel):
 
 class ParticipantListResponse(BaseModel):
     status: Literal["ok"]
+    message: str | None = Field(
+        None, description="Says when there are more participants than this page holds."
+    )
     result: list[ParticipantOut]
     page: OffsetPage
 
