@@ -85,7 +85,8 @@ class ConversationFlow:
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
         self.options: dict[str, Any] = {
-            "alert_window_minutes": settings.supervisor_alert_window_minutes
+            "alert_window_minutes": settings.supervisor_alert_window_minutes,
+            "prep_minutes": settings.prep_minutes,
         }
         if settings.quiet_hours:
             self.options["quiet_hours"] = settings.quiet_hours
