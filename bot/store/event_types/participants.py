@@ -37,6 +37,9 @@ class ParticipantEnrolled(EventData):
     background: str | None = None
     debug: bool = False
     source: Literal["api", "auto", "cli"] = "api"
+    # How `timezone` was chosen: given at enrollment, inferred from a number with one zone,
+    # or DEFAULT_TIMEZONE (None in events recorded before this was kept).
+    timezone_source: Literal["given", "inferred", "default"] | None = None
 
 
 @event("participant.updated")
