@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup run test lint bench
+.PHONY: setup run test lint bench mutation
 
 $(BIN)/tandem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,8 @@ bench: setup
 	$(BIN)/python bench/timers.py
 	$(BIN)/python bench/turn.py
 	$(BIN)/python bench/webhook.py
+
+# Mutation testing of the pure modules (mutation/run.py): by hand, never by CI; slow.
+mutation: setup
+	$(BIN)/pip install --quiet -e '.[mutation]'
+	$(BIN)/python mutation/run.py

@@ -395,8 +395,9 @@ def _suppression(claimed: Claimed) -> str | None:
     p, row = claimed.participant, claimed.row
     if p is None:
         return None
+    # HELP is answered even after STOP: carriers expect it whatever the consent.
     if p["opted_out"] and (claimed.to_participant or claimed.to_their_phone):
-        return "opted out"
+        return None if row["kind"] == "help" else "opted out"
     if claimed.to_participant and p["status"] in INACTIVE and row["kind"] not in ALWAYS_SENT:
         return f"participant {p['status']}"
     return None

@@ -17,6 +17,7 @@ from bot.channel import consent, keywords, outbound
 from bot.channel.keywords import Keyword
 from bot.core.addresses import Address, InvalidPhoneNumber, canonical_phone, parse_address
 from bot.core.config import Settings
+from bot.core.phone_zone import choose_timezone
 from bot.store.event_types.messages import Media, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import SYSTEM_STREAM, Event, EventData, new_id, participant_stream
@@ -178,11 +179,13 @@ def _auto_enrolment(inbound: Inbound, settings: Settings) -> ParticipantEnrolled
     except InvalidPhoneNumber as exc:
         log.warning("not enrolling the sender of %s: %s", inbound.message.message_sid, exc)
         return None
+    timezone, timezone_source = choose_timezone(None, phone, settings.default_timezone)
     return ParticipantEnrolled(
         participant_id=new_id(),
         phone=phone,
         channel=inbound.sender.channel,
-        timezone=settings.default_timezone,
+        timezone=timezone,
+        timezone_source=timezone_source,
         intervention=settings.intervention,
         source="auto",
     )

@@ -71,9 +71,12 @@ def chat(
     with sandbox:
         click.echo(sandbox.banner())
         click.echo(sandbox.transcript(sandbox.start()))
+        interactive = sys.stdin.isatty()
         try:
-            for line in _lines(sys.stdin.isatty()):
+            for line in _lines(interactive):
                 text = line.strip()
+                if not interactive and text:
+                    click.echo(PROMPT + text)  # a piped line shows in the transcript as typed
                 if text.lower() in QUIT:
                     break
                 if text:

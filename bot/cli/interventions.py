@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
-from bot.cli.root import cli
+from bot.cli.root import cli, settings_from_env
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import CONFIG, read_intervention
+from bot.interventions.module_graph import CycleTimes
 from bot.interventions.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
@@ -59,4 +60,11 @@ def graph(path: str) -> None:
         for problem in problems:
             click.echo(str(problem), err=True)
         raise SystemExit(1)
-    click.echo(mermaid(intervention), nl=False)
+    settings = settings_from_env()
+    cycle = CycleTimes(
+        prep_minutes=settings.prep_minutes,
+        reminder_hours=settings.reminder_after_prompt_hours,
+        auto_feedback_minutes=settings.auto_feedback_after_prompt_minutes,
+    )
+    tools = {name: tuple(module.tools) for name, module in MODULES.items() if name != "step"}
+    click.echo(mermaid(intervention, tools, cycle), nl=False)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 from sqlalchemy import select
 
+from bot.cli.participant_ref import resolve as participant_ref_id
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
 from bot.store.event_store import EventStore
@@ -27,20 +28,25 @@ def timers_group() -> None:
 
 
 @timers_group.command(name="list")
-@click.option("--participant", "participant_id", help="Only this participant's timers.")
+@click.option(
+    "--participant", "participant_ref", help="Only this participant's timers (an id or a phone)."
+)
 @click.option("--status", type=click.Choice(STATUSES), help="Only timers in this status.")
 @click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @database_errors
-def list_timers(participant_id: str | None, status: str | None, limit: int, as_json: bool) -> None:
-    """Timers, soonest due first (due times in UTC; local_time is the participant's)."""
+def list_timers(participant_ref: str | None, status: str | None, limit: int, as_json: bool) -> None:
+    """Timers, soonest due first (due times in UTC; local_time is the participant's); exit 1
+    when a filter matches none."""
     query = select(timers).order_by(timers.c.due_at, timers.c.timer_id).limit(limit)
-    if participant_id:
-        query = query.where(timers.c.participant_id == participant_id)
     if status:
         query = query.where(timers.c.status == status)
-    store = build_store(settings_from_env())
+    settings = settings_from_env()
+    store = build_store(settings)
     try:
+        if participant_ref:
+            participant_id = participant_ref_id(store, settings, participant_ref)
+            query = query.where(timers.c.participant_id == participant_id)
         with store.reading() as conn:
             rows = [dict(r._mapping) for r in conn.execute(query)]
     finally:
@@ -52,6 +58,8 @@ def list_timers(participant_id: str | None, status: str | None, limit: int, as_j
             click.echo("  ".join(_cell(row[c]) for c in COLUMNS))
     if not as_json:
         click.echo(f"{len(rows)} timer(s)", err=True)
+    if not rows and (participant_ref or status):
+        raise click.ClickException("no timers match")
 
 
 @timers_group.command(name="cancel")

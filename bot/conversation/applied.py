@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from bot.conversation.crisis import safety_text
 from bot.conversation.safety import CrisisScreen
 from bot.core.config import Settings
+from bot.core.model_choice import ModelChoice
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class Applied:
     safety_message: str  # {helpline} already replaced by HELPLINE_TEXT
     supervisors: tuple[str, ...]
     quiet_hours: str | None = None  # its own "22:00-08:00", for the tools' wording
+    # Its temperature and max_tokens, under a prompt file's own (the model name is per call).
+    model: ModelChoice = ModelChoice()
 
 
 class AppliedSettings(Protocol):

@@ -7,6 +7,7 @@ as a message of kind "debug" that is not part of the participant's transcript.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +21,12 @@ from bot.store.events import EventData
 PREFIX = "🐛 DEBUG:"
 MAX_RESULT = 80
 MAX_TRACE = 1500
+# A trace goes to a phone: internal addresses and what a provider said in an error body stay
+# in the logs and events (for the operator), never in the text.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_HOST_PORT = re.compile(r"\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b")
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_STATUS_BODY = re.compile(r"\b(HTTP \d{3}):[^;()]*?(?=\s*[;(]|\s*$)")
 
 
 class ToolLine(Protocol):
@@ -54,7 +61,7 @@ def trace_text(report: TurnReport) -> str:
     lines = [f"{PREFIX} state {state} · module {report.module}"]
     for tool in report.tools:
         mark = "ok" if tool.ok else "FAILED"
-        result = _cut(" ".join(tool.excerpt.split()), MAX_RESULT)
+        result = _cut(" ".join(public(tool.excerpt).split()), MAX_RESULT)
         lines.append(f"tool {tool.name} {mark}: {result}")
     if not report.tools:
         lines.append("tools: none")
@@ -70,8 +77,16 @@ def trace_text(report: TurnReport) -> str:
         )
     else:
         lines.append("llm: no calls")
-    lines += list(report.notes)
+    lines += [public(note) for note in report.notes]
     return _cut("\n".join(lines), MAX_TRACE)
+
+
+def public(text: str) -> str:
+    """`text` without internal addresses (URLs, host:port, IPs) or provider error bodies."""
+    text = _STATUS_BODY.sub(r"\1", text)
+    text = _URL.sub("the server", text)
+    text = _HOST_PORT.sub("the server", text)
+    return _IP.sub("the server", text).rstrip()
 
 
 def trace_messages(participant: Mapping[str, Any], report: TurnReport) -> list[MessageQueued]:

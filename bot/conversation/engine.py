@@ -37,6 +37,7 @@ from bot.conversation.transcript_llm import chat_messages
 from bot.conversation.turns import Turn
 from bot.conversation.working import Working
 from bot.core.config import Settings
+from bot.core.model_choice import ModelChoice
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import StateTransitioned, TurnFailed
 from bot.store.event_types.messages import MessageQueued, MessageReceived
@@ -84,7 +85,8 @@ class ConversationFlow:
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
         self.options: dict[str, Any] = {
-            "alert_window_minutes": settings.supervisor_alert_window_minutes
+            "alert_window_minutes": settings.supervisor_alert_window_minutes,
+            "prep_minutes": settings.prep_minutes,
         }
         if settings.quiet_hours:
             self.options["quiet_hours"] = settings.quiet_hours
@@ -241,7 +243,8 @@ class ConversationFlow:
     def _converser(self, working: Working, now: datetime) -> Converse:
         """The tool loop bound to the client and to this participant's tool context."""
         options = dict(self.options)
-        own_quiet_hours = self.interventions.of(working.row).quiet_hours
+        applied = self.interventions.of(working.row)
+        own_quiet_hours = applied.quiet_hours
         if own_quiet_hours:
             options["quiet_hours"] = own_quiet_hours
         ctx = ToolContext(
@@ -257,7 +260,7 @@ class ConversationFlow:
             tools: Sequence[str],
             purpose: str,
             *,
-            model: str | None = None,
+            model: str | ModelChoice | None = None,
         ) -> LoopResult:
             specs = resolve(tools, self.tools)
             return run_tool_loop(
@@ -266,7 +269,7 @@ class ConversationFlow:
                 specs,
                 ctx,
                 purpose=purpose,
-                model=model,
+                model=ModelChoice.of(model).over(applied.model),
                 max_rounds=self.max_rounds,
             )
 
@@ -278,7 +281,7 @@ class ConversationFlow:
         model_cls: type[BaseModel],
         purpose: str,
         *,
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
     ) -> tuple[BaseModel | None, list[EventData]]:
         return self.client.structured(messages, model_cls, purpose=purpose, model=model)
 

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 from bot.conversation.strict_mode import field_errors, schema_problems
 from bot.conversation.thinking import split_thinking
 from bot.conversation.tooling import ToolSpec
+from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, ModelChoice
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.events import EventData, new_id
 
@@ -157,10 +158,19 @@ class _Answer:
 class ChatClient:
     """Chat completions against one OpenAI-compatible API; thread-safe, shared by workers."""
 
-    def __init__(self, sdk: openai.OpenAI, *, model: str, store_prompts: bool = True) -> None:
+    def __init__(
+        self,
+        sdk: openai.OpenAI,
+        *,
+        model: str,
+        store_prompts: bool = True,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
         self._sdk = sdk
         self.model = model
         self.store_prompts = store_prompts
+        self.default = ModelChoice(model, temperature, max_tokens)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChatClient:
@@ -173,7 +183,13 @@ class ChatClient:
         )
         if not settings.openai_api_key and sdk.base_url.host == "api.openai.com":
             log.warning("OPENAI_API_KEY is not set: every LLM call will fail and send fallbacks")
-        return cls(sdk, model=settings.model, store_prompts=settings.store_prompts)
+        return cls(
+            sdk,
+            model=settings.model,
+            store_prompts=settings.store_prompts,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+        )
 
     def close(self) -> None:
         self._sdk.close()
@@ -183,11 +199,11 @@ class ChatClient:
         messages: Messages,
         *,
         tools: Sequence[ToolSpec] = (),
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
         purpose: str,
     ) -> ChatOutcome:
         """One completion, with `tools` offered in strict mode; never raises for API trouble."""
-        request: dict[str, Any] = {"model": model or self.model, "messages": _copy(messages)}
+        request = self._request(model, _copy(messages))
         if tools:
             request["tools"] = [declare_tool(spec) for spec in tools]
         sent = self._send(self._sdk.chat.completions.with_raw_response.create, request)
@@ -205,7 +221,7 @@ class ChatClient:
         return ChatOutcome(event, reply.content, reply.thinking, answer.calls)
 
     def complete(
-        self, system: str, user: str, purpose: str, *, model: str | None = None
+        self, system: str, user: str, purpose: str, *, model: str | ModelChoice | None = None
     ) -> tuple[str | None, list[EventData]]:
         """A plain sub-completion (for tools): the text, or None if it failed or said nothing."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -218,7 +234,7 @@ class ChatClient:
         model_cls: type[M],
         *,
         purpose: str,
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
         repairs: int = 1,
     ) -> tuple[M | None, list[EventData]]:
         """A reply validated as `model_cls`. An invalid reply is sent back with its errors for
@@ -227,7 +243,7 @@ class ChatClient:
         conversation = _copy(messages)
         events: list[EventData] = []
         for attempt in range(repairs + 1):
-            request = {"model": model or self.model, "messages": list(conversation)}
+            request = self._request(model, list(conversation))
             parse = self._sdk.chat.completions.with_raw_response.parse
             sent = self._send(parse, request, response_format=model_cls)
             answer, error = _read(sent)
@@ -254,6 +270,17 @@ class ChatClient:
                 events.append(self._event(request, purpose, sent, answer, reply.thinking))
                 return value, events
         return None, events  # pragma: no cover - the loop always returns
+
+    def _request(self, model: str | ModelChoice | None, messages: Messages) -> dict[str, Any]:
+        """The request's model and sampling: the call's choice over the server's defaults.
+        `max_tokens` rather than `max_completion_tokens`: Ollama and vLLM read only it."""
+        choice = ModelChoice.of(model).over(self.default)
+        return {
+            "model": choice.name or self.model,
+            "messages": messages,
+            "temperature": choice.temperature,
+            "max_tokens": choice.max_tokens,
+        }
 
     def _send(self, send: Callable[..., Any], request: dict[str, Any], **extra: Any) -> _Sent:
         started = time.perf_counter()
@@ -310,6 +337,8 @@ class ChatClient:
             response=response,
             error=error,
             retries=sent.retries,
+            temperature=request["temperature"],
+            max_tokens=request["max_tokens"],
         )
         if error:
             log.warning("llm call %s (%s) failed: %s", event.call_id, purpose, error)

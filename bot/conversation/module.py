@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from bot.conversation.prompts import Prompt
 from bot.conversation.tone import tone_guide
+from bot.core.model_choice import ModelChoice
 from bot.store.events import Event, EventData
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class Converse(Protocol):
         tools: Sequence[str],
         purpose: str,
         *,
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
     ) -> LoopResult: ...
 
 
@@ -53,7 +54,7 @@ class Structured(Protocol):
         model_cls: type[BaseModel],
         purpose: str,
         *,
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
     ) -> tuple[BaseModel | None, list[EventData]]: ...
 
 
@@ -146,6 +147,6 @@ class PromptModule:
         if ctx.trigger == "enrolled":
             messages.append({"role": "system", "content": ENROLLED})
         messages += [{"role": "system", "content": note} for note in ctx.notes]
-        result = ctx.converse(messages, self.tools, self.name, model=self.prompt.model)
+        result = ctx.converse(messages, self.tools, self.name, model=self.prompt.choice)
         greeting = ctx.trigger == "enrolled" and self.prompt.greeting_fallback
         return ModuleReply(result, greeting or self.fallback)

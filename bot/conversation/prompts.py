@@ -1,4 +1,4 @@
-"""Prompt files: YAML front matter (tools, fallback, model) over a Jinja2 body rendered strictly.
+"""Prompt files: YAML front matter (tools, fallback, model settings) over a strict Jinja2 body.
 
 A prompt file looks like
 
@@ -6,7 +6,9 @@ A prompt file looks like
     tools: [save_user_profile, transition_state]
     fallback: "Thanks! What would you like to work on?"
     greeting_fallback: "Welcome! What would you like to work on?"   # optional
-    model: gpt-4o-mini        # optional; TANDEM_MODEL otherwise
+    model: gpt-4o-mini        # optional; the intervention's, else TANDEM_MODEL
+    temperature: 0.1          # optional; the intervention's, else TANDEM_TEMPERATURE (0.1)
+    max_tokens: 1000          # optional; the intervention's, else TANDEM_MAX_TOKENS (1000)
     ---
     You are ... {{ local_time }} ...
 
@@ -30,11 +32,12 @@ import jinja2
 from pydantic import BaseModel
 
 from bot.conversation.tooling import ToolSpec
+from bot.core.model_choice import ModelChoice
 
 _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False
 )
-_KEYS = {"tools", "fallback", "greeting_fallback", "model"}
+_KEYS = {"tools", "fallback", "greeting_fallback", "model", "temperature", "max_tokens"}
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -56,6 +59,13 @@ class Prompt:
     template: jinja2.Template = field(repr=False, compare=False)
     model: str | None = None
     greeting_fallback: str | None = None  # sent instead of `fallback` when a greeting fails
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def choice(self) -> ModelChoice:
+        """The model settings this prompt sets (None: left to the intervention and server)."""
+        return ModelChoice(self.model, self.temperature, self.max_tokens)
 
     def render(self, variables: Mapping[str, Any]) -> str:
         """The system prompt; PromptError names a variable the template needs and lacks."""
@@ -88,6 +98,17 @@ def load_prompt(path: Path | str) -> Prompt:
     model = meta.get("model")
     if model is not None and not (isinstance(model, str) and model.strip()):
         raise PromptError(f"{path}: `model` must be a model name")
+    temperature, max_tokens = meta.get("temperature"), meta.get("max_tokens")
+    if temperature is not None and not (
+        isinstance(temperature, int | float)
+        and not isinstance(temperature, bool)
+        and 0 <= temperature <= 2
+    ):
+        raise PromptError(f"{path}: `temperature` must be a number from 0 to 2")
+    if max_tokens is not None and not (
+        isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1
+    ):
+        raise PromptError(f"{path}: `max_tokens` must be a whole number of at least 1")
     try:
         template = _ENV.from_string(post.content)
     except jinja2.TemplateSyntaxError as exc:
@@ -100,6 +121,8 @@ def load_prompt(path: Path | str) -> Prompt:
         template,
         model,
         greeting.strip() if greeting else None,
+        float(temperature) if temperature is not None else None,
+        max_tokens,
     )
 
 

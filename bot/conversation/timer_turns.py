@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, get_args
 
 from bot.channel import outbound
+from bot.store import delivery
 from bot.store.event_types.messages import MessageKind
 from bot.store.event_types.timers import (
     MeasurementAsked,
@@ -188,12 +189,17 @@ def measurement_timeout(fired: FiredTimer) -> list[EventData]:
 
     Where the answer is checked (a question of an intervention), answered means a
     `measurement.recorded`; replies that were only ever rejected leave it missed. Where
-    nothing checks answers, any reply after the question counts.
+    nothing checks answers, any reply after the question was sent counts; a question never
+    sent (held, undelivered) is missed.
     """
     about = str(fired.payload.get("about", ""))
     name = str(fired.payload.get("measurement", ""))
     asked = history.queued(fired.events, about)
     version = asked.version if asked else history.scheduled_version(fired.events, fired.timer_id)
+    if asked:
+        # Only what came after the question reached the participant can answer it.
+        sent = delivery.sent_version(fired.events, about)
+        version = sent if sent is not None else fired.events[-1].stream_version + 1
     verdicts = {
         e.event_type
         for e in fired.events

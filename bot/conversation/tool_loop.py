@@ -38,6 +38,7 @@ from bot.conversation.llm import ChatClient, ChatOutcome, ToolCallRequest
 from bot.conversation.strict_mode import field_errors
 from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
 from bot.conversation.working import Working, pending_timers
+from bot.core.model_choice import ModelChoice
 from bot.store.event_types.conversation import ToolCalled, ToolFailed
 from bot.store.events import EventData
 
@@ -78,7 +79,7 @@ def run_tool_loop(
     ctx: ToolContext,
     *,
     purpose: str,
-    model: str | None = None,
+    model: str | ModelChoice | None = None,
     max_rounds: int = 10,
 ) -> LoopResult:
     """Run the conversation's tool rounds; `ctx.participant` ends holding the tools' changes."""
@@ -106,7 +107,7 @@ class _Turn:
         tools: Sequence[ToolSpec],
         ctx: ToolContext,
         purpose: str,
-        model: str | None,
+        model: str | ModelChoice | None,
     ) -> None:
         self.client, self.tools, self.ctx = client, tools, ctx
         self.purpose, self.model = purpose, model

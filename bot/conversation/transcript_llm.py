@@ -31,7 +31,7 @@ ChatMessage = dict[str, str]
 def chat_messages(
     events: Sequence[Event], *, current: Event | None = None, limit: int = DEFAULT_LIMIT
 ) -> list[ChatMessage]:
-    """The last `limit` messages before this turn (0 = none), then `current`, the inbound
+    """The last `limit` messages before this turn (0 = none, -1 = all), then `current`, the inbound
     message being answered, if any. Inbound messages that arrived after `current` are left
     out: each is answered in its own turn, which will show this one's reply before it."""
     earlier: list[ChatMessage] = []
@@ -50,7 +50,7 @@ def chat_messages(
             else:
                 earlier.append({"role": "assistant", "content": text})
             previous = ev
-    window = earlier[-limit:] if limit > 0 else []
+    window = earlier[-limit:] if limit > 0 else earlier if limit < 0 else []
     if current is not None and isinstance(current.data, MessageReceived):
         window.append({"role": "user", "content": inbound_text(current.data)})
     return window

@@ -17,7 +17,8 @@ class Turn:
     `trigger` is the event that created the item (the message, the enrollment, the command) and
     `timer` the timers row for a timer item. `history()` loads the participant's stream
     lazily (most handlers need only part of it), without the LLM and tool call records and
-    delivery bookkeeping that no decision reads (`bot.runtime.worker.NOT_IN_TURN_HISTORY`).
+    delivery reports that no decision reads (`bot.runtime.worker.NOT_IN_TURN_HISTORY`; sends
+    stay in: a question is answered only once it was sent).
     """
 
     participant: Mapping[str, Any]

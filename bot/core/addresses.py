@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -13,6 +14,7 @@ Channel = Literal["sms", "whatsapp"]
 CHANNELS: tuple[Channel, ...] = get_args(Channel)
 
 _E164 = re.compile(r"\+[1-9]\d{1,14}")
+_DIGITS = re.compile(r"[0-9]{6,}")
 _WHATSAPP_PREFIX = "whatsapp:"
 
 
@@ -57,10 +59,59 @@ def format_address(channel: Channel, e164: str) -> str:
 
 
 def canonical_phone(raw: str, default_region: str | None = None) -> str:
-    """A valid number in E.164, reading national formats in `default_region` (e.g. "GB")."""
+    """A valid number in E.164, reading national formats in `default_region` (e.g. "GB").
+
+    "00" starts an international number (the prefix of most of the world). Bare digits
+    ("447911123456", PromptPipe's stored form) are read with their country code, and also
+    nationally in `default_region`; when both readings are valid numbers and differ, the
+    number is ambiguous and refused with both readings."""
     region = default_region.upper() if default_region else None
     if region is not None and region not in phonenumbers.SUPPORTED_REGIONS:
         raise InvalidPhoneNumber(f"unknown default region {default_region!r}")
+    text = raw.strip()
+    if text.startswith("00"):
+        return canonical_phone("+" + text[2:])
+    if _DIGITS.fullmatch(text):
+        return _bare_digits(text, region)
+    return _parsed(raw, region)
+
+
+def _bare_digits(digits: str, region: str | None) -> str:
+    international = _valid_or_none("+" + digits, None)
+    national = _valid_or_none(digits, region) if region else None
+    if international and national and international != national:
+        raise InvalidPhoneNumber(
+            f"ambiguous: {digits} could be {international} (read with its country code) or "
+            f"{national} (read as a {region} number); write the one you mean with + and its "
+            f"country code, {international} or {national}"
+        )
+    found = international or national
+    if found:
+        return found
+    problems = [f"as +{digits}: {_reason(_parsed, '+' + digits, None)}"]
+    if region:
+        problems.append(f"as a {region} number: {_reason(_parsed, digits, region)}")
+    raise InvalidPhoneNumber(
+        "; ".join(problems) + "; write it with + and the country code, e.g. +14155552671"
+    )
+
+
+def _reason(parse: Callable[[str, str | None], str], text: str, region: str | None) -> str:
+    try:
+        parse(text, region)
+    except InvalidPhoneNumber as exc:
+        return str(exc)
+    return "valid"  # pragma: no cover - only asked about numbers that failed
+
+
+def _valid_or_none(text: str, region: str | None) -> str | None:
+    try:
+        return _parsed(text, region)
+    except InvalidPhoneNumber:
+        return None
+
+
+def _parsed(raw: str, region: str | None) -> str:
     try:
         number = phonenumbers.parse(raw, region)
     except NumberParseException as error:

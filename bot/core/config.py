@@ -12,8 +12,10 @@ import phonenumbers
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bot.core import promptpipe_env
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.localtime import parse_quiet_hours, validate_timezone
+from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 
 TWILIO_API = "https://api.twilio.com"
 DEFAULT_HELP_TEXT = (
@@ -112,6 +114,9 @@ class Settings(BaseModel):
     openai_api_key: str | None = Field(None, alias="OPENAI_API_KEY", repr=False)
     openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
     model: str = Field("gpt-4o-mini", alias="TANDEM_MODEL")
+    # Sampling for every LLM call unless a prompt file or intervention sets its own (docs/llm.md).
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0, le=2, alias="TANDEM_TEMPERATURE")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, le=200_000, alias="TANDEM_MAX_TOKENS")
     # LLM calls (docs/llm.md): seconds to wait for an answer, and SDK retries on 408/409/429/5xx.
     llm_timeout_seconds: float = Field(45.0, gt=0, le=600, alias="LLM_TIMEOUT_SECONDS")
     llm_max_retries: int = Field(2, ge=0, le=10, alias="LLM_MAX_RETRIES")
@@ -141,6 +146,8 @@ class Settings(BaseModel):
     reminder_after_prompt_hours: float = Field(
         5.0, ge=0, le=48, alias="REMINDER_AFTER_PROMPT_HOURS"
     )
+    # The daily prompt goes out this many minutes before the habit time (PromptPipe's name).
+    prep_minutes: int = Field(10, ge=0, le=720, alias="SCHEDULER_PREP_TIME_MINUTES")
     auto_feedback_after_prompt_minutes: float = Field(
         5.0, ge=0, le=1440, alias="AUTO_FEEDBACK_AFTER_PROMPT_MINUTES"
     )
@@ -148,7 +155,7 @@ class Settings(BaseModel):
     # Conversation (docs/conversation.md): earlier messages the LLM sees (0 = none), the reply
     # to crisis language, whether the LLM turn still runs after it, and how often supervisors
     # may be texted about one participant.
-    chat_history_limit: int = Field(50, ge=0, le=10000, alias="CHAT_HISTORY_LIMIT")
+    chat_history_limit: int = Field(50, ge=-1, le=10000, alias="CHAT_HISTORY_LIMIT")  # -1: all
     safety_message: str = Field(DEFAULT_SAFETY_MESSAGE, min_length=1, alias="SAFETY_MESSAGE")
     helpline_text: str = Field(DEFAULT_HELPLINE_TEXT, alias="HELPLINE_TEXT")
     safety_continue_turn: bool = Field(False, alias="SAFETY_CONTINUE_TURN")
@@ -215,31 +222,7 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> Settings:
-        problems = []
-        for name in ("supervisor_phones", "debug_phones"):
-            for raw in getattr(self, name):
-                try:
-                    canonical_phone(raw, self.default_region)
-                except InvalidPhoneNumber as exc:
-                    problems.append(f"{name.upper()}: {exc}")
-        if self.messenger == "twilio":
-            if not (self.twilio_account_sid and self.twilio_auth_token):
-                problems.append("MESSENGER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
-            if not (self.twilio_from_number or self.twilio_messaging_service_sid):
-                problems.append(
-                    "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
-                )
-        short = [n for n, token in enumerate(self.api_tokens, 1) if len(token) < MIN_TOKEN_LENGTH]
-        if short:
-            problems.append(
-                f"TANDEM_API_TOKENS: token(s) {', '.join(map(str, short))} are shorter than "
-                f"{MIN_TOKEN_LENGTH} characters; use long random tokens, e.g. "
-                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
-            )
-        if self.unknown_sender_policy == "reply" and not self.unknown_sender_reply.strip():
-            problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
-        if self.whatsapp_outside_window == "template" and not self.whatsapp_template_sid:
-            problems.append("WHATSAPP_OUTSIDE_WINDOW=template needs WHATSAPP_TEMPLATE_SID (HX...)")
+        problems = coherence_problems(self.model_dump(by_alias=True))
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -254,6 +237,51 @@ class Settings(BaseModel):
 ENV_NAMES = {field.alias for field in Settings.model_fields.values() if field.alias}
 
 
+def coherence_problems(values: Mapping[str, object]) -> list[str]:
+    """Problems between settings, by environment name; `values` may be raw text (a field of
+    its own that is wrong is reported by its field, so every problem shows at once)."""
+    problems = []
+    region = values.get("DEFAULT_REGION") or None
+    region_ok = region is None or str(region).upper() in phonenumbers.SUPPORTED_REGIONS
+    for name in ("SUPERVISOR_PHONES", "DEBUG_PHONES"):
+        phones = _split(values.get(name) or [])
+        for raw in phones if isinstance(phones, list) and region_ok else []:
+            try:
+                canonical_phone(str(raw), str(region) if region else None)
+            except InvalidPhoneNumber as exc:
+                problems.append(f"{name}: {exc}")
+
+    def given(name: str) -> str:
+        return str(values.get(name) or "").strip()
+
+    if given("MESSENGER").lower() == "twilio":
+        if not (given("TWILIO_ACCOUNT_SID") and given("TWILIO_AUTH_TOKEN")):
+            problems.append("MESSENGER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
+        if not (given("TWILIO_FROM_NUMBER") or given("TWILIO_MESSAGING_SERVICE_SID")):
+            problems.append(
+                "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
+            )
+    tokens = _split(values.get("TANDEM_API_TOKENS") or [])
+    short = [
+        n for n, token in enumerate(tokens if isinstance(tokens, list) else [], 1)
+        if len(str(token)) < MIN_TOKEN_LENGTH
+    ]
+    if short:
+        problems.append(
+            f"TANDEM_API_TOKENS: token(s) {', '.join(map(str, short))} are shorter than "
+            f"{MIN_TOKEN_LENGTH} characters; use long random tokens, e.g. "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+        )
+    reply = values.get("UNKNOWN_SENDER_REPLY", DEFAULT_UNKNOWN_SENDER_REPLY)
+    if given("UNKNOWN_SENDER_POLICY").lower() == "reply" and not str(reply or "").strip():
+        problems.append("UNKNOWN_SENDER_POLICY=reply needs an UNKNOWN_SENDER_REPLY text")
+    if given("WHATSAPP_OUTSIDE_WINDOW").lower() == "template" and not given(
+        "WHATSAPP_TEMPLATE_SID"
+    ):
+        problems.append("WHATSAPP_OUTSIDE_WINDOW=template needs WHATSAPP_TEMPLATE_SID (HX...)")
+    return problems
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, env_file: str | Path | None = ".env"
 ) -> Settings:
@@ -262,11 +290,18 @@ def load_settings(
     if env_file is not None and Path(env_file).is_file():
         values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
     values.update(os.environ if environ is None else environ)
+    values, problems = promptpipe_env.translate(values)
     chosen = {k: v for k, v in values.items() if k in ENV_NAMES}
     try:
-        return Settings.model_validate(chosen)
+        settings = Settings.model_validate(chosen)
     except ValidationError as exc:
-        raise ConfigError([line for err in exc.errors() for line in _describe(err)]) from None
+        found = [line for err in exc.errors() for line in _describe(err)]
+        # A field's own error keeps the checks between fields from running: run them here.
+        found += [p for p in coherence_problems(chosen) if p not in found]
+        raise ConfigError(problems + found) from None
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def _describe(err: dict) -> list[str]:

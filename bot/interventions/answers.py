@@ -1,6 +1,9 @@
 """A reply to a pending question (the measurement last asked, still in its answer window):
 read without the LLM where possible, by extraction otherwise, validated, and recorded.
 
+The window opens when the question is sent, never when it is queued: a reply recorded while
+the question was held (WhatsApp's window closed) or undelivered is an ordinary message.
+
 A valid answer is `measurement.recorded` and the question's `thanks` is the reply (the step
 does not take a turn; with `moves_on`, the runtime then checks the step's transitions). An
 invalid one is `measurement.rejected` and the `clarify` text asks again, up to `retries`
@@ -20,6 +23,7 @@ from bot.interventions import context, judging
 from bot.interventions.completion import Asker
 from bot.interventions.intervention import Intervention
 from bot.interventions.questions import EXTRACTION, extraction_model, numbered, parse
+from bot.store import delivery
 from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
 from bot.store.event_types.messages import MessageReceived
 from bot.store.events import Event, EventData
@@ -50,6 +54,9 @@ def answer(
     question = intervention.questions.get(slug)
     if question is None or working.now > datetime.fromisoformat(asking["answer_by"]):
         return None
+    outbox_id = str(asking.get("outbox_id"))
+    if not delivery.sent_before(working.history, outbox_id, inbound.stream_version):
+        return None  # held or undelivered: the participant had not seen the question yet
     reply = inbound.data.body
     found = Answered()
     value = parse(question, reply)

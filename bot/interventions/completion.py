@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.conversation.module import Converse, Structured
+from bot.core.model_choice import ModelChoice
 from bot.interventions.templates import Rendered, Slot
 from bot.store.events import EventData
 
@@ -27,7 +28,7 @@ class Asker:
 
     converse: Converse
     structured: Structured | None
-    model: str | None = None
+    model: str | ModelChoice | None = None
 
 
 @dataclass

@@ -230,6 +230,9 @@ class Config(Strict):
     sessions: Sessions | None = None
     models: dict[str, str] = {}
     defaults: Defaults = Defaults()
+    # Sampling for every LLM call of the intervention (None: TANDEM_TEMPERATURE, TANDEM_MAX_TOKENS).
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
     supervisors: list[Text] = []
     safety: Safety = Safety()
     quiet_hours: str | None = None

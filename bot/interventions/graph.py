@@ -5,8 +5,10 @@ interrupts with their way back."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from bot.interventions.intervention import Intervention
+from bot.interventions.module_graph import CycleTimes, module_lines
 
 _ID = re.compile(r"[^A-Za-z0-9_]")
 STYLES = (
@@ -29,8 +31,13 @@ def label(text: str, limit: int = 120) -> str:
     return text.replace('"', "#quot;")
 
 
-def mermaid(intervention: Intervention) -> str:
-    """The graph as Mermaid flowchart source."""
+def mermaid(
+    intervention: Intervention,
+    modules: Mapping[str, Sequence[str]] | None = None,
+    cycle: CycleTimes | None = None,
+) -> str:
+    """The graph as Mermaid flowchart source. `modules` (each built-in module's tools) draws
+    the modules an intervention starting in one can reach, and the daily cycle's timers."""
     config = intervention.config
     lines = [f"%% {label(config.title)} (version {label(config.version)})", "flowchart TD"]
     for slug, step in intervention.steps.items():
@@ -41,7 +48,9 @@ def mermaid(intervention: Intervention) -> str:
         kind = "ending" if step.end else "root" if slug == config.root else kind
         lines.append(f"  {node_id('s', slug)}{shape}" + (f":::{kind}" if kind else ""))
     module = node_id("m", config.module or "")
-    if config.module:  # participants start in a built-in conversation module
+    if config.module and modules is not None and config.module in modules:
+        lines += module_lines(config.module, modules, cycle or CycleTimes(), label)
+    elif config.module:  # participants start in a built-in conversation module
         lines.append(f'  start((start)) --> {module}[["module: {label(config.module)}"]]')
     if config.root in intervention.steps:
         arrow = f'{module} -.->|"moved to state step"|' if config.module else "start((start)) -->"

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from bot.conversation.context import PROFILE_FIELDS
 from bot.conversation.safety import CrisisScreen
 from bot.core.localtime import QuietHours, parse_quiet_hours
+from bot.core.model_choice import ModelChoice
 from bot.interventions.format import Action, Config, Judgement, Note, Question, Step
 from bot.interventions.results import result_model
 from bot.interventions.templates import Slot, TemplateSet
@@ -92,13 +93,13 @@ class Intervention:
     def template(self, key: str) -> Compiled | None:
         return self.compiled.get(key)
 
-    def model(self, name: str | None, kind: str) -> str | None:
+    def model(self, name: str | None, kind: str) -> ModelChoice:
         """The model to call: an alias from intervention.yaml (or the kind's default alias)
-        resolved to its model name; None means the server's default (TANDEM_MODEL)."""
+        resolved to its model name, with the intervention's temperature and max_tokens; what
+        is None is the server's default (TANDEM_MODEL, TANDEM_TEMPERATURE, TANDEM_MAX_TOKENS)."""
         alias = name or getattr(self.config.defaults, kind, None)
-        if not alias:
-            return None
-        return self.config.models.get(alias, alias)
+        resolved = self.config.models.get(alias, alias) if alias else None
+        return ModelChoice(resolved, self.config.temperature, self.config.max_tokens)
 
     def note_names(self) -> dict[str, str]:
         """Each note NAME (a slot of a note file) and the note that writes it."""

@@ -22,6 +22,7 @@ from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.config import Settings
 from bot.core.localtime import QuietHours
+from bot.core.model_choice import ModelChoice
 from bot.interventions.intervention import Intervention
 from bot.interventions.loader import CONFIG, read_intervention
 
@@ -83,6 +84,7 @@ class InterventionSettings:
             else default.safety_message,
             supervisors=tuple(dict.fromkeys(supervisors)),
             quiet_hours=config.quiet_hours or None,
+            model=ModelChoice(None, config.temperature, config.max_tokens),
         )
         log.info(
             "intervention %r: %r, %s safety message, %d supervisor phone(s)",

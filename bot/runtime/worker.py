@@ -51,12 +51,12 @@ INACTIVE = {"unenrolled", "paused", "completed", "withdrawn"}
 # bytes), tool call records and delivery bookkeeping. A turn's history leaves them out, so that
 # a participant with 10,000 events does not decode every stored prompt on each turn
 # (bench/turn.py: ~300 ms -> ~70 ms a turn). A handler that needs one of them must load it.
+# message.sent stays in: a question is open only once it was sent (bot.store.delivery).
 NOT_IN_TURN_HISTORY = (
     "llm.called",
     "tool.called",
     "tool.failed",
     "work.completed",
-    "message.sent",
     "message.status",
 )
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.conversation.llm import ChatOutcome
+from bot.core.model_choice import ModelChoice
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.events import EventData, new_id
 
@@ -25,17 +26,21 @@ class NoLLM:
         messages: Sequence[Any],
         *,
         tools: Sequence[Any] = (),
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
         purpose: str,
     ) -> ChatOutcome:
         self.calls += 1
         event = LLMCalled(
-            call_id=new_id(), purpose=purpose, model=model or "-", ok=False, error=NO_LLM
+            call_id=new_id(),
+            purpose=purpose,
+            model=ModelChoice.of(model).name or "-",
+            ok=False,
+            error=NO_LLM,
         )
         return ChatOutcome(event, error=NO_LLM)
 
     def complete(
-        self, system: str, user: str, purpose: str, *, model: str | None = None
+        self, system: str, user: str, purpose: str, *, model: str | ModelChoice | None = None
     ) -> tuple[str | None, list[EventData]]:
         return None, [self.chat([], model=model, purpose=purpose).event]
 
@@ -45,7 +50,7 @@ class NoLLM:
         model_cls: type,
         *,
         purpose: str,
-        model: str | None = None,
+        model: str | ModelChoice | None = None,
         repairs: int = 1,
     ) -> tuple[None, list[EventData]]:
         return None, [self.chat([], model=model, purpose=purpose).event]

@@ -92,13 +92,16 @@ class UpdateRequest(_Body):
     status: SettableStatus | None = None
     debug: bool | None = None
     intervention: str | None = Field(None, pattern=SLUG)
+    channel: Channel | None = Field(
+        None, description="Where replies go from now on (recorded as participant.updated)."
+    )
 
     _blank = field_validator("name", "gender", "ethnicity", "background", mode="before")(
         _blank_is_none
     )
     _tz = field_validator("timezone")(_iana)
 
-    @field_validator("timezone", "status", "debug", "intervention", mode="before")
+    @field_validator("timezone", "status", "debug", "intervention", "channel", mode="before")
     @classmethod
     def _not_null(cls, value: object) -> object:
         if value is None:
@@ -127,7 +130,7 @@ class ListQuery(BaseModel):
     status: Status | None = Field(
         None, description="Only this status; without it, everyone not unenrolled."
     )
-    limit: int = Field(50, ge=1, le=500)
+    limit: int = Field(50, ge=1, le=1000)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
@@ -211,6 +214,8 @@ class OffsetPage(BaseModel):
     offset: int
     total: int
     next_offset: int | None = Field(description="The offset of the next page; null at the end.")
+    more: bool = Field(False, description="Whether there are entries after this page.")
+    next: str | None = Field(None, description="The path of the next page; null at the end.")
 
 
 class CursorPage(BaseModel):
@@ -242,6 +247,9 @@ class ParticipantResponse(BaseModel):
 
 class ParticipantListResponse(BaseModel):
     status: Literal["ok"]
+    message: str | None = Field(
+        None, description="Says when there are more participants than this page holds."
+    )
     result: list[ParticipantOut]
     page: OffsetPage
 

@@ -11,6 +11,7 @@ from bot.web import (
     auth,
     guards,
     health,
+    home,
     participant_api,
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
     participants,  # noqa: F401  (its routes join the participants blueprint)
@@ -31,8 +32,9 @@ def create_app(services: Services | None = None) -> OpenAPI:
             version="0.1.0",
             description="Researcher API and Twilio webhooks of Tandem.",
         ),
-        doc_prefix="",
-        doc_url="/openapi.json",
+        # flask-openapi3's own "/" only says to install a UI plugin; bot/web/home.py serves
+        # "/", "/docs/" (Swagger UI from vendored assets) and /openapi.json instead.
+        doc_ui=False,
         security_schemes=auth.SECURITY_SCHEMES,
         # A request that fails validation is a 400 in PromptPipe's envelope naming the field.
         validation_error_status=400,
@@ -41,6 +43,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
     )
     app.extensions["tandem"] = services
     health.register(app)
+    home.register(app)
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from urllib.parse import urlencode
 
-from flask import Response
+from flask import Response, request
 from sqlalchemy import and_, func, select
 
 from bot.store.events import participant_stream
@@ -51,15 +52,29 @@ def list_participants(query: ListQuery) -> tuple[Response, int]:
             .limit(query.limit)
             .offset(query.offset)
         ).all()
-    end = query.offset + len(rows)
+    end, count = query.offset + len(rows), int(total or 0)
+    more = end < count
+    following: dict[str, object] = {"limit": query.limit, "offset": end}
+    if query.status:
+        following["status"] = query.status
     page = OffsetPage(
         limit=query.limit,
         offset=query.offset,
-        total=int(total or 0),
-        next_offset=end if end < (total or 0) else None,
+        total=count,
+        next_offset=end if more else None,
+        more=more,
+        next=f"{request.path}?{urlencode(following)}" if more else None,
+    )
+    # PromptPipe's list had no pages; a client written for it reads only status and result,
+    # so the envelope's message says that this is not everyone.
+    message = (
+        f"{len(rows)} of {count} participants (from {query.offset + 1}); "
+        f"more at {page.next} (limit up to 1000)"
+        if more
+        else None
     )
     result = [ParticipantOut.from_row(dict(r._mapping)) for r in rows]
-    return ok(ParticipantListResponse(status="ok", result=result, page=page))
+    return ok(ParticipantListResponse(status="ok", message=message, result=result, page=page))
 
 
 @api.get(

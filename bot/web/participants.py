@@ -16,6 +16,7 @@ from flask import Response, g
 
 from bot.channel import outbound, withdrawal
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
+from bot.core.phone_zone import choose_timezone
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
 from bot.store.event_types import (
     MessageSuppressed,
@@ -48,7 +49,16 @@ from bot.web.participant_api import (
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3
-PROFILE_FIELDS = ("name", "gender", "ethnicity", "background", "timezone", "debug", "intervention")
+PROFILE_FIELDS = (
+    "name",
+    "gender",
+    "ethnicity",
+    "background",
+    "timezone",
+    "debug",
+    "intervention",
+    "channel",
+)
 
 
 @api.post(
@@ -66,11 +76,13 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
         raise Refused(400, f"invalid phone number: {exc}", "phone_number") from None
     if _phone_taken(services.store, phone):
         raise Refused(409, "Participant with this phone number already enrolled", "phone_number")
+    timezone, timezone_source = choose_timezone(body.timezone, phone, settings.default_timezone)
     data = ParticipantEnrolled(
         participant_id=new_id(),
         phone=phone,
         channel=body.channel,
-        timezone=body.timezone or settings.default_timezone,
+        timezone=timezone,
+        timezone_source=timezone_source,
         intervention=body.intervention or settings.intervention,
         conversation_state="intake",
         name=body.name,

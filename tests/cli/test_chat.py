@@ -30,7 +30,7 @@ def chat(stdin: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedP
     )
 
 
-def test_a_piped_chat_prints_the_greeting_and_the_replies_without_prompts(tmp_path: Path) -> None:
+def test_a_piped_chat_echoes_each_participant_line_before_the_replies(tmp_path: Path) -> None:
     with FakeOpenAI() as fake:
         result = chat(
             "yes\nI walked\n/wait 2h\n",
@@ -49,7 +49,13 @@ def test_a_piped_chat_prints_the_greeting_and_the_replies_without_prompts(tmp_pa
         ]
         # The clock starts at the real time: the 20:00 mood question may come due as well.
         assert "bot> A nudge from the practice step." in bot_lines[3:]
-        assert "you> " not in result.stdout
+        lines = result.stdout.splitlines()
+        assert [line for line in lines if line.startswith("you> ")] == [
+            "you> yes",
+            "you> I walked",
+            "you> /wait 2h",
+        ]
+        assert lines.index("you> yes") < lines.index("bot> Tell me one small thing you did today.")
         assert fake.requests == []  # fixed wording never reaches the LLM
         assert result.stderr == ""
 

@@ -119,3 +119,43 @@ def test_a_malformed_setting_stops_the_command_with_the_list_of_problems() -> No
     assert result.returncode == 1
     assert "DEFAULT_TIMEZONE" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_events_takes_a_phone_for_participant_and_says_when_nothing_matches(
+    store: EventStore, database_url: str
+) -> None:
+    one = enrolled(phone="+14155552671")
+    store.append(participant_stream(one.participant_id), [one])
+
+    by_phone = tandem("events", "--participant", "+1 415 555 2671", url=database_url)
+    unknown = tandem("events", "--participant", "+14155550000", url=database_url)
+    misspelt = tandem("events", "--type", "message.recieved", url=database_url)
+    none = tandem("events", "--type", "message.received", url=database_url)
+
+    assert by_phone.returncode == 0, by_phone.stderr
+    assert [json.loads(line)["type"] for line in by_phone.stdout.splitlines()] == [
+        "participant.enrolled"
+    ]
+    assert unknown.returncode == 1
+    assert "no participant has the id or phone '+14155550000'" in unknown.stderr
+    assert misspelt.returncode == 1
+    assert "unknown event type 'message.recieved'; did you mean 'message.received'?" in (
+        misspelt.stderr
+    )
+    assert (none.returncode, none.stdout) == (1, "")
+    assert "no events match" in none.stderr
+
+
+def test_timers_list_takes_a_phone_and_exits_1_when_nothing_matches(
+    store: EventStore, database_url: str
+) -> None:
+    one = enrolled(phone="+14155552671")
+    store.append(participant_stream(one.participant_id), [one])
+
+    mine = tandem("timers", "list", "--participant", "14155552671", url=database_url)
+    unknown = tandem("timers", "list", "--participant", "nobody", url=database_url)
+
+    assert mine.returncode == 1 and "no timers match" in mine.stderr
+    assert unknown.returncode == 1 and "no participant has the id or phone 'nobody'" in (
+        unknown.stderr
+    )

@@ -82,7 +82,8 @@ def test_an_explicit_country_code_wins_over_the_default_region():
     ("raw", "region", "reason"),
     [
         ("hello", None, "not a phone number"),
-        ("4155552671", None, "missing country code"),
+        ("4155552671", None, r"as \+4155552671: too short for \+41 \(CH\); write it with \+"),
+        ("447700900123", "US", r"not a valid number for \+44 \(GB\); as a US number: too long"),
         ("+999 1234", None, "unknown country code"),
         ("+1415555", None, r"too short for \+1 \(US\)"),
         ("+141555526711111", None, r"too long for \+1 \(US\)"),
@@ -100,3 +101,28 @@ def test_an_unusable_number_is_refused_with_its_reason(raw, region, reason):
 
 def test_an_invalid_phone_number_is_a_value_error():
     assert issubclass(InvalidPhoneNumber, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("raw", "region", "expected"),
+    [
+        ("447911123456", "US", "+447911123456"),  # PromptPipe's stored form
+        ("447911123456", None, "+447911123456"),
+        ("34612345678", "GB", "+34612345678"),
+        ("14155552671", "US", "+14155552671"),  # both readings are the same number
+        ("00447911123456", "US", "+447911123456"),
+        ("0044 7911 123456", None, "+447911123456"),
+        ("0061 412 345 678", "GB", "+61412345678"),
+    ],
+)
+def test_digits_with_a_country_code_and_00_prefixes_are_read_for_any_country(raw, region, expected):
+    assert canonical_phone(raw, region) == expected
+
+
+def test_digits_that_are_a_valid_number_both_ways_are_refused_saying_how_to_write_them():
+    with pytest.raises(InvalidPhoneNumber) as refused:
+        canonical_phone("6465025300", "US")
+
+    message = str(refused.value)
+    assert message.startswith("ambiguous: 6465025300 could be +6465025300")
+    assert message.endswith("with + and its country code, +6465025300 or +16465025300")

@@ -87,3 +87,59 @@ def test_an_api_token_shorter_than_32_characters_stops_the_start_naming_which() 
 
 def test_a_32_character_token_is_accepted() -> None:
     assert load_settings({"TANDEM_API_TOKENS": A}, env_file=None).api_tokens == [A]
+
+
+def test_a_wrong_field_and_a_missing_companion_setting_are_listed_together() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(
+            {"MESSENGER": "twilio", "TWILIO_TIMEOUT_SECONDS": "soon", "SUPERVISOR_PHONES": "12"},
+            env_file=None,
+        )
+    problems = caught.value.problems
+    assert any(p.startswith("TWILIO_TIMEOUT_SECONDS:") for p in problems)
+    assert "MESSENGER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN" in problems
+    assert any(p.startswith("SUPERVISOR_PHONES:") for p in problems)
+
+
+def test_promptpipes_names_for_tandems_settings_are_honoured() -> None:
+    settings = load_settings(
+        {
+            "GENAI_MODEL": "gpt-4o",
+            "GENAI_TEMPERATURE": "0.3",
+            "AUTO_ENROLL_NEW_USERS": "true",
+            "SCHEDULER_PREP_TIME_MINUTES": "15",
+            "CHAT_HISTORY_LIMIT": "-1",
+        },
+        env_file=None,
+    )
+    assert (settings.model, settings.temperature) == ("gpt-4o", 0.3)
+    assert settings.unknown_sender_policy == "enroll"
+    assert (settings.prep_minutes, settings.chat_history_limit) == (15, -1)
+
+
+def test_a_promptpipe_switch_left_off_changes_nothing() -> None:
+    settings = load_settings({"AUTO_ENROLL_NEW_USERS": "false"}, env_file=None)
+    assert settings.unknown_sender_policy == "ignore"
+
+
+def test_promptpipes_settings_tandem_lacks_are_refused_saying_what_to_use_instead() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(
+            {"PROMPTPIPE_DEBUG": "true", "DATABASE_DSN": "postgres://x", "LOG_LEVEL": "LOUD"},
+            env_file=None,
+        )
+    problems = caught.value.problems
+    assert len(problems) == 3
+    assert any(
+        p.startswith("PROMPTPIPE_DEBUG is PromptPipe's") and "use DEBUG_PHONES" in p
+        for p in problems
+    )
+    assert any(p.startswith("DATABASE_DSN") and "use DATABASE_URL" in p for p in problems)
+
+
+def test_a_promptpipe_name_that_disagrees_with_tandems_own_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"GENAI_MODEL": "gpt-4o", "TANDEM_MODEL": "gpt-4.1"}, env_file=None)
+    assert caught.value.problems == [
+        "GENAI_MODEL=gpt-4o and TANDEM_MODEL=gpt-4.1 disagree: set only TANDEM_MODEL"
+    ]

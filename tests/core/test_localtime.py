@@ -472,3 +472,35 @@ NAIVE = datetime(2026, 6, 1, 9, 0)  # noqa: DTZ001 - the point of these tests
 def test_naive_datetimes_are_rejected(call):
     with pytest.raises(ValueError, match="must be a timezone-aware datetime"):
         call()
+
+
+# Boundaries single-change mutants of bot/core/localtime.py survived (make mutation)
+
+
+def test_quiet_hours_within_a_day_start_at_their_first_instant():
+    lunch = QuietHours(time(12, 0), time(13, 0))
+    assert lunch.contains(local(TORONTO, 2026, 6, 1, 12, 0), TORONTO)
+    assert lunch.contains(local(TORONTO, 2026, 6, 1, 12, 59), TORONTO)
+
+
+def test_quiet_hours_entered_at_exactly_their_start_before_midnight_end_the_next_morning():
+    start = local(TORONTO, 2026, 6, 1, 22, 0)
+    assert fmt_local(NIGHT.end_after(start, TORONTO), TORONTO) == "2026-06-02T08:00:00-04:00"
+    assert fmt_local(NIGHT.defer(start, TORONTO), TORONTO) == "2026-06-02T08:00:00-04:00"
+
+
+def test_quiet_hours_in_their_first_minute_after_midnight_end_the_same_morning():
+    just_after = local(TORONTO, 2026, 6, 2, 0, 0)
+    assert fmt_local(NIGHT.end_after(just_after, TORONTO), TORONTO) == ("2026-06-02T08:00:00-04:00")
+
+
+def test_deferring_outside_quiet_hours_keeps_the_instant_in_utc():
+    noon = local(TORONTO, 2026, 6, 1, 12, 0)
+    deferred = NIGHT.defer(noon, TORONTO)
+    assert deferred == noon and deferred.tzinfo == UTC
+
+
+def test_random_daily_takes_tomorrow_when_the_draw_lands_exactly_on_after():
+    after = local(TORONTO, 2026, 6, 1, 11, 0)
+    drawn = random_daily(after, time(10, 0), time(12, 0), TORONTO, 0.5)
+    assert fmt_local(drawn, TORONTO) == "2026-06-02T11:00:00-04:00"  # strictly after

@@ -3,9 +3,14 @@ interrupts and the session start."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import load_intervention
+from bot.interventions.module_graph import CycleTimes
 from tests.interventions.variants import GOOD
+
+HABIT_COACH = Path(__file__).resolve().parents[2] / "interventions" / "habit-coach"
 
 
 def test_the_graph_of_the_fixture() -> None:
@@ -31,3 +36,33 @@ def test_the_graph_of_the_fixture() -> None:
     )
     assert '  s_explore -.-|"each turn"| j_engaged' in text
     assert '  anywhere -.-|"each turn"| j_risk' in text
+
+
+def test_an_intervention_in_modules_draws_each_module_and_the_daily_cycle_with_its_timers() -> None:
+    habit = load_intervention(HABIT_COACH)
+    tools = {
+        "intake": ("save_user_profile", "scheduler", "transition_state"),
+        "feedback": ("transition_state",),
+    }
+
+    text = mermaid(habit, tools, CycleTimes(prep_minutes=15, reminder_hours=4))
+
+    lines = text.splitlines()
+    assert '  start((start)) --> m_intake[["module: intake"]]' in lines
+    assert '  m_intake -->|"transition_state"| m_feedback' in lines
+    assert '  m_feedback -->|"transition_state"| m_intake' in lines
+    assert '  t_daily{{"timer daily: the habit time − 15 min"}}' in lines
+    assert '  m_intake -.->|"scheduler: create"| t_daily' in lines
+    assert '  m_feedback -.->|"scheduler: create"| t_daily' not in lines
+    assert '  c_prompt -.->|"no reply in 4 h"| t_reminder{{"timer reminder"}}' in lines
+    assert '  t_feedback -->|"to feedback"| m_feedback' in lines
+
+
+def test_without_a_reminder_or_auto_feedback_their_timers_are_not_drawn() -> None:
+    habit = load_intervention(HABIT_COACH)
+    tools = {"intake": ("scheduler", "transition_state"), "feedback": ("transition_state",)}
+
+    text = mermaid(habit, tools, CycleTimes(reminder_hours=0, auto_feedback_minutes=0))
+
+    assert "t_daily" in text
+    assert "t_reminder" not in text and "t_feedback" not in text

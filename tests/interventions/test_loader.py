@@ -27,9 +27,9 @@ def test_the_fixture_loads_every_primitive_by_its_folder() -> None:
 def test_model_aliases_resolve_with_the_defaults_of_each_kind() -> None:
     intervention = load_intervention(GOOD)
 
-    assert intervention.model(None, "step") == "careful-model"
-    assert intervention.model("fast", "step") == "fast-model"
-    assert intervention.model(None, "judgement") == "fast-model"
+    assert intervention.model(None, "step").name == "careful-model"
+    assert intervention.model("fast", "step").name == "fast-model"
+    assert intervention.model(None, "judgement").name == "fast-model"
 
 
 def test_the_revision_changes_when_any_file_changes(tmp_path: Path) -> None:

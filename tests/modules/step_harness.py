@@ -17,7 +17,7 @@ from bot.conversation.tool_loop import LoopResult
 from bot.conversation.transcript_llm import chat_messages
 from bot.conversation.working import pending_timers
 from bot.store.event_types.conversation import LLMCalled
-from bot.store.event_types.messages import MessageReceived
+from bot.store.event_types.messages import MessageQueued, MessageReceived, MessageSent
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import Event, EventData, new_id, participant_stream
 from bot.store.projections.participants import fold
@@ -89,6 +89,9 @@ class Run:
         self.now = NOW
         self.events: list[Event] = []
         self.replies: list[ModuleReply] = []
+        # Whether queued messages are sent at once (False: held, as WhatsApp's closed window
+        # holds them); `send()` sends what is held.
+        self.sending = True
         values = {
             "participant_id": "p1",
             "phone": PHONE,
@@ -107,6 +110,12 @@ class Run:
         return row
 
     def record(self, decided: Sequence[EventData]) -> list[Event]:
+        recorded = self._append(decided)
+        if self.sending:
+            self.send()
+        return recorded
+
+    def _append(self, decided: Sequence[EventData]) -> list[Event]:
         recorded = []
         for data in decided:
             version = len(self.events) + 1
@@ -125,6 +134,13 @@ class Run:
             )
             self.events.append(recorded[-1])
         return recorded
+
+    def send(self) -> None:
+        """Record every queued message not yet sent as sent, as the dispatcher would."""
+        sent = {e.data.outbox_id for e in self.events if isinstance(e.data, MessageSent)}
+        queued = [e.data for e in self.events if isinstance(e.data, MessageQueued)]
+        unsent = [q.outbox_id for q in queued if q.outbox_id not in sent]
+        self._append([MessageSent(outbox_id=o, provider_sid=f"SM{o}") for o in unsent])
 
     def later(self, **delta: float) -> None:
         self.now += timedelta(**delta)

@@ -92,7 +92,11 @@ def test_a_variable_the_engine_does_not_supply_is_an_error(tmp_path: Path) -> No
     ("text", "problem"),
     [
         ("---\ntools: [x]\n---\nHi", "`fallback` must be a non-empty text"),
-        ("---\nfallback: Hi\ntemperature: 0.2\n---\nHi", "unknown front matter key(s)"),
+        ("---\nfallback: Hi\ntemprature: 0.2\n---\nHi", "unknown front matter key(s)"),
+        ("---\nfallback: Hi\ntemperature: 2.5\n---\nHi", "`temperature` must be a number"),
+        ("---\nfallback: Hi\ntemperature: warm\n---\nHi", "`temperature` must be a number"),
+        ("---\nfallback: Hi\nmax_tokens: 0\n---\nHi", "`max_tokens` must be a whole number"),
+        ("---\nfallback: Hi\nmax_tokens: 1.5\n---\nHi", "`max_tokens` must be a whole number"),
         ("---\nfallback: Hi\ntools: scheduler\n---\nHi", "`tools` must be a list"),
         ("---\nfallback: Hi\n---\n{% if x %}unclosed", "line 1"),
     ],
@@ -107,3 +111,12 @@ def test_a_broken_prompt_file_is_refused_with_the_reason(
         load_prompt(path)
 
     assert problem in str(raised.value)
+
+
+def test_a_prompts_model_settings_are_read_from_its_front_matter(tmp_path: Path) -> None:
+    path = tmp_path / "coach.md"
+    path.write_text("---\nfallback: Hi\nmodel: m1\ntemperature: 0\nmax_tokens: 200\n---\nHi")
+
+    choice = load_prompt(path).choice
+
+    assert (choice.name, choice.temperature, choice.max_tokens) == ("m1", 0.0, 200)

@@ -112,7 +112,7 @@ def test_a_step_prompt_sees_the_conversation_and_its_slots_are_kept() -> None:
     assert replied.slots == {"plan": "They want to sleep more.", "reply": reply}
     assert replied.sent == "reply"
     assert run.llm.call("step:explore:reply")["tools"] == ["save_user_profile"]
-    assert run.llm.call("step:explore:reply")["model"] == "careful-model"
+    assert run.llm.call("step:explore:reply")["model"].name == "careful-model"
 
 
 def test_a_participants_message_that_looks_like_template_code_is_only_text() -> None:

@@ -77,7 +77,7 @@ def test_a_judgement_is_asked_for_its_typed_result_with_the_conversation() -> No
     run.say("I'm not sure what to do")
 
     call = run.llm.call("judgement:engaged")
-    assert call["model"] == "fast-model"
+    assert call["model"].name == "fast-model"
     assert call["messages"][0]["content"].startswith("Is the client engaged in this step?\n")
     assert "CLIENT: I'm not sure what to do" in call["messages"][0]["content"]
     assert recorded(run, "engaged")[-1].result == {"reason": "short answers", "response": "no"}

@@ -134,3 +134,17 @@ def test_an_options_question_is_sent_with_its_options_numbered() -> None:
     assert numbered(OPTIONS, "How do you feel?") == (
         "How do you feel?\n1. Calm\n2. Worried\n3. Very low"
     )
+
+
+def test_an_answer_while_the_question_is_held_is_an_ordinary_turn_until_it_is_sent() -> None:
+    run = in_explore(Run())
+    run.sending = False  # WhatsApp's window is closed: the question waits in the outbox
+    asked(run)
+    run.llm.says("step:explore:reply", "Good evening!")
+
+    assert run.say("7") == "Good evening!"
+    assert run.data(MeasurementRecorded) == []
+
+    run.send()
+    assert run.say("7") == "Thanks, noted."
+    assert [m.value for m in run.data(MeasurementRecorded)] == [7]

@@ -13,9 +13,10 @@ from sqlalchemy import and_, select
 from bot.conversation.timer_turns import handle_fired
 from bot.core.clock import FakeClock
 from bot.store.event_store import EventStore
+from bot.store.event_types.messages import MessageSent
 from bot.store.event_types.work import WorkCompleted
 from bot.store.events import Event, EventData, NewEvent, participant_stream
-from bot.store.schema import timers, work_items
+from bot.store.schema import outbox, timers, work_items
 from bot.timers.firing import Decision, FiringPolicy, fire_due
 from bot.timers.reactions import on_inbound
 from tests.factories import enrolled, received
@@ -31,6 +32,9 @@ class Harness:
         self.clock = clock
         self.policy = policy
         self._sids = 0
+        # Whether the stand-in dispatcher sends what the worker queued (False: everything is
+        # held, as WhatsApp's closed window holds it).
+        self.sending = True
 
     def enroll(self, timezone: str = "America/Toronto", **changes: Any) -> dict[str, Any]:
         phone = f"+1415555{random.randrange(10**4):04d}"
@@ -89,7 +93,20 @@ class Harness:
             items = [dict(r._mapping) for r in conn.execute(query)]
         for item in items:
             self._process(item)
+        if self.sending:
+            self.send()
         return len(items)
+
+    def send(self) -> int:
+        """Record every pending outbox row as sent, as the dispatcher would."""
+        query = select(outbox).where(outbox.c.status == "pending").order_by(outbox.c.position)
+        with self.store.reading() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(query)]
+        for row in rows:
+            self._sids += 1
+            sent = MessageSent(outbox_id=row["outbox_id"], provider_sid=f"SMout{self._sids:06d}")
+            self.store.append(row["stream_id"], [sent])
+        return len(rows)
 
     def _process(self, item: dict[str, Any]) -> None:
         pid = item["participant_id"]

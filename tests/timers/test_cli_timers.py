@@ -29,7 +29,7 @@ def test_list_shows_a_participants_timers_filtered_by_status(
     (line,) = [row for row in result.output.splitlines() if soon.timer_id in row]
     assert "scheduled" in line and other["participant_id"] not in result.output
     none = tandem(database_url, "list", "--status", "fired", "--json")
-    assert none.exit_code == 0 and none.output.strip() == ""
+    assert none.exit_code == 1 and "no timers match" in none.output  # said, not silent
 
 
 def test_cancel_records_who_cancelled_and_the_timer_never_fires(

@@ -57,10 +57,32 @@ def test_enrolling_sends_nothing_itself_the_worker_writes_the_first_message(
         assert conn.execute(select(outbox)).all() == []
 
 
-def test_timezone_and_intervention_default_to_the_settings(client: FlaskClient) -> None:
-    participant = enroll(client)
+def test_timezone_and_intervention_default_to_the_settings(
+    client: FlaskClient, store: EventStore
+) -> None:
+    participant = enroll(client, phone="+447911123456")  # GB numbers span several zones
     assert participant["timezone"] == "America/Toronto"  # DEFAULT_TIMEZONE in the fixture
     assert participant["intervention"] == "demo"
+    [enrolled] = events_of(store, participant["id"], "participant.enrolled")
+    assert enrolled.data.timezone_source == "default"
+
+
+def test_without_a_timezone_a_number_with_one_zone_gets_that_zone_recorded_as_inferred(
+    client: FlaskClient, store: EventStore
+) -> None:
+    participant = enroll(client, phone="+1 415 555 2671")
+    assert participant["timezone"] == "America/Los_Angeles"
+    [enrolled] = events_of(store, participant["id"], "participant.enrolled")
+    assert enrolled.data.timezone_source == "inferred"
+
+
+def test_a_given_timezone_is_kept_and_recorded_as_given(
+    client: FlaskClient, store: EventStore
+) -> None:
+    participant = enroll(client, phone="+14155552671", timezone="Europe/Madrid")
+    assert participant["timezone"] == "Europe/Madrid"
+    [enrolled] = events_of(store, participant["id"], "participant.enrolled")
+    assert enrolled.data.timezone_source == "given"
 
 
 def test_a_national_number_is_read_in_the_default_region(client: FlaskClient) -> None:

@@ -89,7 +89,7 @@ def test_the_documented_models_match_what_is_served(
 
 def test_paging_parameters_are_documented_with_their_bounds(spec: dict[str, Any]) -> None:
     parameters = {p["name"]: p for p in spec["paths"][BASE]["get"]["parameters"]}
-    assert parameters["limit"]["schema"]["maximum"] == 500
+    assert parameters["limit"]["schema"]["maximum"] == 1000
     assert parameters["offset"]["schema"]["minimum"] == 0
     assert "unenrolled" in str(parameters["status"]["schema"])
 

@@ -43,7 +43,15 @@ def test_the_list_shows_participants_in_order_of_enrollment(
     ids = enroll_many(client, clock, 3)
     body = get(client, "").get_json()
     assert [p["id"] for p in body["result"]] == ids
-    assert body["page"] == {"limit": 50, "offset": 0, "total": 3, "next_offset": None}
+    assert body["page"] == {
+        "limit": 50,
+        "offset": 0,
+        "total": 3,
+        "next_offset": None,
+        "more": False,
+        "next": None,
+    }
+    assert "message" not in body
 
 
 def test_the_list_pages_with_limit_and_offset(client: FlaskClient, clock: FakeClock) -> None:
@@ -51,9 +59,24 @@ def test_the_list_pages_with_limit_and_offset(client: FlaskClient, clock: FakeCl
     first = get(client, "", limit=2).get_json()
     assert [p["id"] for p in first["result"]] == ids[:2]
     assert first["page"]["next_offset"] == 2
+    assert first["page"]["more"] is True
+    assert first["page"]["next"] == "/conversation/participants?limit=2&offset=2"
+    assert first["message"] == (
+        "2 of 5 participants (from 1); more at /conversation/participants?limit=2&offset=2"
+        " (limit up to 1000)"
+    )
+    second = client.get(first["page"]["next"], headers=AUTH).get_json()
+    assert [p["id"] for p in second["result"]] == ids[2:4]
     last = get(client, "", limit=2, offset=4).get_json()
     assert [p["id"] for p in last["result"]] == ids[4:]
-    assert last["page"] == {"limit": 2, "offset": 4, "total": 5, "next_offset": None}
+    assert last["page"] == {
+        "limit": 2,
+        "offset": 4,
+        "total": 5,
+        "next_offset": None,
+        "more": False,
+        "next": None,
+    }
     assert get(client, "", offset=1000).get_json()["result"] == []
 
 
@@ -77,7 +100,7 @@ def test_the_list_filters_by_status_and_hides_the_unenrolled_by_default(
     ("query", "field"),
     [
         ({"limit": 0}, "limit"),
-        ({"limit": 501}, "limit"),
+        ({"limit": 1001}, "limit"),
         ({"limit": "ten"}, "limit"),
         ({"limit": "1.5"}, "limit"),
         ({"offset": -1}, "offset"),
@@ -230,3 +253,10 @@ def test_cursor_parameters_out_of_bounds_are_400s(
     response = get(client, f"/{participant['id']}{suffix}", **query)
     assert response.status_code == 400
     assert response.get_json()["message"].startswith(f"{field}: ")
+
+
+def test_a_page_may_hold_up_to_1000_participants(client: FlaskClient, clock: FakeClock) -> None:
+    ids = enroll_many(client, clock, 3)
+    body = get(client, "", limit=1000).get_json()
+    assert [p["id"] for p in body["result"]] == ids
+    assert (body["page"]["limit"], body["page"]["more"]) == (1000, False)

@@ -144,7 +144,8 @@ def test_unenrolling_cancels_pending_timers_through_the_real_hook(
         ("intervention", None),
         ("name", 7),
         ("phone_number", "+14155552671"),
-        ("channel", "whatsapp"),
+        ("channel", "telegram"),
+        ("channel", None),
     ],
 )
 def test_put_refuses_a_wrong_field_naming_it(

@@ -82,11 +82,12 @@ def test_enroll_enrolls_the_sender_with_the_message_on_their_stream(services: Se
     [participant] = rows(services.store, "participants")
     assert (participant["phone"], participant["channel"]) == (STRANGER, "whatsapp")
     assert (participant["timezone"], participant["intervention"]) == (
-        "America/Toronto",
+        "America/New_York",  # the stranger's number has one zone; DEFAULT_TIMEZONE otherwise
         "habit-coach",
     )
     enrolment, received = services.store.load(participant_stream(participant["participant_id"]))
     assert (enrolment.event_type, enrolment.data.source) == ("participant.enrolled", "auto")
+    assert enrolment.data.timezone_source == "inferred"
     assert (received.event_type, received.data.body) == ("message.received", form["Body"])
     assert sorted(w["kind"] for w in rows(services.store, "work_items")) == ["enrolled", "inbound"]
     assert services.store.load(SYSTEM_STREAM) == []

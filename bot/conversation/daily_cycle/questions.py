@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.channel import outbound
 from bot.conversation.daily_cycle.answers import DECREASE, DONE, INCREASE, KEEP, LEVELS, NEXT_TIME
+from bot.store import delivery
 from bot.store.event_types.habits import (
     HabitReported,
     IntensityAnswered,
@@ -77,9 +78,11 @@ def asked_on(events: Sequence[Event], kind: QuestionKind, day: date) -> bool:
 
 
 def open_questions(events: Sequence[Event], before: int | None = None) -> list[QuestionAsked]:
-    """The unanswered questions of the latest prompt, in the order asked. With `before` (a
-    stream version), questions recorded at or after it are not considered: a message that
-    waited in the queue while a prompt went out does not answer that prompt's questions."""
+    """The unanswered questions of the latest prompt that had reached the participant, in the
+    order asked. With `before` (a stream version), questions recorded at or after it are not
+    considered, and a question counts only if it was sent before it: a message that waited in
+    the queue while a prompt went out, or arrived while the question was held (WhatsApp's
+    window closed) or undelivered, does not answer it."""
     latest: list[QuestionAsked] = []
     answered: set[str] = set()
     for ev in events:
@@ -90,4 +93,8 @@ def open_questions(events: Sequence[Event], before: int | None = None) -> list[Q
             latest.append(data)
         elif isinstance(data, HabitReported | IntensityAnswered):
             answered.add(data.question_id)
-    return [q for q in latest if q.question_id not in answered]
+    return [
+        q
+        for q in latest
+        if q.question_id not in answered and delivery.sent_before(events, q.outbox_id, before)
+    ]

@@ -24,6 +24,9 @@ class LLMCalled(EventData):
     error: str | None = None
     # Retries the SDK made before this answer (None when the call failed).
     retries: int | None = None
+    # The sampling asked for (None in calls recorded before they were).
+    temperature: float | None = None
+    max_tokens: int | None = None
 
 
 @event("tool.called")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -19,6 +19,7 @@ EDITABLE_FIELDS = {
     "timezone": (str,),
     "debug": (bool,),
     "intervention": (str,),
+    "channel": (str,),
 }
 
 
@@ -36,6 +37,9 @@ class ParticipantEnrolled(EventData):
     background: str | None = None
     debug: bool = False
     source: Literal["api", "auto", "cli"] = "api"
+    # How `timezone` was chosen: given at enrollment, inferred from a number with one zone,
+    # or DEFAULT_TIMEZONE (None in events recorded before this was kept).
+    timezone_source: Literal["given", "inferred", "default"] | None = None
 
 
 @event("participant.updated")
@@ -53,6 +57,8 @@ class ParticipantUpdated(EventData):
                 raise ValueError(f"{key!r} cannot be updated")
             if not isinstance(value, allowed):
                 raise ValueError(f"{key!r} has the wrong type")
+            if key == "channel" and value not in get_args(Channel):
+                raise ValueError(f"'channel' must be one of {get_args(Channel)}")
         return changes
 
 

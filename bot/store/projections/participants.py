@@ -99,10 +99,11 @@ def _unenrolled(row: Row, event: Event) -> Row:
 
 
 def _received(row: Row, event: Event) -> Row:
-    data: MessageReceived = event.data  # type: ignore[assignment]
     last = row.get("last_inbound_at")
     newest = event.occurred_at if last is None or event.occurred_at > last else last
-    return {**row, "last_inbound_at": newest, "channel": data.channel}
+    # The channel is the enrolled one until a researcher changes it (participant.updated):
+    # a message on another channel is recorded with its channel and changes nothing here.
+    return {**row, "last_inbound_at": newest}
 
 
 def _transitioned(row: Row, event: Event) -> Row:

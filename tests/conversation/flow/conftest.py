@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from bot.channel.console import CollectingMessenger
+from bot.channel.dispatcher import Dispatcher
 from bot.conversation import timer_turns
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
@@ -64,6 +66,14 @@ class Conversation:
     def run(self) -> int:
         """Handle every due work item of the participant, as a worker does."""
         return self.worker.run_once()
+
+    def send(self) -> int:
+        """Send every due message through the real dispatcher to a collecting phone."""
+        dispatcher = Dispatcher(self.services, CollectingMessenger(), "test-dispatcher")
+        sent = 0
+        while moved := dispatcher.run_once():
+            sent += moved
+        return sent
 
     def fire_timers(self) -> None:
         fire_due(self.store, self.clock.now(), FiringPolicy())

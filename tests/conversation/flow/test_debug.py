@@ -65,7 +65,28 @@ def test_the_trace_of_a_failed_turn_says_why_the_fallback_was_sent(make_conversa
     assert fallback.kind == "reply"
     assert "tools: none" in trace.body
     assert "llm: 1 call(s), 0+0 tokens" in trace.body and "1 failed" in trace.body
-    assert trace.body.endswith("turn failed: LLM call failed: HTTP 500: down; fallback sent")
+    assert trace.body.endswith("turn failed: LLM call failed: HTTP 500; fallback sent")
+    assert "down" not in trace.body  # the provider's error body stays in the event
+    [called] = conversation.data("llm.called")
+    assert called.error == "HTTP 500: down"
+
+
+def test_the_trace_never_shows_the_llms_internal_address_when_it_is_down(
+    make_conversation,
+) -> None:
+    conversation = make_conversation(
+        DEBUG_PHONES=PHONE, OPENAI_BASE_URL="http://127.0.0.1:9/internal/v1"
+    )
+    conversation.enroll(source="auto")
+    conversation.receive("hello")
+
+    conversation.run()
+
+    fallback, trace = conversation.queued()
+    assert fallback.kind == "reply"
+    assert "could not connect to the server" in trace.body
+    assert "127.0.0.1" not in trace.body and ":9" not in trace.body
+    assert "internal" not in trace.body
 
 
 def test_a_timer_that_messages_the_participant_is_traced_after_its_message(

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bot.conversation.debug_trace import MAX_TRACE, TurnReport, trace_messages, trace_text, wanted
+from bot.conversation.debug_trace import (
+    MAX_TRACE,
+    TurnReport,
+    public,
+    trace_messages,
+    trace_text,
+    wanted,
+)
 from bot.conversation.tool_loop import ToolTrace
 from bot.store.event_types.conversation import LLMCalled
 
@@ -56,3 +63,16 @@ def test_a_long_trace_is_cut_and_goes_to_the_participants_own_address() -> None:
         "debug",
         False,
     )
+
+
+def test_public_text_drops_urls_host_ports_ips_and_provider_error_bodies() -> None:
+    assert public("could not connect to http://10.0.0.5:11434/v1 (3 attempt(s))") == (
+        "could not connect to the server (3 attempt(s))"
+    )
+    assert public("cannot reach llm.lab.internal:8000 or 192.168.1.20") == (
+        "cannot reach the server or the server"
+    )
+    assert public("HTTP 401: Incorrect API key provided: sk-abc (1 attempt(s))") == (
+        "HTTP 401 (1 attempt(s))"
+    )
+    assert public("timed out: no answer within 45 s") == "timed out: no answer within 45 s"

@@ -59,3 +59,18 @@ def test_chat_history_limit_zero_shows_only_the_current_message(make_conversatio
     conversation.run()
 
     assert chat(conversation) == [{"role": "user", "content": "two"}]
+
+
+def test_chat_history_limit_minus_one_shows_every_earlier_message_as_in_promptpipe(
+    make_conversation,
+) -> None:
+    conversation = make_conversation(CHAT_HISTORY_LIMIT="-1")
+    conversation.enroll(source="auto")
+    conversation.fake.script(*[ScriptedReply.text(f"answer {n}") for n in range(30)])
+    for n in range(30):
+        conversation.receive(f"message {n}")
+        conversation.run()
+
+    shown = chat(conversation)
+    assert len(shown) == 59  # 29 earlier exchanges and the current message: more than 50
+    assert shown[0] == {"role": "user", "content": "message 0"}

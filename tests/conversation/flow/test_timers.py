@@ -95,6 +95,7 @@ def test_the_daily_prompt_its_answer_and_the_feedback_turn_after_it(
     conversation.fire_timers()
     conversation.run()
     assert conversation.bodies("prompt") == [PROMPT]
+    conversation.send()  # "Did you do it?" reaches the participant: it can be answered
     conversation.clock.advance(timedelta(minutes=6))
     conversation.fire_timers()
     conversation.run()

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.conversation.llm import StrictSchemaError, declare_tool
 from bot.conversation.tooling import ToolOutcome, ToolSpec
+from bot.core.model_choice import ModelChoice
 from bot.store.event_types.conversation import LLMCalled
 from tests.fakes.http_server import LocalServer
 from tests.fakes.openai_api import ScriptedReply
@@ -264,3 +265,15 @@ def test_nested_models_and_nullable_fields_are_strict_compatible():
     declared = declare_tool(ToolSpec("set_schedule", SetSchedule, _unused))
 
     assert declared["function"]["strict"] is True
+
+
+def test_the_sampling_asked_for_is_in_the_request_and_in_llm_called(fake, client):
+    fake.script(ScriptedReply.text("ok"), ScriptedReply.text("ok"))
+
+    default = client.chat(HELLO, purpose="intake").event
+    chosen = client.chat(HELLO, model=ModelChoice(None, 0.5, 64), purpose="step").event
+
+    sent = [(r.body["model"], r.body["temperature"], r.body["max_tokens"]) for r in fake.requests]
+    assert sent == [("fake-model", 0.1, 1000), ("fake-model", 0.5, 64)]
+    recorded = [(e.temperature, e.max_tokens) for e in (default, chosen)]
+    assert recorded == [(0.1, 1000), (0.5, 64)]
