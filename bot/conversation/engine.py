@@ -116,7 +116,7 @@ class ConversationFlow:
                 "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
             )
             events += crisis_events(turn.participant, screened, applied.safety_message)
-            notes.append(continue_note(applied.safety_message))
+            notes.append(continue_note(applied.safety_message, bool(applied.supervisors)))
         events += on_inbound(turn.participant, working.pending_timers(), turn.now, turn.trigger)
         if self.reply_parser is not None:
             events += self.reply_parser(

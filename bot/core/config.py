@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import phonenumbers
 from dotenv import dotenv_values
@@ -36,10 +36,11 @@ DEFAULT_HELPLINE_TEXT = (
     "now, or call or text 988 (Suicide and Crisis Lifeline, US and Canada). Elsewhere, "
     "findahelpline.com lists free, confidential helplines."
 )
-# {helpline} is replaced by HELPLINE_TEXT.
+# {helpline} is replaced by HELPLINE_TEXT; {alerted} says the study team was told, and only when
+# someone is there to be told (a supervisor phone), else it is left out.
 DEFAULT_SAFETY_MESSAGE = (
     "I'm an automated study assistant and I can't give the support you deserve right now. "
-    "{helpline} Your message has been flagged to the study team."
+    "{helpline} {alerted}"
 )
 
 
@@ -108,6 +109,8 @@ class Settings(BaseModel):
     default_region: str | None = Field(None, alias="DEFAULT_REGION")
     default_timezone: str = Field("UTC", alias="DEFAULT_TIMEZONE")
     supervisor_phones: list[str] = Field(default_factory=list, alias="SUPERVISOR_PHONES")
+    # SUPERVISOR_PHONES=none: the operator chose to run with nobody to alert (never from env).
+    supervisors_declined: bool = False
     debug_phones: list[str] = Field(default_factory=list, alias="DEBUG_PHONES")
     store_prompts: bool = Field(True, alias="STORE_PROMPTS")
     intervention: str = Field("demo", alias="INTERVENTION")
@@ -152,6 +155,14 @@ class Settings(BaseModel):
     _flags = field_validator(
         "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
     )(_flag)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _declined(cls, data: Any) -> Any:
+        raw = data.get("SUPERVISOR_PHONES") if isinstance(data, dict) else None
+        if isinstance(raw, str) and raw.strip().lower() == "none":
+            return {**data, "SUPERVISOR_PHONES": [], "supervisors_declined": True}
+        return data
 
     @field_validator("log_level", mode="before")
     @classmethod
