@@ -25,6 +25,7 @@ from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
 from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
+from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.conversation.prompts import PromptError
@@ -83,6 +84,8 @@ class ConversationFlow:
         self.max_rounds = max_rounds
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
+        self.escalate_after = timedelta(minutes=settings.alert_escalate_minutes)
+        self.escalation_phones = tuple(settings.escalation())
         self.options: dict[str, Any] = {
             "alert_window_minutes": settings.supervisor_alert_window_minutes
         }
@@ -300,6 +303,8 @@ class ConversationFlow:
                 base_url=self.settings.public_base_url,
             )
             events += texts
+            if supervisors or self.escalation_phones:
+                events += escalation_timers(turn.participant, alerts, self.escalate_after, turn.now)
             log.info(
                 "participant %s: %d alert(s) for supervisors, %d text(s) queued%s",
                 participant_id,

@@ -109,6 +109,10 @@ class Settings(BaseModel):
     default_region: str | None = Field(None, alias="DEFAULT_REGION")
     default_timezone: str = Field("UTC", alias="DEFAULT_TIMEZONE")
     supervisor_phones: list[str] = Field(default_factory=list, alias="SUPERVISOR_PHONES")
+    # An alert nobody acknowledged within ALERT_ESCALATE_MINUTES (0 = never) is sent again to
+    # the supervisors and to ESCALATION_PHONES.
+    escalation_phones: list[str] = Field(default_factory=list, alias="ESCALATION_PHONES")
+    alert_escalate_minutes: float = Field(15.0, ge=0, le=10080, alias="ALERT_ESCALATE_MINUTES")
     # SUPERVISOR_PHONES=none: the operator chose to run with nobody to alert (never from env).
     supervisors_declined: bool = False
     debug_phones: list[str] = Field(default_factory=list, alias="DEBUG_PHONES")
@@ -150,7 +154,7 @@ class Settings(BaseModel):
     )
 
     _split_lists = field_validator(
-        "api_tokens", "supervisor_phones", "debug_phones", mode="before"
+        "api_tokens", "supervisor_phones", "debug_phones", "escalation_phones", mode="before"
     )(_split)
     _flags = field_validator(
         "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
@@ -217,7 +221,7 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _coherent(self) -> Settings:
         problems = []
-        for name in ("supervisor_phones", "debug_phones"):
+        for name in ("supervisor_phones", "debug_phones", "escalation_phones"):
             for raw in getattr(self, name):
                 try:
                     canonical_phone(raw, self.default_region)
@@ -240,6 +244,9 @@ class Settings(BaseModel):
 
     def supervisors(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.supervisor_phones]
+
+    def escalation(self) -> list[str]:
+        return [canonical_phone(p, self.default_region) for p in self.escalation_phones]
 
     def debuggers(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.debug_phones]
