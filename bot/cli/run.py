@@ -124,8 +124,15 @@ def worker(workers: int, dispatchers: int, scheduler: bool) -> None:
 
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
+    from bot.conversation.supervisors import check_supervisor_route
+    from bot.core.config import ConfigError
+
     settings = settings_from_env()
     configure_logging(settings)
+    try:
+        check_supervisor_route(settings)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     services = build_services(settings)
     runtime = _runtime(
         settings,

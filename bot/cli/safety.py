@@ -2,7 +2,12 @@
 
 For checking the screen on a corpus before a study ("does it flag these? does it leave those
 alone?"): `tandem safety scan < messages.txt`. Every input line gives one output line, in order,
-blank lines included: {"text": ..., "crisis": true|false, "rule": id or null}.
+blank lines included: {"text": ..., "crisis": true|false, "rule": id or null, "category": name
+or null, "language": the rule's language or null}.
+
+`tandem safety eval FILE` scores the screen on a labelled corpus (`text<TAB>category<TAB>language`
+per line, category `none` for a control): recall per category and language, false alarms per
+language, and with `--show-misses` every line it got wrong.
 
 `--intervention SLUG` screens as that intervention's participants are screened: the maintained
 catalogue plus the intervention's `safety.extra_phrases` and `extra_exclusions` (rule
@@ -21,6 +26,7 @@ import click
 
 from bot.cli.root import cli
 from bot.conversation.safety import CrisisScreen, PhraseError
+from bot.conversation.safety_eval import CorpusError, Labelled, evaluate, read_corpus, table
 from bot.interventions.loader import CONFIG, read_intervention
 from bot.interventions.settings import INTERVENTIONS
 
@@ -42,8 +48,40 @@ def scan(slug: str | None) -> None:
     for line in sys.stdin:
         text = line.rstrip("\r\n")
         result = screen.check(text)
-        verdict = {"text": text, "crisis": result.crisis, "rule": result.rule}
+        verdict = {
+            "text": text,
+            "crisis": result.crisis,
+            "rule": result.rule,
+            "category": result.category,
+            "language": result.language,
+        }
         click.echo(json.dumps(verdict, ensure_ascii=False))
+
+
+@safety_group.command(name="eval")
+@click.argument("corpus", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--intervention", "slug", help="Screen as this intervention does.")
+@click.option("--show-misses", is_flag=True, help="Also list every line the screen got wrong.")
+def eval_command(corpus: Path, slug: str | None, show_misses: bool) -> None:
+    """Recall and false-alarm rate per category and language on a labelled CORPUS file."""
+    screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
+    try:
+        labelled = read_corpus(corpus.read_text(encoding="utf-8").splitlines(), str(corpus))
+    except CorpusError as exc:
+        raise click.ClickException(str(exc)) from None
+    scores = evaluate(labelled, lambda text: screen.check(text).category)
+    click.echo(f"screen: deterministic phrase catalogue; corpus: {corpus} ({len(labelled)} lines)")
+    for row in table(scores):
+        click.echo(row)
+    if show_misses:
+        click.echo("")
+        for item in sorted({m for s in scores.values() for m in s.missed}, key=_line):
+            found = screen.check(item.text)
+            click.echo(f"{item.line}: expected {item.category}, got {found.category}: {item.text}")
+
+
+def _line(item: Labelled) -> int:
+    return item.line
 
 
 def intervention_screen(slug: str, root: Path = INTERVENTIONS) -> CrisisScreen:

@@ -37,12 +37,13 @@ def server_default(
     settings: Settings, screen: CrisisScreen | None = None, safety_message: str | None = None
 ) -> Applied:
     """The server's own: the default screen, SAFETY_MESSAGE and SUPERVISOR_PHONES."""
+    supervisors = tuple(settings.supervisors())
     return Applied(
         screen=screen or CrisisScreen.from_default(),
         safety_message=safety_text(
-            safety_message or settings.safety_message, settings.helpline_text
+            safety_message or settings.safety_message, settings.helpline_text, bool(supervisors)
         ),
-        supervisors=tuple(settings.supervisors()),
+        supervisors=supervisors,
     )
 
 

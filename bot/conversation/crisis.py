@@ -15,11 +15,16 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.events import EventData, new_id
 
 HELPLINE = "{helpline}"
+ALERTED = "{alerted}"
+ALERTED_TEXT = "Your message has been flagged to the study team."
 
 
-def safety_text(message: str, helpline: str) -> str:
-    """SAFETY_MESSAGE with its {helpline} replaced by HELPLINE_TEXT (no other formatting)."""
-    return " ".join(message.replace(HELPLINE, helpline.strip()).split())
+def safety_text(message: str, helpline: str, alerted: bool) -> str:
+    """SAFETY_MESSAGE with {helpline} replaced by HELPLINE_TEXT and {alerted} by ALERTED_TEXT
+    when someone is there to be alerted (else by nothing): the reply never claims a team was
+    told when no supervisor route exists. No other formatting."""
+    text = message.replace(HELPLINE, helpline.strip())
+    return " ".join(text.replace(ALERTED, ALERTED_TEXT if alerted else "").split())
 
 
 def crisis_events(
@@ -40,11 +45,16 @@ def crisis_events(
     return [alert, *to_participant(participant, safety_message, kind="notice")]
 
 
-def continue_note(safety_message: str) -> str:
+def continue_note(safety_message: str, alerted: bool) -> str:
     """The system note for a turn that still runs after the safety message."""
+    team = (
+        "the study team was alerted"
+        if alerted
+        else "nobody on the study team could be alerted, so do not say they were"
+    )
     return (
         "The safety screen flagged the participant's last message as possible crisis language. "
-        f'They have already been sent this message: "{safety_message}" and the study team was '
-        "alerted. Reply briefly and with care. Do not repeat that message and do not coach the "
+        f'They have already been sent this message: "{safety_message}" and {team}. '
+        "Reply briefly and with care. Do not repeat that message and do not coach the "
         "habit in this reply."
     )

@@ -25,6 +25,7 @@ from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
 from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
+from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.conversation.prompts import PromptError
@@ -84,6 +85,8 @@ class ConversationFlow:
         self.max_rounds = max_rounds
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
+        self.escalate_after = timedelta(minutes=settings.alert_escalate_minutes)
+        self.escalation_phones = tuple(settings.escalation())
         self.options: dict[str, Any] = {
             "alert_window_minutes": settings.supervisor_alert_window_minutes,
             "prep_minutes": settings.prep_minutes,
@@ -118,7 +121,7 @@ class ConversationFlow:
                 "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
             )
             events += crisis_events(turn.participant, screened, applied.safety_message)
-            notes.append(continue_note(applied.safety_message))
+            notes.append(continue_note(applied.safety_message, bool(applied.supervisors)))
         events += on_inbound(turn.participant, working.pending_timers(), turn.now, turn.trigger)
         if self.reply_parser is not None:
             events += self.reply_parser(
@@ -303,6 +306,8 @@ class ConversationFlow:
                 base_url=self.settings.public_base_url,
             )
             events += texts
+            if supervisors or self.escalation_phones:
+                events += escalation_timers(turn.participant, alerts, self.escalate_after, turn.now)
             log.info(
                 "participant %s: %d alert(s) for supervisors, %d text(s) queued%s",
                 participant_id,

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OPENAI_API = "https://api.openai.com/v1"
+NO_LLM = "no LLM configured"
 NO_KEY = "not-set"  # the SDK refuses an empty key; servers such as Ollama accept any
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
@@ -166,11 +167,15 @@ class ChatClient:
         store_prompts: bool = True,
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        configured: bool = True,
     ) -> None:
         self._sdk = sdk
         self.model = model
         self.store_prompts = store_prompts
         self.default = ModelChoice(model, temperature, max_tokens)
+        # Without OPENAI_API_KEY or OPENAI_BASE_URL nothing was chosen: never guess
+        # api.openai.com, fail every call at once instead.
+        self.configured = configured
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChatClient:
@@ -181,7 +186,13 @@ class ChatClient:
             timeout=openai.Timeout(timeout, connect=min(5.0, timeout)),
             max_retries=settings.llm_max_retries,
         )
-        if not settings.openai_api_key and sdk.base_url.host == "api.openai.com":
+        configured = bool(settings.openai_api_key or settings.openai_base_url)
+        if not configured:
+            log.warning(
+                "no LLM configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL): every LLM call "
+                "fails at once and sends fallbacks"
+            )
+        elif not settings.openai_api_key and sdk.base_url.host == "api.openai.com":
             log.warning("OPENAI_API_KEY is not set: every LLM call will fail and send fallbacks")
         return cls(
             sdk,
@@ -189,6 +200,7 @@ class ChatClient:
             store_prompts=settings.store_prompts,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
+            configured=configured,
         )
 
     def close(self) -> None:
@@ -284,6 +296,8 @@ class ChatClient:
 
     def _send(self, send: Callable[..., Any], request: dict[str, Any], **extra: Any) -> _Sent:
         started = time.perf_counter()
+        if not self.configured:
+            return _Sent(None, NO_LLM, 0.0)
         try:
             raw = send(**request, **extra)
             body = raw.http_response.json()

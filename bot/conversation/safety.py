@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.conversation.screen_context import clauses, contrasted, mask_media_quotes, negated
+
 DEFAULT_PHRASES = Path(__file__).with_name("crisis_phrases.yaml")
 EXTRA_RULE_ID = "intervention.extra"
 EXTRA_CATEGORY = "custom"
@@ -122,15 +124,18 @@ class _Compiler:
             if len(folded) != 1 or not replacement:
                 raise PhraseError(f"substitution {key!r}: must map one word to some words")
             self.substitutions[folded[0]] = replacement
-        self.slots: dict[str, str] = {}
+        # A slot counts as many letters as its shortest entry, so "{intent} {harm_verb} {other}"
+        # is specific enough while "{other}" alone is not.
+        self.slots: dict[str, tuple[str, int]] = {}
         for name, entries in catalogue.slots.items():
             try:
-                bodies = [self._sequence(entry, allow_slots=False)[0] for entry in entries]
+                bodies = [self._sequence(entry, allow_slots=False) for entry in entries]
             except PhraseError as exc:
                 raise PhraseError(f"slot {{{name}}}: {exc} (entries: {list(entries)})") from None
             if not bodies:
                 raise PhraseError(f"slot {{{name}}}: needs at least one entry")
-            self.slots[name] = "(?:" + "|".join(bodies) + ")"
+            regex = "(?:" + "|".join(body for body, _ in bodies) + ")"
+            self.slots[name] = (regex, min(chars for _, chars in bodies))
 
     def words(self, text: str) -> list[str]:
         return [out for word in fold(text) for out in self.substitutions.get(word, (word,))]
@@ -138,7 +143,7 @@ class _Compiler:
     def phrase(self, phrase: str) -> str:
         body, literal_chars = self._sequence(phrase, allow_slots=True)
         if literal_chars < _MIN_LITERAL_CHARS:
-            raise PhraseError(f"too broad, needs {_MIN_LITERAL_CHARS}+ letters outside slots")
+            raise PhraseError(f"too broad, needs {_MIN_LITERAL_CHARS}+ required letters")
         return rf"{body}(?!\S)"
 
     def _sequence(self, phrase: str, allow_slots: bool) -> tuple[str, int]:
@@ -163,10 +168,12 @@ class _Compiler:
     def _token(self, token: str, allow_slots: bool) -> tuple[str, int]:
         if token == "#":
             return r"\d+", 0
+        if token == "##":  # a quantity of ten or more ("took 30 paracetamol")
+            return r"[1-9]\d+", 0
         if slot := _SLOT.fullmatch(token):
             if not allow_slots or slot.group(1) not in self.slots:
                 raise PhraseError(f"unknown slot {token}")
-            return self.slots[slot.group(1)], 0
+            return self.slots[slot.group(1)]
         regexes, chars = [], []
         for atom in token.split("|"):
             if not _ATOM.fullmatch(atom):
@@ -255,15 +262,26 @@ class CrisisScreen:
         )
 
     def check(self, text: str) -> ScreenResult:
-        """Screen one message; the leftmost matching phrase wins, ties go to catalogue order."""
-        words = self.normalise(text)
-        if self._exclusions is not None:
-            words = self._exclusions.sub(_MASK, words)
-        match = self._pattern.search(words)
-        if match is None or match.lastgroup is None:
-            return ScreenResult(crisis=False)
-        source = self._sources[int(match.lastgroup[1:])]
-        return ScreenResult(True, source.rule, source.category, source.language, source.phrase)
+        """Screen one message, clause by clause; in each, the leftmost phrase that is not denied
+        by a negation wins (ties go to catalogue order). Quoted titles and lyrics are skipped."""
+        parts = [self._words(part) for part in clauses(mask_media_quotes(text, fold, _MASK))]
+        for index, words in enumerate(parts):
+            position = 0
+            while (match := self._pattern.search(words, position)) is not None:
+                before = words[: match.start()].split()
+                after = [*words[match.end() :].split(), *" ".join(parts[index + 1 :]).split()]
+                if negated(before) and not contrasted(after):
+                    position = match.start() + 1
+                    continue
+                source = self._sources[int(str(match.lastgroup)[1:])]
+                return ScreenResult(
+                    True, source.rule, source.category, source.language, source.phrase
+                )
+        return ScreenResult(crisis=False)
+
+    def _words(self, clause: str) -> str:
+        words = self.normalise(clause)
+        return words if self._exclusions is None else self._exclusions.sub(_MASK, words)
 
 
 def _extensions(phrases: Iterable[str], name: str) -> tuple[str, ...]:

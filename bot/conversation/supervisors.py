@@ -7,17 +7,49 @@ limit only keeps a supervisor's phone from being flooded about one participant.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from bot.channel import outbound
+from bot.core.config import ConfigError, Settings
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import Event
 
+log = logging.getLogger(__name__)
+
 DEFAULT_WINDOW = timedelta(minutes=30)
+
+
+def check_supervisor_route(settings: Settings) -> None:
+    """Refuse a production start (MESSENGER=twilio) with nobody to text about a crisis, unless
+    SUPERVISOR_PHONES=none says so explicitly; then warn at every start."""
+    if settings.supervisor_phones or settings.messenger != "twilio":
+        return
+    if settings.supervisors_declined:
+        log.warning(
+            "SUPERVISOR_PHONES=none: crisis alerts are recorded but texted to nobody, and the "
+            "safety reply does not say the study team was alerted"
+        )
+        return
+    raise ConfigError(
+        [
+            "SUPERVISOR_PHONES: MESSENGER=twilio needs at least one supervisor phone to text "
+            "about crisis alerts (or SUPERVISOR_PHONES=none to run without, knowingly)"
+        ]
+    )
+
+
 MAX_SUMMARY = 400
 _SEVERITY = {"info": 0, "warning": 1, "critical": 2}
+
+
+def short_code(alert_id: str) -> str:
+    """The 4-digit code a supervisor replies with ("ACK 4821"), derived from the alert's id so
+    that nothing new is stored; two open alerts sharing one is answered as ambiguous."""
+    return str(1000 + int(hashlib.sha256(alert_id.encode()).hexdigest(), 16) % 9000)
 
 
 def last_texted(history: Sequence[Event]) -> datetime | None:
@@ -65,6 +97,7 @@ def alert_body(alerts: Sequence[AlertRaised], participant_id: str, base_url: str
     for alert in ordered:
         summary = alert.summary[:MAX_SUMMARY]
         lines.append(f"- {alert.kind} ({alert.severity}): {summary}")
+        lines.append(f"  Reply ACK {short_code(alert.alert_id)} to take it on.")
     path = f"/conversation/participants/{participant_id}/messages"
     lines.append(f"Transcript: tandem events --participant {participant_id}")
     lines.append(f"API: GET {(base_url or '').rstrip('/')}{path}")

@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import phonenumbers
 from dotenv import dotenv_values
@@ -38,10 +38,11 @@ DEFAULT_HELPLINE_TEXT = (
     "now, or call or text 988 (Suicide and Crisis Lifeline, US and Canada). Elsewhere, "
     "findahelpline.com lists free, confidential helplines."
 )
-# {helpline} is replaced by HELPLINE_TEXT.
+# {helpline} is replaced by HELPLINE_TEXT; {alerted} says the study team was told, and only when
+# someone is there to be told (a supervisor phone), else it is left out.
 DEFAULT_SAFETY_MESSAGE = (
     "I'm an automated study assistant and I can't give the support you deserve right now. "
-    "{helpline} Your message has been flagged to the study team."
+    "{helpline} {alerted}"
 )
 
 
@@ -123,6 +124,12 @@ class Settings(BaseModel):
     default_region: str | None = Field(None, alias="DEFAULT_REGION")
     default_timezone: str = Field("UTC", alias="DEFAULT_TIMEZONE")
     supervisor_phones: list[str] = Field(default_factory=list, alias="SUPERVISOR_PHONES")
+    # An alert nobody acknowledged within ALERT_ESCALATE_MINUTES (0 = never) is sent again to
+    # the supervisors and to ESCALATION_PHONES.
+    escalation_phones: list[str] = Field(default_factory=list, alias="ESCALATION_PHONES")
+    alert_escalate_minutes: float = Field(15.0, ge=0, le=10080, alias="ALERT_ESCALATE_MINUTES")
+    # SUPERVISOR_PHONES=none: the operator chose to run with nobody to alert (never from env).
+    supervisors_declined: bool = False
     debug_phones: list[str] = Field(default_factory=list, alias="DEBUG_PHONES")
     store_prompts: bool = Field(True, alias="STORE_PROMPTS")
     intervention: str = Field("demo", alias="INTERVENTION")
@@ -164,11 +171,19 @@ class Settings(BaseModel):
     )
 
     _split_lists = field_validator(
-        "api_tokens", "supervisor_phones", "debug_phones", mode="before"
+        "api_tokens", "supervisor_phones", "debug_phones", "escalation_phones", mode="before"
     )(_split)
     _flags = field_validator(
         "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
     )(_flag)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _declined(cls, data: Any) -> Any:
+        raw = data.get("SUPERVISOR_PHONES") if isinstance(data, dict) else None
+        if isinstance(raw, str) and raw.strip().lower() == "none":
+            return {**data, "SUPERVISOR_PHONES": [], "supervisors_declined": True}
+        return data
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -230,6 +245,9 @@ class Settings(BaseModel):
     def supervisors(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.supervisor_phones]
 
+    def escalation(self) -> list[str]:
+        return [canonical_phone(p, self.default_region) for p in self.escalation_phones]
+
     def debuggers(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.debug_phones]
 
@@ -243,7 +261,7 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
     problems = []
     region = values.get("DEFAULT_REGION") or None
     region_ok = region is None or str(region).upper() in phonenumbers.SUPPORTED_REGIONS
-    for name in ("SUPERVISOR_PHONES", "DEBUG_PHONES"):
+    for name in ("SUPERVISOR_PHONES", "DEBUG_PHONES", "ESCALATION_PHONES"):
         phones = _split(values.get(name) or [])
         for raw in phones if isinstance(phones, list) and region_ok else []:
             try:

@@ -216,7 +216,8 @@ class Intake(Strict):
     fields: dict[str, FieldSpec] = {}
 
 
-DEFAULT_FALLBACK = "Thanks for your message. I'll get back to you shortly."
+# It promises nothing: no retry of the failed turn is scheduled, so nothing will follow.
+DEFAULT_FALLBACK = "Sorry, I can't answer right now. Please write again a little later."
 
 
 class Config(Strict):

@@ -43,6 +43,7 @@ class InterventionSettings:
         root: Path = INTERVENTIONS,
     ) -> None:
         self.helpline = settings.helpline_text
+        self.message = safety_message or settings.safety_message
         self.region = settings.default_region
         self.root = root
         self.default = server_default(settings, screen, safety_message)
@@ -77,11 +78,10 @@ class InterventionSettings:
                 supervisors.append(canonical_phone(phone, self.region))
             except InvalidPhoneNumber:
                 log.error("intervention %r: a supervisor phone is not valid; skipped", slug)
+        alerted = bool(supervisors)
         applied = Applied(
             screen=screen,
-            safety_message=safety_text(message, self.helpline)
-            if message
-            else default.safety_message,
+            safety_message=safety_text(message or self.message, self.helpline, alerted),
             supervisors=tuple(dict.fromkeys(supervisors)),
             quiet_hours=config.quiet_hours or None,
             model=ModelChoice(None, config.temperature, config.max_tokens),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from bot.conversation import escalation, timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
 from bot.conversation.daily_cycle.replies import on_reply
 from bot.conversation.engine import ConversationFlow
@@ -45,6 +46,15 @@ def build_handler(
     # Interventions' own safety settings come from where the step module reads interventions.
     root = getattr(modules.get("step"), "root", INTERVENTIONS)
     interventions = InterventionSettings(settings, screen, root=root)
+    timer_turns.register(
+        escalation.KIND,
+        escalation.escalation_handler(
+            lambda participant: interventions.of(participant).supervisors,
+            settings.escalation(),
+            settings.alert_escalate_minutes,
+            settings.public_base_url,
+        ),
+    )
     flow = ConversationFlow(
         client,
         screen,

@@ -46,6 +46,12 @@ KINDS: dict[str, KindPolicy] = {
             "measurement", timedelta(minutes=30), "skip", summary="a timed measurement question"
         ),
         KindPolicy(
+            "alert_escalation",
+            None,
+            "ignore",
+            summary="an alert sent again, wider, if nobody acknowledged it (texts staff only)",
+        ),
+        KindPolicy(
             "measurement_timeout",
             None,
             "ignore",

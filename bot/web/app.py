@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from flask_openapi3 import Info, OpenAPI
 
+from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.store.services import Services
 from bot.web import (
+    alerts_api,
     auth,
     guards,
     health,
@@ -25,6 +27,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
     """Build the web app; without `services`, wire them from the environment."""
     if services is None:
         services = build_services(load_settings())
+    check_supervisor_route(services.settings)
     app = OpenAPI(
         __name__,
         info=Info(
@@ -44,6 +47,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
     app.extensions["tandem"] = services
     health.register(app)
     home.register(app)
+    alerts_api.register(app)
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)

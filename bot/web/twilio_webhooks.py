@@ -21,7 +21,9 @@ from sqlalchemy.exc import IntegrityError
 from bot.channel import inbound, status_callbacks
 from bot.channel.inbound import Append, InvalidForm
 from bot.channel.signature import HEADER, check_signature
+from bot.conversation import alert_acks
 from bot.core.config import ConfigError, Settings
+from bot.store.alert_reads import unresolved_alerts
 from bot.store.event_store import (
     AppendResult,
     ConcurrencyError,
@@ -101,6 +103,7 @@ def register(app: OpenAPI) -> None:
     """Register the webhooks; refuse to start when signatures cannot be checked."""
     settings: Settings = app.extensions["tandem"].settings
     verifying = _verifying(settings)
+    supervisors = frozenset(settings.supervisors())
 
     @app.post(
         INBOUND_PATH,
@@ -113,6 +116,17 @@ def register(app: OpenAPI) -> None:
         form = _verified_form("inbound", verifying)
         message = _parsed("inbound", inbound.parse_message, form)
         svc = services()
+        if message.sender.e164 in supervisors:
+            sender = message.sender.e164
+            with svc.store.reading() as conn:
+                is_participant = enrolled_with_phone(conn, sender) is not None
+            if not is_participant:
+                _record_many(
+                    svc.store,
+                    lambda tx: alert_acks.decide(message, sender, unresolved_alerts(tx.conn)),
+                    message.message.message_sid,
+                )
+                return _empty_twiml()
 
         def plan(tx: Transaction) -> Append:
             now = svc.clock.now()
@@ -230,6 +244,20 @@ def _record(store: EventStore, plan: Callable[[Transaction], Append], sid: str) 
             log.info("twilio %s: recorded on %s: %s", sid, step.stream_id, types)
         return result
     raise AssertionError("unreachable")
+
+
+def _record_many(store: EventStore, plan: Callable[[Transaction], list[Append]], sid: str) -> None:
+    """Several appends in one transaction; the first carries the MessageSid, so a redelivery
+    appends nothing at all."""
+    with store.transaction() as tx:
+        first, *rest = plan(tx)
+        result = tx.append(first.stream_id, first.events, None, first.idempotency_key)
+        if result.duplicate:
+            log.info("twilio %s: already recorded, nothing appended", sid)
+            return
+        for step in rest:
+            tx.append(step.stream_id, step.events, None, step.idempotency_key)
+    log.info("twilio %s: a supervisor's message, %d append(s)", sid, 1 + len(rest))
 
 
 def _empty_twiml() -> Response:

@@ -22,11 +22,24 @@ def scan(text: str, *args: str) -> list[dict]:
 def test_each_line_gets_a_verdict_in_order_blank_lines_included() -> None:
     verdicts = scan("I want to kill myself\n\nthis workout is killing me\nquiero morirme\n")
 
+    none = {"crisis": False, "rule": None, "category": None, "language": None}
     assert verdicts == [
-        {"text": "I want to kill myself", "crisis": True, "rule": "en.suicide.direct"},
-        {"text": "", "crisis": False, "rule": None},
-        {"text": "this workout is killing me", "crisis": False, "rule": None},
-        {"text": "quiero morirme", "crisis": True, "rule": verdicts[3]["rule"]},
+        {
+            "text": "I want to kill myself",
+            "crisis": True,
+            "rule": "en.suicide.direct",
+            "category": "suicide",
+            "language": "en",
+        },
+        {"text": "", **none},
+        {"text": "this workout is killing me", **none},
+        {
+            "text": "quiero morirme",
+            "crisis": True,
+            "rule": verdicts[3]["rule"],
+            "category": "suicide",
+            "language": "es",
+        },
     ]
     assert verdicts[3]["rule"].startswith("es.")
 

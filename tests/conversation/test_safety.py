@@ -42,9 +42,10 @@ def test_no_everyday_corpus_message_is_flagged(message):
     assert SCREEN.check(message).rule is None, SCREEN.check(message).phrase
 
 
-def test_every_default_rule_is_exercised_by_the_crisis_corpus():
+def test_every_default_rule_is_exercised_by_the_crisis_corpora():
     rules = {rule["id"] for rule in yaml.safe_load(DEFAULT_PHRASES.read_text("utf-8"))["rules"]}
-    assert rules - {SCREEN.check(message).rule for message in CRISIS} == set()
+    tuning = [line.split("\t")[0] for line in _lines("tuning.txt") if not line.startswith("#")]
+    assert rules - {SCREEN.check(message).rule for message in CRISIS + tuning} == set()
 
 
 @pytest.mark.parametrize(
@@ -56,6 +57,10 @@ def test_every_default_rule_is_exercised_by_the_crisis_corpus():
         ("quiero hacerme daño", "es.self_harm", "self_harm", "es"),
         ("I'm going to kill him", "en.harm_to_others", "harm_to_others", "en"),
         ("mi esposo me pega", "es.abuse", "abuse", "es"),
+        ("I took too many pills", "en.overdose", "overdose", "en"),
+        ("je veux mourir", "fr.suicide", "suicide", "fr"),
+        ("me corté otra vez", "es.self_harm.tense", "self_harm", "es"),
+        ("vou matar meu vizinho", "pt.harm_to_others", "harm_to_others", "pt"),
     ],
 )
 def test_a_flagged_message_reports_its_stable_rule_id(message, rule, category, language):
@@ -120,8 +125,17 @@ def test_an_exclusion_masks_only_its_own_words():
     assert SCREEN.check("I'm dying to try that place but honestly I want to die").crisis
 
 
-def test_a_negated_mention_of_suicide_is_still_flagged():
-    assert SCREEN.check("I'm not suicidal").rule == "en.suicide.direct"
+def test_a_plainly_negated_mention_of_suicide_is_not_flagged():
+    assert SCREEN.check("I'm not suicidal").rule is None
+
+
+def test_a_negated_mention_of_suicide_followed_by_a_hedge_is_flagged():
+    assert SCREEN.check("I'm not suicidal but I think about it a lot").crisis
+
+
+def test_a_number_of_ten_or_more_pills_is_an_overdose_and_two_is_not():
+    assert SCREEN.check("I took 30 tablets").category == "overdose"
+    assert not SCREEN.check("I took 2 tablets").crisis
 
 
 def test_an_extra_phrase_flags_under_the_intervention_rule():

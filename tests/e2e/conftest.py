@@ -57,6 +57,7 @@ def pipe(database_url: str) -> Iterator[Pipe]:
     settings = settings_for(
         database_url,
         MESSENGER="twilio",
+        SUPERVISOR_PHONES="none",
         TWILIO_API_BASE_URL=twilio.url,
         TWILIO_ACCOUNT_SID=twilio.account_sid,
         TWILIO_AUTH_TOKEN=twilio.auth_token,

@@ -43,6 +43,7 @@ BASE_ENV = {
     "TANDEM_API_TOKENS": TOKEN,
     "PUBLIC_BASE_URL": PUBLIC,
     "MESSENGER": "twilio",
+    "SUPERVISOR_PHONES": "none",  # scenarios that need a supervisor set one
     "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
     "TWILIO_FROM_NUMBER": "+15005550006",
     "OPENAI_API_KEY": "test-key",

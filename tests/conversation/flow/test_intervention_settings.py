@@ -22,7 +22,8 @@ from tests.fakes.openai_api import ScriptedReply
 STUDY_SUPERVISOR = "+15005550111"
 FIT_MESSAGE = (
     "I'm an automated coach and I can't give you the support you deserve right now. "
-    f"{DEFAULT_HELPLINE_TEXT} I've let the study team know, and we'll pause our exercise for now."
+    f"{DEFAULT_HELPLINE_TEXT} Your message has been flagged to the study team. "
+    "We'll pause our exercise for now."
 )
 
 

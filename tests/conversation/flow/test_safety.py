@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from bot.conversation.crisis import ALERTED_TEXT
 from bot.core.config import DEFAULT_HELPLINE_TEXT
 from tests.conversation.flow.conftest import PHONE, SUPERVISOR, Conversation
 from tests.fakes.openai_api import ScriptedReply
@@ -130,3 +131,44 @@ def test_without_supervisor_phones_the_alert_is_still_recorded(make_conversation
     assert len(conversation.data("alert.raised")) == 1
     assert conversation.queued("alert") == []
     assert len(conversation.queued("notice")) == 1
+
+
+def test_with_a_supervisor_route_the_safety_reply_says_the_team_was_alerted(
+    conversation: Conversation,
+) -> None:
+    conversation.enroll(source="auto")
+    conversation.receive(CRISIS)
+
+    conversation.run()
+
+    (body,) = conversation.bodies("notice")
+    assert body.endswith(f"{DEFAULT_HELPLINE_TEXT} {ALERTED_TEXT}")
+
+
+@pytest.mark.parametrize("phones", ["", "none"])
+def test_without_a_supervisor_route_the_safety_reply_gives_only_the_resources(
+    make_conversation, phones: str
+) -> None:
+    conversation = make_conversation(SUPERVISOR_PHONES=phones)
+    conversation.enroll(source="auto")
+    conversation.receive(CRISIS)
+
+    conversation.run()
+
+    (body,) = conversation.bodies("notice")
+    assert body.endswith(DEFAULT_HELPLINE_TEXT)
+    assert "study team" not in body
+
+
+def test_without_a_supervisor_route_the_continued_turn_is_told_nobody_was_alerted(
+    make_conversation,
+) -> None:
+    conversation = make_conversation(SAFETY_CONTINUE_TURN="true", SUPERVISOR_PHONES="")
+    conversation.enroll(source="auto")
+    conversation.receive(CRISIS)
+    conversation.fake.script(ScriptedReply.text("I'm really glad you told me."))
+
+    conversation.run()
+
+    (request,) = conversation.fake.requests
+    assert "do not say they were" in request.messages[-1]["content"]

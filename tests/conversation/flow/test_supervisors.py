@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bot.channel import outbound
-from bot.conversation.supervisors import alert_body, alert_texts
+from bot.conversation.supervisors import alert_body, alert_texts, short_code
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.events import Event, new_id
 
@@ -38,12 +38,15 @@ def test_each_supervisor_gets_one_text_naming_the_participant_by_id() -> None:
 
 
 def test_the_most_severe_alert_comes_first_and_the_api_path_uses_the_public_url() -> None:
-    body = alert_body([alert("tool"), alert("crisis", "critical")], "p1", "https://t.example/")
+    tool, crisis = alert("tool"), alert("crisis", "critical")
+    body = alert_body([tool, crisis], "p1", "https://t.example/")
 
     assert body.splitlines() == [
         "Tandem alert about participant p1:",
         "- crisis (critical): crisis summary",
+        f"  Reply ACK {short_code(crisis.alert_id)} to take it on.",
         "- tool (warning): tool summary",
+        f"  Reply ACK {short_code(tool.alert_id)} to take it on.",
         "Transcript: tandem events --participant p1",
         "API: GET https://t.example/conversation/participants/p1/messages",
     ]
@@ -60,3 +63,9 @@ def test_supervisors_texted_within_the_window_are_not_texted_again() -> None:
 def test_alerts_that_do_not_ask_for_supervisors_text_nobody() -> None:
     assert alert_texts([alert(notify=False)], "p1", BOSSES, [], NOW) == []
     assert alert_texts([alert()], "p1", [], [], NOW) == []
+
+
+def test_a_short_code_is_four_digits_and_the_same_for_the_same_alert() -> None:
+    codes = {short_code(new_id()) for _ in range(50)}
+    assert all(len(code) == 4 and code.isdigit() for code in codes)
+    assert short_code("a") == short_code("a") != short_code("b")

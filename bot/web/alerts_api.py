@@ -1,0 +1,161 @@
+"""`/alerts`: list alerts with filters, acknowledge and resolve them (researcher API)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any, Literal
+
+from flask import Response, g, jsonify
+from flask_openapi3 import APIBlueprint, OpenAPI, Tag
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.conversation.supervisors import short_code
+from bot.store.alert_reads import list_alerts
+from bot.store.event_types.alerts import AlertAcknowledged, AlertResolved
+from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
+from bot.store.schema import alerts
+from bot.web import auth
+from bot.web.api_models import ErrorResponse, error_response
+from bot.web.current import services
+
+log = logging.getLogger(__name__)
+
+TAG = Tag(name="alerts", description="Alerts for supervisors: open, acknowledged, resolved")
+Status = Literal["open", "acknowledged", "resolved"]
+
+api = APIBlueprint(
+    "alerts", __name__, url_prefix="/alerts", abp_tags=[TAG], abp_security=auth.SECURITY
+)
+
+
+class AlertsQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: Status | None = Field(None, description="Only alerts in this status.")
+    participant_id: str | None = Field(None, max_length=36)
+    kind: str | None = Field(None, max_length=32)
+    severity: Literal["info", "warning", "critical"] | None = None
+    limit: int = Field(100, ge=1, le=1000)
+
+
+class AlertPath(BaseModel):
+    alert_id: str = Field(max_length=36)
+
+
+class ResolveBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = Field(min_length=1, max_length=2000, description="What was done about it.")
+
+
+class AlertOut(BaseModel):
+    alert_id: str
+    code: str = Field(description='The code a supervisor replies with by SMS ("ACK 4821").')
+    participant_id: str | None
+    kind: str
+    severity: str
+    rule: str | None
+    summary: str
+    status: Status
+    raised_at: datetime
+    acknowledged_by: str | None
+    acknowledged_via: str | None
+    acknowledged_at: datetime | None
+    resolved_by: str | None
+    resolved_at: datetime | None
+    resolution_note: str | None
+
+
+class AlertsResponse(BaseModel):
+    status: Literal["ok"]
+    result: list[AlertOut]
+
+
+class AlertResponse(BaseModel):
+    status: Literal["ok"]
+    result: AlertOut
+
+
+def register(app: OpenAPI) -> None:
+    """Register the alerts API on the app."""
+    auth.check_startup(app.extensions["tandem"].settings)
+    app.register_api(api)
+
+
+@api.before_request
+def _guard() -> Response | None:
+    return auth.require_token(services().settings)
+
+
+ERRORS: dict[Any, Any] = {400: ErrorResponse, 401: ErrorResponse}
+
+
+@api.get("", summary="Alerts, newest first", responses={200: AlertsResponse, **ERRORS})
+def alerts_list(query: AlertsQuery) -> tuple[Response, int]:
+    """Alerts matching every filter given (status, participant_id, kind, severity), newest
+    first, at most `limit`."""
+    with services().store.reading() as conn:
+        rows = list_alerts(conn, **query.model_dump())
+    body = AlertsResponse(status="ok", result=[_out(row) for row in rows])
+    return jsonify(body.model_dump(mode="json")), 200
+
+
+@api.post(
+    "/<alert_id>/acknowledge",
+    summary="Take an open alert on",
+    responses={200: AlertResponse, 404: ErrorResponse, 409: ErrorResponse, **ERRORS},
+)
+def alert_acknowledge(path: AlertPath) -> tuple[Response, int]:
+    """Acknowledge an open alert; an alert already acknowledged or resolved is a 409."""
+    return _move(
+        path.alert_id,
+        ("open",),
+        lambda by: AlertAcknowledged(alert_id=path.alert_id, by=by, via="api"),
+    )
+
+
+@api.post(
+    "/<alert_id>/resolve",
+    summary="Close an alert with a note",
+    responses={200: AlertResponse, 404: ErrorResponse, 409: ErrorResponse, **ERRORS},
+)
+def alert_resolve(path: AlertPath, body: ResolveBody) -> tuple[Response, int]:
+    """Resolve an open or acknowledged alert with a note; a resolved one is a 409."""
+    note = body.note.strip()
+    if not note:
+        return error_response(400, "note: a resolution note is required")
+    return _move(
+        path.alert_id,
+        ("open", "acknowledged"),
+        lambda by: AlertResolved(alert_id=path.alert_id, by=by, via="api", note=note),
+    )
+
+
+def _move(alert_id: str, allowed: tuple[str, ...], event: Any) -> tuple[Response, int]:
+    store = services().store
+    actor = getattr(g, "actor", auth.INSECURE_ACTOR)
+    with store.transaction() as tx:
+        row = _row(tx.conn, alert_id)
+        if row is None:
+            return error_response(404, "alert_id: Alert not found")
+        if row["status"] not in allowed:
+            return error_response(409, f"alert_id: the alert is already {row['status']}")
+        pid = row["participant_id"]
+        stream = participant_stream(pid) if pid else SYSTEM_STREAM
+        data: EventData = event(actor)
+        tx.append(stream, [NewEvent(data, meta={"actor": actor})])
+        row = _row(tx.conn, alert_id)
+    log.info("alert %s: %s by the API", alert_id, data.event_type)
+    body = AlertResponse(status="ok", result=_out(row or {}))
+    return jsonify(body.model_dump(mode="json")), 200
+
+
+def _row(conn: Any, alert_id: str) -> dict[str, Any] | None:
+    found = conn.execute(alerts.select().where(alerts.c.alert_id == alert_id)).first()
+    return dict(found._mapping) if found else None
+
+
+def _out(row: dict[str, Any]) -> AlertOut:
+    fields = set(AlertOut.model_fields) - {"code"}
+    return AlertOut(code=short_code(row["alert_id"]), **{name: row[name] for name in fields})
