@@ -55,6 +55,11 @@ class Condition:
     _expression: ast.expr = field(repr=False, compare=False)
     _names: frozenset[str] = field(repr=False, compare=False)
 
+    @property
+    def tree(self) -> ast.expr:
+        """The checked expression (true/false/none already constants), for the type checker."""
+        return self._expression
+
     def names(self) -> set[str]:
         """The dotted references used, e.g. {'judgements.engaged.response', 'step.turns'}."""
         return set(self._names)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-FieldType = Literal["text", "int", "number", "bool", "choice"]
+FieldType = Literal["text", "int", "number", "bool", "choice", "list", "date", "time"]
 VERBS = ("note", "alert", "ask", "schedule", "send", "set")
 
 
@@ -34,7 +34,8 @@ class Strict(BaseModel):
 
 
 class FieldSpec(Strict):
-    """A typed value: a judgement's result field, or an intake profile field."""
+    """A typed value: a judgement's result field, or a profile field (`list` is a list of
+    text, `date` is YYYY-MM-DD, `time` is HH:MM)."""
 
     type: FieldType
     description: str | None = None
@@ -234,6 +235,7 @@ class Config(Strict):
     safety: Safety = Safety()
     quiet_hours: str | None = None
     intake: Intake | None = None
+    profile: dict[str, FieldSpec] = {}
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
 

@@ -11,6 +11,8 @@ from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
 from bot.interventions.expressions import ConditionError
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
+from bot.interventions.typecheck import condition_type_problems
+from bot.interventions.types import name_types
 from bot.store.event_types.schedules import parse_when
 
 
@@ -28,15 +30,16 @@ def condition_problems(source: str, intervention: Intervention) -> list[str]:
         compiled = condition(source)
     except ConditionError as exc:
         return [f"condition `{source}`: {exc}"]
-    return [f"condition `{source}`: {p}" for p in name_problems(compiled.names(), intervention)]
+    problems = name_problems(compiled.names(), intervention)
+    if not problems:
+        problems = condition_type_problems(compiled, name_types(intervention))
+    return [f"condition `{source}`: {p}" for p in problems]
 
 
 def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]:
     problems = []
     for dotted in sorted(names):
         root, *rest = dotted.split(".")
-        if root == "profile":
-            continue
         if not rest:
             problems.append(f"'{root}' on its own is not a value; write {root}.<name>")
         elif root in ("judgements", "measurements") and rest[0] in intervention.unreadable:
@@ -51,7 +54,14 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems.append(unknown("step value", rest[0], STEP_KEYS))
         elif root == "participant" and rest[0] not in PARTICIPANT_KEYS:
             problems.append(unknown("participant value", rest[0], PARTICIPANT_KEYS))
+        elif root == "profile" and not intervention.declares_profile(rest[0]):
+            problems.append(_undeclared(rest[0], intervention))
     return problems
+
+
+def _undeclared(name: str, intervention: Intervention) -> str:
+    message = unknown("profile field", name, intervention.profile_fields())
+    return f"{message} (declare profile fields under `profile:` in intervention.yaml)"
 
 
 def _judgement(rest: list[str], intervention: Intervention) -> list[str]:
@@ -88,4 +98,6 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
     for key in action.set or {}:
         if not key.isidentifier() or key.startswith("_"):
             problems.append(f"set: {key!r} is not a profile field name (letters, digits, _)")
+        elif not intervention.declares_profile(key):
+            problems.append(f"set: {_undeclared(key, intervention)}")
     return problems
