@@ -124,8 +124,15 @@ def worker(workers: int, dispatchers: int, scheduler: bool) -> None:
 
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
+    from bot.core.config import ConfigError
+    from bot.runtime.routing import check_interventions, intervention_catalogue
+
     settings = settings_from_env()
     configure_logging(settings)
+    try:  # a worker would run participants' interventions: it refuses to start on a bad one
+        check_interventions(settings, intervention_catalogue())
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     services = build_services(settings)
     runtime = _runtime(
         settings,

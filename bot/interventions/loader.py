@@ -140,7 +140,7 @@ class _Reader:
         for name, error in templates.partial_errors.items():
             self.problem(self.partial_file(name), error.line, str(error))
         compiled = self.compile_all(templates)
-        return Intervention(
+        intervention = Intervention(
             slug=self.folder.resolve().name,
             folder=self.folder,
             config=config,
@@ -155,6 +155,13 @@ class _Reader:
             digest=self.digest.hexdigest(),
             unreadable=self.unreadable,
         )
+        for key, path, action in intervention.actions():
+            if action.send is not None:  # a template like any other, rendered when it runs
+                source = self.sources[key]
+                where = ".".join(str(part) for part in path)
+                line = source.line(*path, "send")
+                self.compile(templates, compiled, f"{key}:send:{where}", action.send, source, line)
+        return intervention
 
     def text(self, path: Path) -> str:
         """The file's text; _Unreadable if it cannot be read or is not UTF-8."""

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from bot.interventions.conditions import condition
 from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
-from bot.interventions.expressions import ConditionError
+from bot.interventions.expressions import ALIASES, ConditionError
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
-from bot.interventions.typecheck import condition_type_problems
+from bot.interventions.typecheck import (
+    assignable,
+    condition_type_problems,
+    expression_type,
+    literal_type,
+)
 from bot.interventions.types import name_types
 from bot.store.event_types.schedules import parse_when
 
@@ -95,9 +101,42 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
                 parse_when(when)
             except ValueError as exc:
                 problems.append(f"schedule {action.schedule!r}: {exc}")
-    for key in action.set or {}:
+    for key, value in (action.set or {}).items():
         if not key.isidentifier() or key.startswith("_"):
             problems.append(f"set: {key!r} is not a profile field name (letters, digits, _)")
         elif not intervention.declares_profile(key):
             problems.append(f"set: {_undeclared(key, intervention)}")
+        else:
+            problems += [f"set: {key}: {p}" for p in set_problems(key, value, intervention)]
     return problems
+
+
+def is_expression(value: Any) -> bool:
+    """Whether a `set:` value is an expression: text, unless it is one bare word such as
+    `plan` (never a name: names have a dot), which is stored as that word."""
+    if not isinstance(value, str):
+        return False
+    word = value.strip()
+    return not (word.isidentifier() and word not in ALIASES)
+
+
+def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:
+    """What is wrong with `set: {key: value}`: an expression (checked like a condition) or a
+    value stored as it is (is_expression); either must fit the field's type."""
+    types = name_types(intervention)
+    target = types.get(f"profile.{key}")
+    if is_expression(value):
+        try:
+            compiled = condition(value)
+        except ConditionError as exc:
+            return [f"{exc} (to store text, quote it inside the YAML: \"'{value}'\")"]
+        problems = name_problems(compiled.names(), intervention)
+        if problems:
+            return problems
+        found, problems = expression_type(compiled, types)
+        if problems:
+            return problems
+    else:
+        found = literal_type(value.strip() if isinstance(value, str) else value)
+    why = assignable(found, target) if target is not None else None
+    return [f"`{value}` ({found}) cannot be stored in profile.{key}: {why}"] if why else []

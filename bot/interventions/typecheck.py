@@ -33,6 +33,19 @@ def expression_type(expression: Condition, types: Mapping[str, Type]) -> tuple[T
     return checker.infer(expression.tree), checker.problems
 
 
+def literal_type(value: object) -> Type:
+    """The type of a value written in YAML (a `set:` value that is not an expression)."""
+    if value is None:
+        return Type("none")
+    if isinstance(value, bool):
+        return Type("yes/no", literal=value)
+    if isinstance(value, int):
+        return Type("integer", literal=value)
+    if isinstance(value, float):
+        return Type("number", literal=value)
+    return Type("text", literal=str(value))
+
+
 def assignable(value: Type, target: Type) -> str | None:
     """Why a value of type `value` cannot be stored in a field of type `target` (None: it can)."""
     if value.kind == "any" or target.kind == "any":

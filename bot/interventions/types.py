@@ -3,6 +3,7 @@ and participant values), as the type checker and the run-time checks of `set:` s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +15,7 @@ NUMERIC = ("integer", "number")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _SPEC_KINDS = {"int": "integer", "bool": "yes/no", "list": "list"}
 _SLOT_KINDS = {"bool": "yes/no", "int": "integer", "pick": "choice"}
+_FORMATS = {"date": re.compile(r"^\d{4}-\d{2}-\d{2}$"), "time": re.compile(r"^\d{2}:\d{2}$")}
 
 
 @dataclass(frozen=True)
@@ -109,3 +111,23 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
     return types
+
+
+def value_problem(value: Any, expected: Type) -> str | None:
+    """Why `value` (plain data, at run time) is not of type `expected` (None: it is)."""
+    if value is None:
+        return None if expected.optional else f"it is {expected} and cannot be none"
+    kind = expected.kind
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    fits = {
+        "text": isinstance(value, str),
+        "integer": number and float(value).is_integer(),
+        "number": number,
+        "yes/no": isinstance(value, bool),
+        "choice": isinstance(value, str) and value in expected.options,
+        "list": isinstance(value, list) and all(isinstance(item, str) for item in value),
+        "any": True,
+    }
+    if kind in _FORMATS:
+        return None if isinstance(value, str) and _FORMATS[kind].match(value) else f"not a {kind}"
+    return None if fits.get(kind, False) else f"{value!r} is not {expected}"

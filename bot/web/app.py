@@ -9,7 +9,9 @@ from flask_openapi3 import Info, OpenAPI
 from werkzeug.exceptions import HTTPException
 
 from bot.core.config import load_settings
+from bot.interventions.catalogue import Catalogue
 from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import check_interventions, intervention_catalogue
 from bot.store.services import Services
 from bot.web import (
     auth,
@@ -25,10 +27,14 @@ from bot.web.api_models import ErrorResponse, validation_error_response
 log = logging.getLogger(__name__)
 
 
-def create_app(services: Services | None = None) -> OpenAPI:
-    """Build the web app; without `services`, wire them from the environment."""
+def create_app(services: Services | None = None, catalogue: Catalogue | None = None) -> OpenAPI:
+    """Build the web app; without `services`, wire them from the environment. `catalogue` is
+    the interventions participants may be enrolled in (default: those under interventions/);
+    ConfigError if any of them, or `INTERVENTION`, does not validate."""
     if services is None:
         services = build_services(load_settings())
+    catalogue = catalogue or intervention_catalogue()
+    check_interventions(services.settings, catalogue)
     app = OpenAPI(
         __name__,
         info=Info(
@@ -45,6 +51,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
         validation_error_callback=validation_error_response,
     )
     app.extensions["tandem"] = services
+    app.extensions["tandem.interventions"] = catalogue
     health.register(app)
     participant_api.register(app)
     twilio_webhooks.register(app)

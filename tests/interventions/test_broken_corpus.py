@@ -137,6 +137,37 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         "steps/welcome.md:13: set: no profile field 'strated'; did you mean 'started'? (declare "
         "profile fields under `profile:` in intervention.yaml)",
     ),
+    "set-value-of-the-wrong-type": (
+        [("steps/welcome.md", "set: {started: true}", "set: {started: judgements.ready.answer}")],
+        "steps/welcome.md:13: set: started: `judgements.ready.answer` (one of 'yes', 'no', "
+        "'unsure' (or none)) cannot be stored in profile.started: it is yes/no (or none), and "
+        "the value is one of 'yes', 'no', 'unsure' (or none)",
+    ),
+    "set-literal-of-the-wrong-type": (
+        [("steps/welcome.md", "set: {started: true}", "set: {started: 3}")],
+        "steps/welcome.md:13: set: started: `3` (an integer) cannot be stored in "
+        "profile.started: it is yes/no (or none), and the value is an integer",
+    ),
+    "set-expression-with-an-unknown-name": (
+        [
+            (
+                "steps/welcome.md",
+                "set: {started: true}",
+                "set: {started: 'judgements.redy.answer == \"yes\"'}",
+            )
+        ],
+        "steps/welcome.md:13: set: started: no judgement 'redy'; did you mean 'ready'?",
+    ),
+    "send-template-with-an-unknown-variable": (
+        [
+            (
+                "steps/welcome.md",
+                "      - set: {started: true}\n",
+                "      - set: {started: true}\n      - send: 'See you, {{ profile.gaol }}'\n",
+            )
+        ],
+        "steps/welcome.md:14: template: no variable 'profile.gaol'; did you mean 'profile.goal'?",
+    ),
     "misspelt-profile-name-in-a-template": (
         [("steps/goodbye.md", "Goodbye!", "Goodbye, {{ profile.gaol }}!")],
         "steps/goodbye.md:4: template: no variable 'profile.gaol'; did you mean 'profile.goal'?",
