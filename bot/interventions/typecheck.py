@@ -166,6 +166,9 @@ class _Types:
                 if other.literal not in one.options:
                     self.say(f"{other.literal!r} is not an option of `{self.text(node)}`: {both}")
                 return
+        if lt.kind == rt.kind == "choice" and not set(lt.options) & set(rt.options):
+            self.say(f"'{symbol}' compares choices that share no option: {both}")
+            return
         if not _comparable(lt, rt):
             hint = ""
             if "yes/no" in (lt.kind, rt.kind) and "text" in (lt.kind, rt.kind):

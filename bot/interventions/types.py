@@ -27,6 +27,7 @@ class Type:
     kind: str
     options: tuple[str, ...] = ()
     optional: bool = False
+    bounds: tuple[float | None, float | None] = (None, None)  # a declared min and max
     literal: Any = None
     item: Type | None = None  # a list's items
 
@@ -70,7 +71,8 @@ def of_spec(spec: FieldSpec) -> Type:
     """A declared field's type; none until it is judged or set."""
     kind = _SPEC_KINDS.get(spec.type, spec.type)
     item = TEXT if kind == "list" else None
-    return Type(kind, tuple(spec.choices()), optional=True, item=item)
+    bounds = (spec.min, spec.max)
+    return Type(kind, tuple(spec.choices()), optional=True, item=item, bounds=bounds)
 
 
 def of_question(question: Question) -> Type:
@@ -130,4 +132,13 @@ def value_problem(value: Any, expected: Type) -> str | None:
     }
     if kind in _FORMATS:
         return None if isinstance(value, str) and _FORMATS[kind].match(value) else f"not a {kind}"
-    return None if fits.get(kind, False) else f"{value!r} is not {expected}"
+    if not fits.get(kind, False):
+        return f"{value!r} is not {expected}"
+    low, high = expected.bounds
+    if number and ((low is not None and value < low) or (high is not None and value > high)):
+        return f"{value!r} is outside the declared range ({_bound(low)} to {_bound(high)})"
+    return None
+
+
+def _bound(value: float | None) -> str:
+    return "any" if value is None else f"{value:g}"

@@ -92,6 +92,13 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         "steps/welcome.md:11: condition `step.name == \"welcom\"`: 'welcom' is not an option of "
         "`step.name`: `step.name` is one of",
     ),
+    "choices-that-share-no-option": (
+        [_welcome("judgements.ready.answer == judgements.risk.level")],
+        "steps/welcome.md:11: condition `judgements.ready.answer == judgements.risk.level`: '==' "
+        "compares choices that share no option: `judgements.ready.answer` is one of 'yes', "
+        "'no', 'unsure' (or none) and `judgements.risk.level` is one of 'none', 'low', 'high' "
+        "(or none)",
+    ),
     "none-check-on-a-value-that-is-never-none": (
         [_welcome("step.turns == none")],
         "steps/welcome.md:11: condition `step.turns == none`: `step.turns` is an integer and is "

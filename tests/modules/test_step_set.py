@@ -49,3 +49,17 @@ def test_a_set_value_that_cannot_be_computed_is_a_condition_failure(tmp_path: Pa
     assert (failed.condition, failed.line) == ("judgements.goal.minutes + 0", 8)
     assert failed.error.startswith("set: profile.minutes: '+' works on numbers only")
     assert run.data(ProfileSaved) == []
+
+
+def test_a_set_value_outside_the_declared_range_is_a_condition_failure() -> None:
+    run = Run(SCENARIO_INTERVENTIONS / "goal-setting")
+    run.llm.says("step:ask:reply", "What would you like to do?")
+    run.start()
+    run.llm.judges("goal", goal="walk", minutes=0)
+
+    run.say("walking, zero minutes")
+
+    (failed,) = run.data(ConditionFailed)
+    assert (failed.condition, failed.line) == ("judgements.goal.minutes", 8)
+    assert failed.error == "set: profile.minutes: 0 is outside the declared range (1 to any)"
+    assert run.data(ProfileSaved) == []
