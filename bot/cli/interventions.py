@@ -1,12 +1,14 @@
-"""`tandem interventions validate [PATH]` and `tandem interventions graph PATH`.
+"""`tandem interventions validate [PATH]`, `graph SLUG|FOLDER` and `schema DIR`.
 
 `validate` checks one intervention folder, or every folder under PATH (default: the project's
 interventions/), and prints each problem as `file:line: message`; it exits 1 if there is any.
-`graph` prints the Mermaid flowchart of one intervention (paste it into mermaid.live).
+`graph` prints the Mermaid flowchart of one intervention (paste it into mermaid.live), and exits
+1 with its problems instead if it does not validate. `schema` writes JSON Schema for editors.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -15,6 +17,7 @@ from bot.cli.root import cli, settings_from_env
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import CONFIG, read_intervention
 from bot.interventions.module_graph import CycleTimes
+from bot.interventions.schema import schemas
 from bot.interventions.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
@@ -24,7 +27,7 @@ DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "interventions"
 
 @cli.group(name="interventions")
 def interventions_group() -> None:
-    """Intervention folders: check them, and draw them."""
+    """Intervention folders: check them, draw them, and describe their keys for editors."""
 
 
 @interventions_group.command(name="validate")
@@ -49,16 +52,28 @@ def validate(path: str | None) -> None:
         raise SystemExit(1)
 
 
+@interventions_group.command(name="schema")
+@click.argument("out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+def schema(out: Path) -> None:
+    """Write JSON Schema files for intervention.yaml and each front matter kind into DIR,
+    for editors (see docs/interventions.md, "Editor support")."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, found in schemas().items():
+        (out / name).write_text(json.dumps(found, indent=2) + "\n")
+        click.echo(str(out / name))
+
+
 @interventions_group.command(name="graph")
-@click.argument("path", type=click.Path(exists=True, file_okay=False))
-def graph(path: str) -> None:
-    """Print the Mermaid graph of the intervention in PATH."""
-    if not (Path(path) / CONFIG).is_file():
-        raise click.UsageError(f"{path} holds no {CONFIG}: give one intervention's folder")
-    intervention, problems = read_intervention(path)
-    if intervention is None:
+@click.argument("intervention", metavar="SLUG|FOLDER")
+def graph(intervention: str) -> None:
+    """Print the Mermaid graph of an intervention (a slug under interventions/ or a folder);
+    exit 1 with its problems if it does not validate."""
+    folder = _folder(intervention)
+    problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"])
+    if problems:
         for problem in problems:
             click.echo(str(problem), err=True)
+        click.echo(f"{folder}: {len(problems)} problem(s); fix them to draw it", err=True)
         raise SystemExit(1)
     settings = settings_from_env()
     cycle = CycleTimes(
@@ -67,4 +82,18 @@ def graph(path: str) -> None:
         auto_feedback_minutes=settings.auto_feedback_after_prompt_minutes,
     )
     tools = {name: tuple(module.tools) for name, module in MODULES.items() if name != "step"}
-    click.echo(mermaid(intervention, tools, cycle), nl=False)
+    found, _ = read_intervention(folder)
+    assert found is not None  # it validates
+    click.echo(mermaid(found, tools, cycle), nl=False)
+
+
+def _folder(intervention: str) -> Path:
+    """The folder of a slug under interventions/, or a folder holding intervention.yaml."""
+    for folder in (Path(intervention).expanduser(), DEFAULT_ROOT / intervention):
+        if (folder / CONFIG).is_file():
+            return folder
+    known = ", ".join(sorted(p.parent.name for p in DEFAULT_ROOT.glob(f"*/{CONFIG}")))
+    raise click.UsageError(
+        f"{intervention}: neither a folder holding {CONFIG} nor a slug under interventions/ "
+        f"(known: {known})"
+    )

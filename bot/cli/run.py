@@ -126,11 +126,14 @@ def worker(workers: int, dispatchers: int, scheduler: bool) -> None:
     """
     from bot.conversation.supervisors import check_supervisor_route
     from bot.core.config import ConfigError
+    from bot.runtime.routing import check_interventions, intervention_catalogue
 
     settings = settings_from_env()
     configure_logging(settings)
     try:
         check_supervisor_route(settings)
+        # a worker would run participants' interventions: it refuses to start on a bad one
+        check_interventions(settings, intervention_catalogue())
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     services = build_services(settings)

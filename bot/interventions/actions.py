@@ -1,5 +1,6 @@
 """Actions on transitions, steps and judgements, as the events they decide: take a note, raise
-an alert to supervisors, ask or schedule a question, send a message later, set profile fields.
+an alert to supervisors, ask or schedule a question, send a message later (a template, rendered
+when the action runs), set profile fields (typed expressions; only changed values are saved).
 
 Each action may have a `when` condition, checked against the data as it is when the action
 runs. Pure: notes (which need the LLM) are taken through the `take_note` callable.
@@ -12,10 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from bot.interventions.conditions import holds
+from bot.interventions.conditions import condition, holds
+from bot.interventions.expressions import ConditionError
+from bot.interventions.failures import ConditionFailure
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
 from bot.interventions.questions import numbered
+from bot.interventions.references import is_expression
+from bot.interventions.types import ANY, name_types, value_problem
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.events import Event, EventData, new_id
@@ -73,8 +78,41 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
     if action.schedule is not None:
         return _schedule(action, situation)
     if action.send is not None:
-        return [one_shot.at(participant, now + (action.after or timedelta()), action.send)]
-    return [ProfileSaved(changes=dict(action.set or {}), source="intervention")]
+        text = situation.render(send_key(situation, action), action.send)
+        return [one_shot.at(participant, now + (action.after or timedelta()), text)]
+    return _set(action, situation)
+
+
+def send_key(situation: Situation, action: Action) -> str:
+    """The compiled template of a `send:` action (bot.interventions.loader compiles each)."""
+    return next(
+        f"{key}:send:{'.'.join(str(part) for part in path)}"
+        for key, path, found in situation.intervention.actions()
+        if found is action
+    )
+
+
+def _set(action: Action, situation: Situation) -> list[EventData]:
+    """`profile.saved` with the values that change (none if none does). An expression is
+    evaluated over the data (references.is_expression); a value that does not fit the field's
+    type stops the turn."""
+    profile = situation.participant.get("profile") or {}
+    types = name_types(situation.intervention)
+    changes: dict[str, Any] = {}
+    for key, written in (action.set or {}).items():
+        value: Any = written.strip() if isinstance(written, str) else written
+        if is_expression(written):
+            try:
+                value = condition(written).value(situation.data)
+            except ConditionError as exc:
+                raise ConditionFailure(written, f"set: profile.{key}: {exc}") from None
+        problem = value_problem(value, types.get(f"profile.{key}", ANY))
+        if problem:
+            raise ConditionFailure(str(written), f"set: profile.{key}: {problem}")
+        old = profile.get(key)
+        if (type(old), old) != (type(value), value):
+            changes[key] = value
+    return [ProfileSaved(changes=changes, source="intervention")] if changes else []
 
 
 def _schedule(action: Action, situation: Situation) -> list[EventData]:

@@ -104,10 +104,7 @@ def _extract(
     if intervention.template(f"question:{slug}") is not None:
         variables = context.data(intervention, working.row, working.now, working.history)
         variables |= {"question": asked, "answer": reply}
-        try:
-            prompt = judging.render(intervention, f"question:{slug}", variables).text
-        except judging.TEMPLATE_ERRORS:
-            pass  # the standard prompt still works
+        prompt = judging.render(intervention, f"question:{slug}", variables).text
     model = intervention.model(question.model, "question")
     messages = [{"role": "system", "content": prompt}]
     wanted = extraction_model(slug, question)

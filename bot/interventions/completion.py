@@ -69,7 +69,7 @@ def complete(
     messages: list[dict[str, Any]] = [{"role": "system", "content": opening}] if opening else []
     for index, slot in enumerate(slots):
         ask = [*messages, *({"role": "system", "content": note} for note in notes)]
-        ask.append({"role": "system", "content": slot.instruction()})
+        ask.append({"role": "system", "content": slot.instruction(note=not reply)})
         name = f"{purpose}:{slot.name}"
         value = _typed(slot, ask, asker, name, result) if slot.typed else None
         if not slot.typed:

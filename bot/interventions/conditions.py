@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.interventions.context import ROOTS
 from bot.interventions.expressions import Condition, compile_condition
+from bot.interventions.failures import ConditionFailure
 
 
 @lru_cache(maxsize=1024)
@@ -19,11 +20,15 @@ def condition(source: str) -> Condition:
 
 def holds(source: str | None, data: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
     """Whether `source` holds (no condition always does) and the values of the names it read.
-    A condition that cannot be evaluated (missing data, a type mismatch) does not hold."""
+    A condition that cannot be evaluated (a value missing that the types allowed, an item
+    past the end of a list) raises ConditionFailure: it is never silently false."""
     if source is None:
         return True, {}
     compiled = condition(source)
-    return compiled.evaluate(data), {name: lookup(data, name) for name in compiled.names()}
+    found = compiled.check(data)
+    if found.error is not None:
+        raise ConditionFailure(compiled.source, found.error)
+    return found.value, {name: lookup(data, name) for name in compiled.names()}
 
 
 def lookup(data: Mapping[str, Any], dotted: str) -> Any:

@@ -55,16 +55,31 @@ class Condition:
     _expression: ast.expr = field(repr=False, compare=False)
     _names: frozenset[str] = field(repr=False, compare=False)
 
+    @property
+    def tree(self) -> ast.expr:
+        """The checked expression (true/false/none already constants), for the type checker."""
+        return self._expression
+
     def names(self) -> set[str]:
         """The dotted references used, e.g. {'judgements.engaged.response', 'step.turns'}."""
         return set(self._names)
 
     def check(self, context: Mapping[str, object]) -> Evaluation:
-        """Evaluate; missing keys and type mismatches give False with an explanation."""
+        """Evaluate; anything that goes wrong (a missing key, a type mismatch, an index past
+        the end) gives False with an explanation, never an exception."""
         try:
-            return Evaluation(bool(_DataEval(context).eval(self.source, self._expression)))
-        except (InvalidExpression, TypeError, ArithmeticError) as exc:
+            return Evaluation(bool(self.value(context)))
+        except ConditionError as exc:
             return Evaluation(False, str(exc))
+
+    def value(self, context: Mapping[str, object]) -> object:
+        """The expression's value (a `set:` value); ConditionError if it cannot be computed."""
+        try:
+            return _DataEval(context).eval(self.source, self._expression)
+        except (InvalidExpression, TypeError, ArithmeticError, LookupError, ValueError) as exc:
+            raise ConditionError(str(exc)) from None
+        except RecursionError:
+            raise ConditionError("the expression is nested too deeply") from None
 
     def evaluate(self, context: Mapping[str, object]) -> bool:
         """Evaluate to a plain bool, False whenever check() would report an error."""

@@ -7,11 +7,18 @@ import re
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-FieldType = Literal["text", "int", "number", "bool", "choice"]
+FieldType = Literal["text", "int", "number", "bool", "choice", "list", "date", "time"]
 VERBS = ("note", "alert", "ask", "schedule", "send", "set")
 
 
@@ -25,8 +32,17 @@ def parse_duration(value: Any) -> timedelta:
     return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
 
 
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
-Text = Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int | float) else v)]
+# The JSON Schema (`tandem interventions schema`) says what authors write, not the parsed type.
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    WithJsonSchema({"type": "string", "pattern": _DURATION.pattern, "examples": ["30m", "2h"]}),
+]
+Text = Annotated[
+    str,
+    BeforeValidator(lambda v: str(v) if isinstance(v, int | float) else v),
+    WithJsonSchema({"type": ["string", "number"]}),
+]
 
 
 class Strict(BaseModel):
@@ -34,7 +50,8 @@ class Strict(BaseModel):
 
 
 class FieldSpec(Strict):
-    """A typed value: a judgement's result field, or an intake profile field."""
+    """A typed value: a judgement's result field, or a profile field (`list` is a list of
+    text, `date` is YYYY-MM-DD, `time` is HH:MM)."""
 
     type: FieldType
     description: str | None = None
@@ -126,7 +143,9 @@ class Step(Strict):
     say: str | list[str] | None = None
     model: str | None = None
     tools: list[str] = []
-    judgements: list[Annotated[JudgementRun, BeforeValidator(_named)]] = []
+    judgements: list[
+        Annotated[JudgementRun, BeforeValidator(_named, json_schema_input_type=str | JudgementRun)]
+    ] = []
     notes: list[str] = []
     on_enter: list[Action] = []
     on_exit: list[Action] = []
@@ -238,6 +257,7 @@ class Config(Strict):
     safety: Safety = Safety()
     quiet_hours: str | None = None
     intake: Intake | None = None
+    profile: dict[str, FieldSpec] = {}
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
 

@@ -111,11 +111,15 @@ class Intervention:
         return names
 
     def profile_fields(self) -> list[str]:
-        """Profile fields templates may use: the intake fields declared, the engine's own
-        (bot.conversation.context.PROFILE_FIELDS), and those a `set:` action writes."""
+        """Profile fields conditions, templates and `set:` may use: those declared in
+        intervention.yaml (`profile:`, `intake.fields`) and the engine's own
+        (bot.conversation.context.PROFILE_FIELDS). Any other name is an author's mistake."""
         declared = list(self.config.intake.fields) if self.config.intake else []
-        written = [key for _, _, action in self.actions() for key in (action.set or {})]
-        return list(dict.fromkeys([*declared, *PROFILE_FIELDS, *written]))
+        return list(dict.fromkeys([*declared, *self.config.profile, *PROFILE_FIELDS]))
+
+    def declares_profile(self, name: str) -> bool:
+        """Whether `name` is a profile field (or cannot be known: intervention.yaml is broken)."""
+        return name in self.profile_fields() or "intervention.yaml" in self.unreadable
 
     def actions(self) -> list[tuple[str, tuple[Any, ...], Action]]:
         """Every action with the source key and key path it was written at."""

@@ -2,7 +2,8 @@
 
 A judgement asks for its declared result type as structured output (`judgement.recorded`, or
 `judgement.failed` with the reason); a note completes its [[NAME]] slots (`note.taken`, or
-`note.failed`). Template errors at run time fail the judgement or note, never the turn.
+`note.failed`). A template that cannot be rendered at run time raises TemplateFailure: the
+turn stops with `template.failed` (bot.interventions.failures), never a silent gap.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import jinja2
 
 from bot.interventions.completion import Asker, complete
+from bot.interventions.failures import TemplateFailure
 from bot.interventions.intervention import Intervention
 from bot.interventions.templates import Rendered, RenderError
 from bot.store.event_types.interventions import (
@@ -28,11 +30,15 @@ TEMPLATE_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError)
 
 
 def render(intervention: Intervention, key: str, context: Mapping[str, Any]) -> Rendered:
-    """A compiled template rendered once; raises one of TEMPLATE_ERRORS."""
+    """A compiled template rendered once; TemplateFailure (the turn stops, loudly) if it
+    cannot be."""
     compiled = intervention.template(key)
     if compiled is None:
-        raise ValueError(f"{key} has no template")
-    return intervention.templates.render(compiled.template, context)
+        raise TemplateFailure(key, ValueError(f"{key} has no template"))
+    try:
+        return intervention.templates.render(compiled.template, context)
+    except TEMPLATE_ERRORS as exc:
+        raise TemplateFailure(key, exc) from exc
 
 
 def judge(
@@ -45,10 +51,7 @@ def judge(
 ) -> list[EventData]:
     """Run judgement `slug`; the last event is `judgement.recorded` or `judgement.failed`."""
     judgement = intervention.judgements[slug]
-    try:
-        text = render(intervention, f"judgement:{slug}", context).text
-    except TEMPLATE_ERRORS as exc:
-        return [JudgementFailed(judgement=slug, reason=f"template: {exc}", step=step)]
+    text = render(intervention, f"judgement:{slug}", context).text
     if asker.structured is None:
         return [JudgementFailed(judgement=slug, reason="no structured output", step=step)]
     model = intervention.model(judgement.model, "judgement")
@@ -73,10 +76,7 @@ def take_note(
     step: str | None,
 ) -> list[EventData]:
     """Complete note `slug`'s slots; each becomes `notes.<NAME>`."""
-    try:
-        rendered = render(intervention, f"note:{slug}", context)
-    except TEMPLATE_ERRORS as exc:
-        return [NoteFailed(note=slug, reason=f"template: {exc}", step=step)]
+    rendered = render(intervention, f"note:{slug}", context)
     model = intervention.model(intervention.notes[slug].model, "note")
     asker = Asker(asker.converse, asker.structured, model)
     completion = complete(rendered, asker, purpose=f"note:{slug}", reply=False)

@@ -40,9 +40,13 @@ def load_intervention(folder: Path | str) -> Intervention:
     return intervention
 
 
-def read_intervention(folder: Path | str) -> tuple[Intervention | None, list[Problem]]:
-    """The intervention (None if it cannot be built) and the problems found reading it."""
-    reader = _Reader(Path(folder))
+def read_intervention(
+    folder: Path | str, keep_going: bool = False
+) -> tuple[Intervention | None, list[Problem]]:
+    """The intervention (None if it cannot be built) and the problems found reading it. With
+    `keep_going` (the validator), an unreadable intervention.yaml is replaced by an empty one
+    (and CONFIG is in `unreadable`) so that every other file is still checked."""
+    reader = _Reader(Path(folder), keep_going)
     return reader.read(), reader.problems
 
 
@@ -99,8 +103,8 @@ def key_lines(node: yaml.Node | None, first: int, path: tuple[Any, ...] = ()) ->
 
 
 class _Reader:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, keep_going: bool = False) -> None:
+        self.folder, self.keep_going = folder, keep_going
         self.problems: list[Problem] = []
         self.sources: dict[str, Source] = {}
         self.found: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
@@ -124,15 +128,19 @@ class _Reader:
         partials = self.read_partials()
         for path in sorted(self.folder.rglob("*.md")):
             relative = path.relative_to(self.folder)
-            if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md":
+            readme = path.name.lower() == "readme.md"
+            if path.is_file() and relative.parts[0] != PARTIALS and not readme:
                 self.read_primitive(path, relative)
-        if config is None:
+        if config is None and not self.keep_going:
             return None
+        if config is None:
+            config = Config.model_construct(title="", version="")
+            self.unreadable.add(CONFIG)
         templates = TemplateSet(partials)
         for name, error in templates.partial_errors.items():
             self.problem(self.partial_file(name), error.line, str(error))
         compiled = self.compile_all(templates)
-        return Intervention(
+        intervention = Intervention(
             slug=self.folder.resolve().name,
             folder=self.folder,
             config=config,
@@ -147,14 +155,30 @@ class _Reader:
             digest=self.digest.hexdigest(),
             unreadable=self.unreadable,
         )
+        for key, path, action in intervention.actions():
+            if action.send is not None:  # a template like any other, rendered when it runs
+                source = self.sources[key]
+                where = ".".join(str(part) for part in path)
+                line = source.line(*path, "send")
+                self.compile(templates, compiled, f"{key}:send:{where}", action.send, source, line)
+        return intervention
 
     def text(self, path: Path) -> str:
-        data = path.read_bytes()
+        """The file's text; _Unreadable if it cannot be read or is not UTF-8."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise _Unreadable(1, f"cannot read the file: {exc.strerror or exc}") from None
         self.digest.update(str(path.relative_to(self.folder)).encode() + b"\0" + data + b"\0")
-        return data.decode("utf-8")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise _Unreadable(line, "not UTF-8 text (save the file as UTF-8)") from None
 
     def read_config(self, path: Path) -> Config | None:
         file = str(path)
+        self.sources["config"] = Source(file, {}, 1)
         try:
             meta, lines = parse_yaml(self.text(path), 1)
         except _Unreadable as exc:
@@ -171,7 +195,12 @@ class _Reader:
             for path in sorted(base.rglob("*")) if base.is_dir() else ():
                 if path.is_file():
                     name = path.relative_to(base).as_posix()
-                    text = self.text(path) if base == self.folder / PARTIALS else path.read_text()
+                    try:
+                        own = base == self.folder / PARTIALS
+                        text = self.text(path) if own else path.read_text()
+                    except _Unreadable as exc:
+                        self.problem(str(path), exc.line, str(exc))
+                        continue
                     partials[name] = text
                     self.sources[f"partial:{name}"] = Source(str(path), {}, 1, True, text)
         return partials
@@ -181,11 +210,12 @@ class _Reader:
 
     def read_primitive(self, path: Path, relative: Path) -> None:
         file = str(path)
-        text = self.text(path)
         try:
+            text = self.text(path)
             meta, source, body = parse_file(text, file)
         except _Unreadable as exc:
             self.problem(file, exc.line, str(exc))
+            self.unreadable.add(path.stem)  # its references are not "unknown": it has a problem
             return
         kind = meta.get("kind") or FOLDERS.get(relative.parts[0] if len(relative.parts) > 1 else "")
         if kind not in KINDS:

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from bot.interventions.conditions import condition
 from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
-from bot.interventions.expressions import ConditionError
+from bot.interventions.expressions import ALIASES, ConditionError
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
+from bot.interventions.typecheck import (
+    assignable,
+    condition_type_problems,
+    expression_type,
+    literal_type,
+)
+from bot.interventions.types import name_types
 from bot.store.event_types.schedules import parse_when
 
 
@@ -28,15 +36,16 @@ def condition_problems(source: str, intervention: Intervention) -> list[str]:
         compiled = condition(source)
     except ConditionError as exc:
         return [f"condition `{source}`: {exc}"]
-    return [f"condition `{source}`: {p}" for p in name_problems(compiled.names(), intervention)]
+    problems = name_problems(compiled.names(), intervention)
+    if not problems:
+        problems = condition_type_problems(compiled, name_types(intervention))
+    return [f"condition `{source}`: {p}" for p in problems]
 
 
 def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]:
     problems = []
     for dotted in sorted(names):
         root, *rest = dotted.split(".")
-        if root == "profile":
-            continue
         if not rest:
             problems.append(f"'{root}' on its own is not a value; write {root}.<name>")
         elif root in ("judgements", "measurements") and rest[0] in intervention.unreadable:
@@ -51,7 +60,14 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems.append(unknown("step value", rest[0], STEP_KEYS))
         elif root == "participant" and rest[0] not in PARTICIPANT_KEYS:
             problems.append(unknown("participant value", rest[0], PARTICIPANT_KEYS))
+        elif root == "profile" and not intervention.declares_profile(rest[0]):
+            problems.append(_undeclared(rest[0], intervention))
     return problems
+
+
+def _undeclared(name: str, intervention: Intervention) -> str:
+    message = unknown("profile field", name, intervention.profile_fields())
+    return f"{message} (declare profile fields under `profile:` in intervention.yaml)"
 
 
 def _judgement(rest: list[str], intervention: Intervention) -> list[str]:
@@ -85,7 +101,42 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
                 parse_when(when)
             except ValueError as exc:
                 problems.append(f"schedule {action.schedule!r}: {exc}")
-    for key in action.set or {}:
+    for key, value in (action.set or {}).items():
         if not key.isidentifier() or key.startswith("_"):
             problems.append(f"set: {key!r} is not a profile field name (letters, digits, _)")
+        elif not intervention.declares_profile(key):
+            problems.append(f"set: {_undeclared(key, intervention)}")
+        else:
+            problems += [f"set: {key}: {p}" for p in set_problems(key, value, intervention)]
     return problems
+
+
+def is_expression(value: Any) -> bool:
+    """Whether a `set:` value is an expression: text, unless it is one bare word such as
+    `plan` (never a name: names have a dot), which is stored as that word."""
+    if not isinstance(value, str):
+        return False
+    word = value.strip()
+    return not (word.isidentifier() and word not in ALIASES)
+
+
+def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:
+    """What is wrong with `set: {key: value}`: an expression (checked like a condition) or a
+    value stored as it is (is_expression); either must fit the field's type."""
+    types = name_types(intervention)
+    target = types.get(f"profile.{key}")
+    if is_expression(value):
+        try:
+            compiled = condition(value)
+        except ConditionError as exc:
+            return [f"{exc} (to store text, quote it inside the YAML: \"'{value}'\")"]
+        problems = name_problems(compiled.names(), intervention)
+        if problems:
+            return problems
+        found, problems = expression_type(compiled, types)
+        if problems:
+            return problems
+    else:
+        found = literal_type(value.strip() if isinstance(value, str) else value)
+    why = assignable(found, target) if target is not None else None
+    return [f"`{value}` ({found}) cannot be stored in profile.{key}: {why}"] if why else []

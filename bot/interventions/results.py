@@ -15,8 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from bot.interventions.format import FieldSpec
 
-_PYTHON = {"text": str, "int": int, "number": float, "bool": bool}
-SAMPLES = {"text": "example text", "int": 1, "number": 1.0, "bool": True}
+_PYTHON = {"text": str, "int": int, "number": float, "bool": bool, "list": list[str]}
+_PYTHON |= {"date": str, "time": str}
+PATTERNS = {"date": r"^\d{4}-\d{2}-\d{2}$", "time": r"^\d{2}:\d{2}$"}
+SAMPLES = {"text": "example text", "int": 1, "number": 1.0, "bool": True, "list": ["example"]}
+SAMPLES |= {"date": "2026-03-02", "time": "09:00"}
 
 
 def class_name(slug: str, suffix: str) -> str:
@@ -32,6 +35,8 @@ def field_annotation(spec: FieldSpec) -> tuple[Any, dict[str, Any]]:
     else:
         annotation = _PYTHON[spec.type]
     keywords: dict[str, Any] = {}
+    if spec.type in PATTERNS:
+        keywords["pattern"] = PATTERNS[spec.type]
     if spec.min is not None:
         keywords["ge"] = int(spec.min) if spec.type == "int" else spec.min
     if spec.max is not None:
@@ -51,6 +56,8 @@ def describe(spec: FieldSpec) -> str:
         parts.append(f"At least {spec.min:g}.")
     elif spec.max is not None:
         parts.append(f"At most {spec.max:g}.")
+    if spec.type in PATTERNS:
+        parts.append("As YYYY-MM-DD." if spec.type == "date" else "As HH:MM (24-hour).")
     if spec.optional:
         parts.append("null if it cannot be told.")
     return " ".join(parts)

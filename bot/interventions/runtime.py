@@ -21,6 +21,7 @@ from bot.interventions import context, judging
 from bot.interventions.actions import Situation, Source, run_actions
 from bot.interventions.answers import answer
 from bot.interventions.completion import Asker, complete
+from bot.interventions.failures import RunFailure, failure_events
 from bot.interventions.format import Action
 from bot.interventions.intervention import Intervention
 from bot.interventions.moves import (
@@ -102,13 +103,21 @@ class _Turn:
         }
 
     def render_text(self, key: str, source: str) -> str:
-        """A question's text (validated, so it renders); as written if it cannot be."""
-        try:
-            return judging.render(self.i, key, self.template_context()).text
-        except judging.TEMPLATE_ERRORS:
-            return source
+        """A question's text (`source` is what the author wrote, for the record); a failure
+        to render it stops the turn (TemplateFailure), it is never sent as written."""
+        return judging.render(self.i, key, self.template_context()).text
 
     def run(self) -> StepResult:
+        """The turn; a condition or template that fails at run time stops it loudly: its
+        `condition.failed`/`template.failed` event and an alert, and the fallback is sent."""
+        try:
+            return self.decide()
+        except RunFailure as failure:
+            self.emit(failure_events(self.i, failure, self.progress.step))
+            self.result.text, self.result.error = None, str(failure)
+            return self.result
+
+    def decide(self) -> StepResult:
         inbound = self.turn.trigger == "inbound"
         if self.progress.step not in self.i.steps:
             if not self.i.root:
@@ -217,18 +226,19 @@ class _Turn:
         )
 
     def act(self, actions: Sequence[Action], source: Source, step: str | None) -> None:
-        if not actions:
-            return
-        situation = Situation(
-            self.i,
-            self.working.row,
-            self.working.history,
-            self.now,
-            self.data(),
-            self.render_text,
-            self.take_note,
-        )
-        self.emit(run_actions(actions, situation, source, step))
+        """Each action in order, each seeing what the earlier ones did (a `send:` after a
+        `set:` prints the value just set)."""
+        for action in actions:
+            situation = Situation(
+                self.i,
+                self.working.row,
+                self.working.history,
+                self.now,
+                self.data(),
+                self.render_text,
+                self.take_note,
+            )
+            self.emit(run_actions([action], situation, source, step))
 
     def reply(self) -> StepResult:
         slug = str(self.progress.step)
@@ -240,19 +250,11 @@ class _Turn:
                 for e in self.working.history
             )
             index = said % len(items)
-            try:
-                key = f"step:{slug}:say:{index}"
-                self.result.text = judging.render(self.i, key, self.template_context()).text
-            except judging.TEMPLATE_ERRORS as exc:
-                self.result.error = f"step {slug}: say: {exc}"
-                return self.result
+            key = f"step:{slug}:say:{index}"
+            self.result.text = judging.render(self.i, key, self.template_context()).text
             self.emit([StepReplied(step=slug, say=index, revision=self.i.revision)])
             return self.result
-        try:
-            rendered = judging.render(self.i, f"step:{slug}", self.template_context())
-        except judging.TEMPLATE_ERRORS as exc:
-            self.result.error = f"step {slug}: template: {exc}"
-            return self.result
+        rendered = judging.render(self.i, f"step:{slug}", self.template_context())
         asker = Asker(self.llm.converse, self.llm.structured, self.i.model(step.model, "step"))
         done = complete(
             rendered,

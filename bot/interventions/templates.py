@@ -31,6 +31,12 @@ _INSTRUCTIONS = {
     "bool": "Decide {name}: true or false.",
     "int": "Give {name}: a whole number.",
 }
+# A note's text slots are records for the study team and later prompts, never messages: the
+# model must not write them as if talking to the participant.
+NOTE_INSTRUCTION = (
+    "Write {name}: the note itself, for the study's records and later prompts, with no label "
+    "or quotes. It is never sent to the participant: write about them, not to them."
+)
 
 
 class SlotError(ValueError):
@@ -58,9 +64,11 @@ class Slot:
     def typed(self) -> bool:
         return self.kind in ("pick", "bool", "int")
 
-    def instruction(self) -> str:
+    def instruction(self, note: bool = False) -> str:
+        """What the model is asked for this slot; `note`: the slot is part of a note."""
         options = ", ".join(f'"{option}"' for option in self.options)
-        return _INSTRUCTIONS[self.kind].format(name=self.name, options=options)
+        wording = NOTE_INSTRUCTION if note and self.kind == "speak" else _INSTRUCTIONS[self.kind]
+        return wording.format(name=self.name, options=options)
 
     def model(self) -> type[BaseModel]:
         """The one-field structured-output model of a typed slot."""

@@ -35,7 +35,7 @@ def validate_folder(
     """Every problem of the intervention in `folder` (none: it can run). Tool names are
     checked against `tools` (bot.runtime.tool_registry.TOOLS) and `module:` against `modules`
     (the module-based conversation modules) if given."""
-    intervention, problems = read_intervention(folder)
+    intervention, problems = read_intervention(folder, keep_going=True)
     if intervention is not None:
         problems = problems + check(intervention, tools, modules)
     return sorted(set(problems), key=lambda p: (p.file, p.line or 0, p.message))
@@ -79,8 +79,9 @@ class _Checker:
         self.problems.append(Problem(source.file, line, message))
 
     def run(self) -> None:
-        for path, message in config_problems(self.i, self.modules):
-            self.add("config", path, message)
+        if CONFIG not in self.i.unreadable:  # else its own problems are reported
+            for path, message in config_problems(self.i, self.modules):
+                self.add("config", path, message)
         for key, path, message in result_problems(self.i):
             self.add(key, path, message)
         self.titles()
@@ -116,9 +117,9 @@ class _Checker:
             self.add(key, (), "a step needs `say:` (fixed text) or a prompt below the `---`")
         if self.tools is not None:
             self.refs(key, ("tools",), step.tools, self.tools, "tool")
-        self.refs(
-            key, ("model",), [step.model] if step.model else [], i.config.models, "model alias"
-        )
+        if CONFIG not in i.unreadable:  # the aliases are declared there
+            model = [step.model] if step.model else []
+            self.refs(key, ("model",), model, i.config.models, "model alias")
         self.refs(
             key, ("judgements",), [r.name for r in step.judgements], i.judgements, "judgement"
         )
@@ -209,6 +210,8 @@ class _Checker:
     def graph(self) -> None:
         """Steps nothing leads to (from the root, the session start or an interrupt)."""
         config = self.i.config
+        if self.i.unreadable or (config.root and config.root not in self.i.steps):
+            return  # where an unreadable step leads is unknown; a wrong root is its own problem
         starts = [config.root, *self.i.interrupts()]
         if config.sessions:
             starts.append(config.sessions.resume_at)

@@ -11,6 +11,7 @@ from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.localtime import parse_quiet_hours
 from bot.interventions.intervention import Intervention
+from bot.interventions.loader import CONFIG
 from bot.interventions.references import unknown
 from bot.store.event_types.schedules import parse_when
 
@@ -87,6 +88,7 @@ def result_problems(i: Intervention) -> list[tuple[str, tuple[Any, ...] | None, 
             except ValueError as exc:
                 found.append((f"question:{slug}", ("schedule",), str(exc)))
     models = [("judgement", i.judgements), ("note", i.notes), ("question", i.questions)]
+    models = [] if CONFIG in i.unreadable else models  # the aliases are declared there
     for kind, primitives in models:
         for slug, primitive in primitives.items():
             if primitive.model and primitive.model not in i.config.models:

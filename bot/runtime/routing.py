@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 
 from bot.conversation import escalation, timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
@@ -17,12 +18,32 @@ from bot.conversation.llm import ChatClient
 from bot.conversation.module import Module
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
+from bot.core.config import ConfigError, Settings
+from bot.interventions.catalogue import Catalogue
 from bot.interventions.settings import INTERVENTIONS, InterventionSettings
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
 from bot.store.services import Services
 from modules import MODULES
 
 log = logging.getLogger(__name__)
+
+
+def intervention_catalogue(root: Path = INTERVENTIONS) -> Catalogue:
+    """The interventions under `root`, validated against the tool registry and the
+    module-based conversation modules an intervention's `module:` may name."""
+    return Catalogue(root, TOOLS, [name for name in MODULES if name != "step"])
+
+
+def check_interventions(settings: Settings, catalogue: Catalogue) -> None:
+    """ConfigError listing every problem if any intervention under the root, or the
+    configured `INTERVENTION`, cannot be used: a process does not start with one."""
+    problems = catalogue.startup_problems(settings.intervention)
+    if problems:
+        first = (
+            f"interventions that cannot be used (INTERVENTION={settings.intervention!r}); "
+            "fix each problem below and check with `tandem interventions validate`"
+        )
+        raise ConfigError([first, *(str(problem) for problem in problems)])
 
 
 def build_handler(

@@ -30,7 +30,7 @@ from bot.core.clock import FakeClock, SystemClock
 from bot.core.config import Settings
 from bot.interventions.loader import CONFIG
 from bot.runtime.bootstrap import build_services
-from bot.runtime.routing import build_handler
+from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
 from bot.sandbox import commands, views
 from bot.sandbox.no_llm import NoLLM
@@ -75,6 +75,10 @@ class Sandbox:
         llm: Any = None,
     ) -> None:
         self.root, self.slug = locate(intervention or settings.intervention)
+        problems = intervention_catalogue(self.root).problems(self.slug)
+        if problems:  # never a silent substitute: an invalid intervention is not run
+            lines = "\n".join(str(problem) for problem in problems)
+            raise SandboxError(f"intervention {self.slug!r} cannot be used:\n{lines}")
         self.phone = _phone(phone, settings.default_region)
         self.timezone = timezone or settings.default_timezone
         try:

@@ -21,6 +21,8 @@ REMARKED = {
     "judgement.failed",
     "note.taken",
     "note.failed",
+    "condition.failed",
+    "template.failed",
     "measurement.recorded",
     "measurement.rejected",
     "measurement.missed",

@@ -157,6 +157,10 @@ class ParticipantOut(BaseModel):
     gender: str | None
     ethnicity: str | None
     background: str | None
+    profile: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Profile fields (set by tools, intake and interventions' `set:` actions).",
+    )
     debug: bool
     enrolled_at: datetime
     created_at: datetime = Field(description="Same as enrolled_at (PromptPipe's name).")

@@ -6,7 +6,9 @@ from flask_openapi3 import Info, OpenAPI
 
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
+from bot.interventions.catalogue import Catalogue
 from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import check_interventions, intervention_catalogue
 from bot.store.services import Services
 from bot.web import (
     alerts_api,
@@ -23,11 +25,15 @@ from bot.web import (
 from bot.web.api_models import ErrorResponse, validation_error_response
 
 
-def create_app(services: Services | None = None) -> OpenAPI:
-    """Build the web app; without `services`, wire them from the environment."""
+def create_app(services: Services | None = None, catalogue: Catalogue | None = None) -> OpenAPI:
+    """Build the web app; without `services`, wire them from the environment. `catalogue` is
+    the interventions participants may be enrolled in (default: those under interventions/);
+    ConfigError if any of them, or `INTERVENTION`, does not validate."""
     if services is None:
         services = build_services(load_settings())
     check_supervisor_route(services.settings)
+    catalogue = catalogue or intervention_catalogue()
+    check_interventions(services.settings, catalogue)
     app = OpenAPI(
         __name__,
         info=Info(
@@ -45,6 +51,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
         validation_error_callback=validation_error_response,
     )
     app.extensions["tandem"] = services
+    app.extensions["tandem.interventions"] = catalogue
     health.register(app)
     home.register(app)
     alerts_api.register(app)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from flask import current_app
 
+from bot.interventions.catalogue import Catalogue
 from bot.store.services import Services
 
 
 def services() -> Services:
     """The services of the app handling the current request."""
     return current_app.extensions["tandem"]
+
+
+def interventions() -> Catalogue:
+    """The interventions participants of this app may be enrolled in."""
+    return current_app.extensions["tandem.interventions"]

@@ -37,6 +37,7 @@ from bot.web.api_models import (
     UpdateRequest,
     WithdrawRequest,
 )
+from bot.web.current import interventions
 from bot.web.participant_api import (
     BODY_ERRORS,
     ERRORS,
@@ -74,6 +75,7 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
         phone = canonical_phone(body.phone_number, settings.default_region)
     except InvalidPhoneNumber as exc:
         raise Refused(400, f"invalid phone number: {exc}", "phone_number") from None
+    _check_intervention(body.intervention or settings.intervention)
     if _phone_taken(services.store, phone):
         raise Refused(409, "Participant with this phone number already enrolled", "phone_number")
     timezone, timezone_source = choose_timezone(body.timezone, phone, settings.default_timezone)
@@ -105,6 +107,13 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
     return participant_response(row, "Conversation participant enrolled successfully", 201)
 
 
+def _check_intervention(slug: str) -> None:
+    """A 400 naming the usable slugs unless `slug` exists and validates."""
+    refusal = interventions().refusal(slug)
+    if refusal is not None:
+        raise Refused(400, refusal, "intervention")
+
+
 @api.put(
     "/<participant_id>",
     summary="Update a participant",
@@ -114,6 +123,8 @@ def update_participant(path: ParticipantPath, body: UpdateRequest) -> tuple[Resp
     """Change the given fields; a status change also pauses, resumes or ends their timers."""
     participant_id = canonical_id(path.participant_id)
     services = current_services()
+    if body.intervention is not None:
+        _check_intervention(body.intervention)
 
     def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
         given = body.model_dump(include=body.model_fields_set)

@@ -119,3 +119,25 @@ def test_a_folder_that_is_not_an_intervention_is_a_clear_error(tmp_path: Path) -
     assert f"{tmp_path}: no intervention.yaml there, so not an intervention folder" in (
         result.stderr
     )
+
+
+def test_an_unknown_slug_is_refused_with_exit_1(tmp_path: Path) -> None:
+    result = chat("hello\n", "--intervention", "nosuch", cwd=tmp_path)
+
+    assert result.returncode == 1
+    assert "intervention 'nosuch' cannot be used:" in result.stderr
+    assert "no such intervention; known: cbt-reframe, demo, fit-motivation, habit-coach" in (
+        result.stderr
+    )
+    assert "bot>" not in result.stdout
+
+
+def test_a_folder_that_does_not_validate_is_refused_with_its_problems(tmp_path: Path) -> None:
+    broken = Path(__file__).resolve().parents[1] / "interventions" / "fixtures" / "broken"
+
+    result = chat("hello\n", "--intervention", str(broken), cwd=tmp_path)
+
+    assert result.returncode == 1
+    assert "intervention 'broken' cannot be used:" in result.stderr
+    assert "steps/start.md:5: no step 'finsh'; did you mean 'finish'?" in result.stderr
+    assert "bot>" not in result.stdout

@@ -47,4 +47,20 @@ def test_graph_prints_the_mermaid_flowchart() -> None:
 def test_graph_refuses_a_folder_that_is_not_an_intervention() -> None:
     result = CliRunner().invoke(cli, ["interventions", "graph", str(FIXTURES)])
 
-    assert result.exit_code == 2 and "holds no intervention.yaml" in result.output
+    assert result.exit_code == 2
+    assert "neither a folder holding intervention.yaml nor a slug" in result.output
+
+
+def test_graph_takes_a_slug() -> None:
+    result = CliRunner().invoke(cli, ["interventions", "graph", "demo"])
+
+    assert result.exit_code == 0
+    assert "flowchart TD" in result.output
+
+
+def test_graph_of_an_invalid_folder_prints_its_problems_and_exits_1() -> None:
+    result = CliRunner().invoke(cli, ["interventions", "graph", str(FIXTURES / "broken")])
+
+    assert result.exit_code == 1
+    assert "steps/start.md:5: no step 'finsh'; did you mean 'finish'?" in result.output
+    assert "flowchart" not in result.output

@@ -89,3 +89,20 @@ def test_a_failed_slot_stops_the_completion_with_the_reason() -> None:
 
     assert done.error is not None and done.error.startswith("t:ready: no valid bool value")
     assert llm.purposes() == ["t:ready"] and done.text is None
+
+
+def test_a_note_prompt_never_says_its_words_go_to_the_participant() -> None:
+    llm = ScriptedLLM()
+    llm.says("note:summary:SUMMARY", "Ana sleeps badly before exams.")
+
+    done = complete(
+        rendered("Summarise. [[SUMMARY]]"),
+        Asker(llm.converse, None),
+        purpose="note:summary",
+        reply=False,
+    )
+
+    asked = " ".join(m["content"] for m in llm.call("note:summary:SUMMARY")["messages"])
+    assert done.values == {"SUMMARY": "Ana sleeps badly before exams."}
+    assert "never sent to the participant" in asked
+    assert "words to send" not in asked

@@ -208,16 +208,14 @@ def test_jump_to_an_unknown_step_names_the_steps_there_are(sandbox: Sandbox) -> 
     assert sandbox.row()["current_step"] == "welcome"
 
 
-def test_jump_without_a_runnable_intervention_says_why(make: Callable[..., Sandbox]) -> None:
-    sandbox = make(intervention="no-such-intervention")
-    sandbox.start()
+def test_an_intervention_that_cannot_be_used_is_refused_before_anything_runs(
+    make: Callable[..., Sandbox],
+) -> None:
+    with pytest.raises(SandboxError) as refused:
+        make(intervention="no-such-intervention")
 
-    output = sandbox.command("/jump welcome")
-
-    assert output.startswith(
-        "error: /jump needs an intervention, and 'no-such-intervention' cannot run: "
-    )
-    assert "no-such-intervention: no such folder" in output
+    assert str(refused.value).startswith("intervention 'no-such-intervention' cannot be used:")
+    assert "no-such-intervention: no such intervention; known: " in str(refused.value)
 
 
 def test_an_llm_step_without_an_llm_sends_the_fallback_and_says_so_once(sandbox: Sandbox) -> None:

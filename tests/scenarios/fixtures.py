@@ -4,6 +4,7 @@ Twilio servers, a Toronto FakeClock, and a harness per test on SQLite and Postgr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,14 +32,15 @@ def twilio() -> Iterator[FakeTwilio]:
 def make_harness(
     database_url: str, llm: FakeOpenAI, twilio: FakeTwilio, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., Harness]]:
-    """Harnesses with settings by their environment names; the clock starts at 08:00 Toronto."""
+    """Harnesses with settings by their environment names (and, with `interventions`, the
+    interventions under that folder); the clock starts at 08:00 Toronto."""
     # build_handler registers the daily cycle's timer handler globally; undo it after the test.
     monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     clock = FakeClock(local("08:00"))
     built: list[Harness] = []
 
-    def make(**env: str) -> Harness:
-        harness = Harness(database_url, llm, twilio, clock, env)
+    def make(interventions: Path | None = None, **env: str) -> Harness:
+        harness = Harness(database_url, llm, twilio, clock, env, interventions)
         built.append(harness)
         return harness
 

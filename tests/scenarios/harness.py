@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,19 +23,24 @@ from bot.channel.dispatcher import Dispatcher
 from bot.channel.factory import build_messenger
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
+from bot.interventions.settings import INTERVENTIONS
 from bot.runtime.bootstrap import build_services
-from bot.runtime.routing import build_handler
+from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
 from bot.store.events import Event, EventData, participant_stream
 from bot.store.schema import timers
 from bot.store.services import Services
 from bot.timers.scheduler import Scheduler
 from bot.web import create_app
+from modules import MODULES
+from modules.step import StepModule
 from tests.fakes.openai_api import FakeOpenAI, RecordedChat, Script
 from tests.fakes.twilio_api import FakeTwilio
 from tests.web.conftest import AUTH_TOKEN, TOKEN
 from tests.web.twilio_requests import INBOUND, PUBLIC, message, new_sid, sign
 
+# Interventions written for scenario tests (each one valid: a deployment refuses invalid ones)
+SCENARIO_INTERVENTIONS = Path(__file__).resolve().parent / "interventions"
 TORONTO = ZoneInfo("America/Toronto")
 DAY = date(2026, 5, 4)  # a Monday; Toronto is on EDT (UTC-4), far from a DST change
 PHONE = "+14165550123"
@@ -73,9 +79,10 @@ class Harness:
         twilio: FakeTwilio,
         clock: FakeClock,
         env: Mapping[str, str] | None = None,
+        interventions: Path | None = None,
     ) -> None:
         self.database_url, self.llm, self.twilio, self.clock = database_url, llm, twilio, clock
-        self.env = dict(env or {})
+        self.env, self.interventions = dict(env or {}), interventions
         values = {
             **BASE_ENV,
             "DATABASE_URL": database_url,
@@ -87,10 +94,17 @@ class Harness:
         self.settings = load_settings(values, env_file=None)
         self.services: Services = build_services(self.settings, clock=clock)
         self.store = self.services.store
-        app = create_app(self.services)
+        # `interventions`: serve the interventions under that folder instead of interventions/
+        modules = None
+        if interventions is not None:
+            step = StepModule(root=interventions, modules=[n for n in MODULES if n != "step"])
+            modules = {**MODULES, "step": step}
+        catalogue = intervention_catalogue(interventions or INTERVENTIONS)
+        app = create_app(self.services, catalogue)
         app.testing = True
         self.client = app.test_client()
-        self.worker = Worker(self.services, build_handler(self.services), "scenario-worker")
+        handler = build_handler(self.services, modules=modules)
+        self.worker = Worker(self.services, handler, "scenario-worker")
         messenger = build_messenger(self.settings)
         self.dispatcher = Dispatcher(self.services, messenger, "scenario-dispatcher")
         self.scheduler = Scheduler(self.services)  # only its policy and fire_due: no threads
@@ -108,7 +122,14 @@ class Harness:
         self.services.close()
         if at is not None:
             self.clock.set(at)
-        fresh = Harness(self.database_url, self.llm, self.twilio, self.clock, {**self.env, **env})
+        fresh = Harness(
+            self.database_url,
+            self.llm,
+            self.twilio,
+            self.clock,
+            {**self.env, **env},
+            self.interventions,
+        )
         fresh.pid, fresh.phone = self.pid, self.phone
         self.family.append(fresh)
         fresh.family = self.family

@@ -90,10 +90,10 @@ def test_a_national_number_is_read_in_the_default_region(client: FlaskClient) ->
 
 
 def test_the_channel_intervention_and_debug_flag_are_stored(client: FlaskClient) -> None:
-    participant = enroll(client, channel="whatsapp", intervention="walking-v2", debug=True)
+    participant = enroll(client, channel="whatsapp", intervention="fit-motivation", debug=True)
     assert (participant["channel"], participant["intervention"], participant["debug"]) == (
         "whatsapp",
-        "walking-v2",
+        "fit-motivation",
         True,
     )
 

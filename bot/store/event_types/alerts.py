@@ -10,7 +10,9 @@ from bot.store.events import EventData, event
 @event("alert.raised")
 class AlertRaised(EventData):
     alert_id: str
-    kind: Literal["crisis", "judgement", "tool", "work_parked", "send_unknown", "condition"]
+    kind: Literal[
+        "crisis", "judgement", "tool", "work_parked", "send_unknown", "condition", "template"
+    ]
     summary: str
     severity: Literal["info", "warning", "critical"] = "warning"
     rule: str | None = None

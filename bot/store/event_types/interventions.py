@@ -97,6 +97,32 @@ class NoteFailed(EventData):
     step: str | None = None
 
 
+@event("condition.failed")
+class ConditionFailed(EventData):
+    """A condition could not be evaluated at run time (a value the types allowed was missing, an
+    item past the end of a list): never taken as false. The turn stopped, an alert was raised
+    and the participant was sent the intervention's fallback. `file`/`line` say where it is."""
+
+    condition: str
+    error: str
+    file: str
+    line: int | None = None
+    step: str | None = None
+
+
+@event("template.failed")
+class TemplateFailed(EventData):
+    """A template could not be rendered at run time (a computed include, a value of an odd
+    shape): the turn stopped, an alert was raised and the fallback was sent. `template` is the
+    template's key (e.g. "step:welcome:say:0", "judgement:risk"); `file`/`line` say where."""
+
+    template: str
+    error: str
+    file: str
+    line: int | None = None
+    step: str | None = None
+
+
 @event("measurement.recorded")
 class MeasurementRecorded(EventData):
     """The answer to question `measurement`: `value` as validated, and how it was read
