@@ -215,6 +215,41 @@ alerts = Table(
     Index("ix_alerts_participant_id", "participant_id"),
 )
 
+staff = Table(
+    "staff",
+    metadata,
+    Column("email", String(90), primary_key=True),
+    Column("role", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("added_by", String(200), nullable=False),
+    Column("added_at", UtcDateTime, nullable=False),
+    Column("password_set_at", UtcDateTime, nullable=True),
+    Column("last_signed_in_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+# Not a projection: a console account's password (argon2) or first-login code. Secrets are
+# never events, which are kept for ever; a new password overwrites the row.
+staff_credentials = Table(
+    "staff_credentials",
+    metadata,
+    Column("email", String(90), primary_key=True),
+    Column("secret_hash", Text, nullable=False),
+    Column("one_time", Boolean, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+# Not a projection: failed console sign-ins per email and per client address, for throttling.
+login_throttle = Table(
+    "login_throttle",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("window_started_at", UtcDateTime, nullable=False),
+    Column("locked_until", UtcDateTime, nullable=True),
+)
+
 # Not a projection: short-lived leases (a participant's worker, the scheduler leader).
 leases = Table(
     "leases",
@@ -231,4 +266,5 @@ PROJECTION_TABLES: dict[str, Table] = {
     "outbox": outbox,
     "timers": timers,
     "alerts": alerts,
+    "staff": staff,
 }

@@ -1,4 +1,4 @@
-"""The Flask app factory: the researcher API, the Twilio webhooks and health, nothing else."""
+"""The Flask app factory: the researcher API, the Twilio webhooks, health and the console."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from flask import jsonify
 from flask_openapi3 import Info, OpenAPI
 from werkzeug.exceptions import HTTPException
 
+from bot.console import app as console
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.store.services import Services
@@ -49,6 +50,7 @@ def create_app(services: Services | None = None) -> OpenAPI:
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)
+    console.register(app, services)
     _json_errors(app)
     return app
 

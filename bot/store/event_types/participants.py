@@ -35,7 +35,7 @@ class ParticipantEnrolled(EventData):
     ethnicity: str | None = None
     background: str | None = None
     debug: bool = False
-    source: Literal["api", "auto", "cli"] = "api"
+    source: Literal["api", "auto", "cli", "console"] = "api"
 
 
 @event("participant.updated")
