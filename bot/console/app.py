@@ -10,10 +10,12 @@ from flask import Blueprint, Flask
 from bot.console import (  # noqa: F401  (each page module adds its routes to the blueprint)
     alerts_pages,
     enrollment,
+    exports,
     guard,
     participant_list,
     participant_page,
     sign_in,
+    takeover,
 )
 from bot.console.blueprint import console
 from bot.interventions.settings import INTERVENTIONS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from flask import current_app, g, render_template, request
@@ -23,6 +24,11 @@ FAMILIES = ("message", "participant", "step", "judgement", "timer", "alert", "ll
 
 @console.route("/participants/<participant_id>")
 def participant(participant_id: str) -> Any:
+    return show(participant_id)
+
+
+def show(participant_id: str, problem: str | None = None, code: int = 200) -> Any:
+    """The page, with `problem` (a refused takeover action, say) shown beside the takeover."""
     row, participant_alerts, refusal = _visible(participant_id)
     if refusal is not None:
         return refusal
@@ -50,7 +56,10 @@ def participant(participant_id: str) -> Any:
         graph=intervention_graph.highlighted(drawn, row["current_step"]),
         graph_problems=drawn.problems,
         per_page=TIMELINE_EVENTS,
-    )
+        takeover=services().store.projection_row("takeovers", participant_id),
+        form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
+        problem=problem,
+    ), code
 
 
 @console.route("/participants/<participant_id>/transcript")

@@ -228,6 +228,20 @@ staff = Table(
     Column("updated_at", UtcDateTime, nullable=False),
 )
 
+takeovers = Table(
+    "takeovers",
+    metadata,
+    Column("participant_id", String(36), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("started_by", String(200), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("ended_by", String(200), nullable=True),
+    Column("ended_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_takeovers_status", "status"),
+)
+
 # Not a projection: a console account's password (argon2) or first-login code. Secrets are
 # never events, which are kept for ever; a new password overwrites the row.
 staff_credentials = Table(
@@ -267,4 +281,5 @@ PROJECTION_TABLES: dict[str, Table] = {
     "timers": timers,
     "alerts": alerts,
     "staff": staff,
+    "takeovers": takeovers,
 }

@@ -1,4 +1,4 @@
-"""Researcher console accounts: the staff projection, credentials and sign-in throttling.
+"""Researcher console: the staff and takeovers projections, credentials, sign-in throttling.
 
 Revision ID: 0005
 Revises: 0003
@@ -26,6 +26,20 @@ def upgrade() -> None:
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('email', name=op.f('pk_staff'))
     )
+    op.create_table('takeovers',
+    sa.Column('participant_id', sa.String(length=36), nullable=False),
+    sa.Column('status', sa.String(length=16), nullable=False),
+    sa.Column('started_by', sa.String(length=200), nullable=False),
+    sa.Column('reason', sa.Text(), nullable=True),
+    sa.Column('started_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('ended_by', sa.String(length=200), nullable=True),
+    sa.Column('ended_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
+    sa.PrimaryKeyConstraint('participant_id', name=op.f('pk_takeovers'))
+    )
+    with op.batch_alter_table('takeovers', schema=None) as batch_op:
+        batch_op.create_index('ix_takeovers_status', ['status'], unique=False)
+
     op.create_table('staff_credentials',
     sa.Column('email', sa.String(length=90), nullable=False),
     sa.Column('secret_hash', sa.Text(), nullable=False),
@@ -46,4 +60,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table('login_throttle')
     op.drop_table('staff_credentials')
+    with op.batch_alter_table('takeovers', schema=None) as batch_op:
+        batch_op.drop_index('ix_takeovers_status')
+
+    op.drop_table('takeovers')
     op.drop_table('staff')

@@ -24,7 +24,7 @@ BASE_URL = "https://tandem.example.org"
 
 @pytest.fixture
 def services(database_url: str, store: EventStore, clock: FakeClock) -> Services:
-    settings = settings_for(database_url, TANDEM_MASTER_KEY=MASTER_KEY)
+    settings = settings_for(database_url, TANDEM_MASTER_KEY=MASTER_KEY, QUIET_HOURS="22:00-08:00")
     return build_services(settings, clock=clock, store=store)
 
 

@@ -48,3 +48,13 @@ class StaffDisabled(EventData):
 
     email: str
     by: str
+
+
+@event("staff.exported")
+class StaffExported(EventData):
+    """The staff member downloaded an export file from the console."""
+
+    email: str
+    file: Literal["participants", "messages", "events"]
+    format: Literal["csv", "jsonl"]
+    since: str | None = None

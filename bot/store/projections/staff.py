@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.store.event_types.staff import (
     StaffAdded,
     StaffDisabled,
+    StaffExported,
     StaffPasswordSet,
     StaffSignedIn,
     StaffSignedOut,
@@ -24,7 +25,14 @@ COLUMNS = (
 )
 TYPES = {
     cls.event_type
-    for cls in (StaffAdded, StaffPasswordSet, StaffSignedIn, StaffSignedOut, StaffDisabled)
+    for cls in (
+        StaffAdded,
+        StaffPasswordSet,
+        StaffSignedIn,
+        StaffSignedOut,
+        StaffDisabled,
+        StaffExported,
+    )
 }
 STREAM_PREFIX = "staff:"
 
