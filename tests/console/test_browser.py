@@ -24,6 +24,7 @@ from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
 from bot.store.services import Services
+from bot.timers.firing import FiringPolicy, fire_due
 from bot.web import create_app
 from tests.conftest import fresh_database
 from tests.fakes.http_server import LocalServer
@@ -71,7 +72,12 @@ class Study:
         self.dispatcher = Dispatcher(services, build_messenger(services.settings), "d")
 
     def run_bot(self) -> None:
-        while self.worker.run_once() or self.dispatcher.run_once():
+        """Fire the timers due by now, then turn and send until nothing is left."""
+        while (
+            fire_due(self.services.store, self.services.clock.now(), FiringPolicy())
+            or self.worker.run_once()
+            or self.dispatcher.run_once()
+        ):
             pass
 
     def text_in(self, body: str, phone: str) -> None:
