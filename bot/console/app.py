@@ -15,6 +15,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     participant_list,
     participant_page,
     sign_in,
+    study_page,
     takeover,
 )
 from bot.console.blueprint import console
