@@ -12,6 +12,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     enrollment,
     exports,
     guard,
+    interventions_pages,
     participant_list,
     participant_page,
     sign_in,
