@@ -13,6 +13,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     exports,
     guard,
     interventions_pages,
+    participant_edit,
     participant_list,
     participant_page,
     sign_in,
