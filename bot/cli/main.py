@@ -13,6 +13,7 @@ from bot.cli import (  # noqa: F401  (each module registers its commands on the 
     safety,
     store,
     timers,
+    users,
     withdraw,
 )
 from bot.cli.root import cli

@@ -88,6 +88,8 @@ class Settings(BaseModel):
     database_url: str = Field("sqlite:///tandem.db", alias="DATABASE_URL")
     api_tokens: list[str] = Field(default_factory=list, alias="TANDEM_API_TOKENS", repr=False)
     insecure_local: bool = Field(False, alias="TANDEM_INSECURE_LOCAL")
+    # The researcher console signs its session cookies with a key derived from this one.
+    master_key: str | None = Field(None, min_length=32, alias="TANDEM_MASTER_KEY", repr=False)
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
     messenger: Literal["console", "twilio"] = Field("console", alias="MESSENGER")
     twilio_account_sid: str | None = Field(None, alias="TWILIO_ACCOUNT_SID")

@@ -75,7 +75,8 @@ def _transitions(intervention: Intervention) -> list[str]:
             actions = ", ".join(action.verb for action in transition.actions)
             text += f" [{actions}]" if actions else ""
             source, target = node_id("s", slug), node_id("s", transition.to)
-            lines.append(f'  {source} -->|"{n + 1}. {label(text)}"| {target}')
+            # "(1)", not "1.": Mermaid reads a label starting "1. " as a Markdown list.
+            lines.append(f'  {source} -->|"({n + 1}) {label(text)}"| {target}')
     return lines
 
 

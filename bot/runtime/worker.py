@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, exists, func, select
 
 from bot.conversation.turns import Handler, Turn
 from bot.store.event_store import ConcurrencyError, row_to_event
@@ -27,7 +27,7 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
 from bot.store.leases import acquire, release
-from bot.store.schema import events, participants, timers, work_items
+from bot.store.schema import events, participants, takeovers, timers, work_items
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,14 @@ PASSIVE = {
     "work.requested",
 }
 INACTIVE = {"unenrolled", "paused", "completed", "withdrawn"}
+# A participant whose conversation a staff member took over (bot.console): their items wait,
+# pending, until the hand-back (`takeover.ended`).
+NOT_TAKEN_OVER = ~exists().where(
+    and_(
+        takeovers.c.participant_id == work_items.c.participant_id,
+        takeovers.c.status == "active",
+    )
+)
 # Records no turn decision reads: the LLM's prompts and answers (most of a long stream's
 # bytes), tool call records and delivery bookkeeping. A turn's history leaves them out, so that
 # a participant with 10,000 events does not decode every stored prompt on each turn
@@ -100,7 +108,7 @@ class Worker:
         now = self.services.clock.now()
         query = (
             select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
-            .where(work_items.c.status == "pending")
+            .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
             .group_by(work_items.c.participant_id)
             .order_by("first")
             .limit(candidates)
@@ -171,6 +179,8 @@ class Worker:
     def _process(self, item: dict[str, Any]) -> None:
         stream = participant_stream(item["participant_id"])
         for attempt in (1, 2):
+            if self._head(item["participant_id"]) is None:
+                return  # taken over (or done) meanwhile: the item waits, still pending
             turn, version = self._turn(item)
             try:
                 decided = self._decide(turn)
@@ -240,7 +250,9 @@ class Worker:
             select(work_items)
             .where(
                 and_(
-                    work_items.c.participant_id == participant_id, work_items.c.status == "pending"
+                    work_items.c.participant_id == participant_id,
+                    work_items.c.status == "pending",
+                    NOT_TAKEN_OVER,
                 )
             )
             .order_by(work_items.c.seq)

@@ -215,6 +215,55 @@ alerts = Table(
     Index("ix_alerts_participant_id", "participant_id"),
 )
 
+staff = Table(
+    "staff",
+    metadata,
+    Column("email", String(90), primary_key=True),
+    Column("role", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("added_by", String(200), nullable=False),
+    Column("added_at", UtcDateTime, nullable=False),
+    Column("password_set_at", UtcDateTime, nullable=True),
+    Column("last_signed_in_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+takeovers = Table(
+    "takeovers",
+    metadata,
+    Column("participant_id", String(36), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("started_by", String(200), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("ended_by", String(200), nullable=True),
+    Column("ended_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_takeovers_status", "status"),
+)
+
+# Not a projection: a console account's password (argon2) or first-login code. Secrets are
+# never events, which are kept for ever; a new password overwrites the row.
+staff_credentials = Table(
+    "staff_credentials",
+    metadata,
+    Column("email", String(90), primary_key=True),
+    Column("secret_hash", Text, nullable=False),
+    Column("one_time", Boolean, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+# Not a projection: failed console sign-ins per email and per client address, for throttling.
+login_throttle = Table(
+    "login_throttle",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("window_started_at", UtcDateTime, nullable=False),
+    Column("locked_until", UtcDateTime, nullable=True),
+)
+
 # Not a projection: short-lived leases (a participant's worker, the scheduler leader).
 leases = Table(
     "leases",
@@ -231,4 +280,6 @@ PROJECTION_TABLES: dict[str, Table] = {
     "outbox": outbox,
     "timers": timers,
     "alerts": alerts,
+    "staff": staff,
+    "takeovers": takeovers,
 }

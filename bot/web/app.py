@@ -1,9 +1,10 @@
-"""The Flask app factory: the researcher API, the Twilio webhooks and health, nothing else."""
+"""The Flask app factory: the researcher API, the Twilio webhooks, health and the console."""
 
 from __future__ import annotations
 
 from flask_openapi3 import Info, OpenAPI
 
+from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
 from bot.interventions.catalogue import Catalogue
@@ -58,5 +59,6 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)
+    console.register(app, services)
     guards.install(app, services.settings)
     return app

@@ -22,10 +22,10 @@ def test_the_graph_of_the_fixture() -> None:
     assert '  s_risk_check{{"Risk check"}}:::interrupt' in text
     assert "  start((start)) --> s_welcome" in text
     assert (
-        '  s_welcome -->|"1. judgements.ready.answer == #quot;yes#quot; [set]"| s_explore'
+        '  s_welcome -->|"(1) judgements.ready.answer == #quot;yes#quot; [set]"| s_explore'
     ) in text
     assert (
-        '  s_welcome -->|"2. judgements.ready.answer == #quot;no#quot; — or after 3 turns"| '
+        '  s_welcome -->|"(2) judgements.ready.answer == #quot;no#quot; — or after 3 turns"| '
         in (text)
     )
     assert '  anywhere ==>|"judgements.risk.level == #quot;high#quot;"| s_risk_check' in text

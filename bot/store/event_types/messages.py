@@ -11,7 +11,16 @@ from bot.store.event_types.participants import Channel
 from bot.store.events import EventData, event
 
 MessageKind = Literal[
-    "reply", "greeting", "prompt", "reminder", "question", "notice", "alert", "debug", "help"
+    "reply",
+    "greeting",
+    "prompt",
+    "reminder",
+    "question",
+    "notice",
+    "alert",
+    "debug",
+    "help",
+    "staff",  # written by a staff member during a takeover (bot.console)
 ]
 DeliveryStatus = Literal[
     "accepted",

@@ -36,7 +36,7 @@ class ParticipantEnrolled(EventData):
     ethnicity: str | None = None
     background: str | None = None
     debug: bool = False
-    source: Literal["api", "auto", "cli"] = "api"
+    source: Literal["api", "auto", "cli", "console"] = "api"
     # How `timezone` was chosen: given at enrollment, inferred from a number with one zone,
     # or DEFAULT_TIMEZONE (None in events recorded before this was kept).
     timezone_source: Literal["given", "inferred", "default"] | None = None

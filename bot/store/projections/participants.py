@@ -158,7 +158,9 @@ def apply(row: Row | None, event: Event) -> Row | None:
         return None  # events before enrollment (or on other streams) change nothing
     else:
         case = CASES.get(event.event_type)
-        new = case(row, event) if case else dict(row)
+        # Always a copy: a case may return `row` itself when nothing else changes, and the
+        # version below must then still be written (the store skips a row it was handed back).
+        new = dict(case(row, event)) if case else dict(row)
     assert new is not None
     new["version"] = event.stream_version
     new["updated_at"] = event.occurred_at

@@ -1,0 +1,72 @@
+"""`tandem users add|list|disable`: the researcher console's staff accounts."""
+
+from __future__ import annotations
+
+import click
+
+from bot.cli.root import cli, database_errors, settings_from_env
+from bot.console import accounts
+from bot.core.clock import SystemClock
+from bot.runtime.bootstrap import build_store
+
+
+@cli.group(name="users")
+def users_group() -> None:
+    """Add, list or disable the staff accounts of the researcher console (/console/)."""
+
+
+@users_group.command(name="add")
+@click.argument("email")
+@click.option(
+    "--role",
+    type=click.Choice(accounts.ROLES),
+    required=True,
+    help="admin: everything; researcher: participants, exports, takeover; "
+    "supervisor: alerts and the transcripts of alerted participants.",
+)
+@database_errors
+def add_user(email: str, role: str) -> None:
+    """Create an account and print its one-time code (valid 7 days): the staff member signs
+    in at /console/login with it once, then chooses a password."""
+    store = build_store(settings_from_env())
+    try:
+        code = accounts.add(store, email, role, by="cli", now=SystemClock().now())
+    except accounts.AccountError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        store.engine.dispose()
+    click.echo(f"added {accounts.normalise(email)} ({role})")
+    click.echo(f"one-time code for the first sign-in (valid 7 days): {code}")
+
+
+@users_group.command(name="list")
+@database_errors
+def list_users() -> None:
+    """Every account: email, role, status, when the password was set, the last sign-in."""
+    store = build_store(settings_from_env())
+    try:
+        rows = accounts.all_accounts(store)
+    finally:
+        store.engine.dispose()
+    if not rows:
+        click.echo("no staff accounts; add one with `tandem users add EMAIL --role admin`")
+    for row in rows:
+        password = "password set" if row["password_set_at"] else "first sign-in pending"
+        last = row["last_signed_in_at"]
+        seen = f"last sign-in {last:%Y-%m-%d %H:%M} UTC" if last else "never signed in"
+        click.echo(f"{row['email']}\t{row['role']}\t{row['status']}\t{password}\t{seen}")
+
+
+@users_group.command(name="disable")
+@click.argument("email")
+@database_errors
+def disable_user(email: str) -> None:
+    """Stop an account from signing in (its sessions end at their next request)."""
+    store = build_store(settings_from_env())
+    try:
+        accounts.disable(store, email, by="cli")
+    except accounts.AccountError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        store.engine.dispose()
+    click.echo(f"disabled {accounts.normalise(email)}")

@@ -1,0 +1,158 @@
+"""Staff accounts: add one with a first-login code, sign in, set a password, disable, list.
+
+Facts are events on the account's stream (`staff.added`, `staff.password_set`, …); the argon2
+hash of the password or of the one-time code lives in `staff_credentials`, never in an event.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import delete, insert, select
+
+from bot.store.event_store import EventStore, Transaction
+from bot.store.event_types.staff import (
+    EMAIL,
+    Role,
+    StaffAdded,
+    StaffDisabled,
+    StaffPasswordSet,
+)
+from bot.store.events import NewEvent
+from bot.store.projections.staff import staff_stream
+from bot.store.schema import staff, staff_credentials
+
+ROLES: tuple[Role, ...] = ("admin", "researcher", "supervisor")
+MIN_PASSWORD = 12
+ONE_TIME_VALID = timedelta(days=7)
+HASHER = PasswordHasher()
+# Verified against when the email is unknown, so that a wrong email costs as long as a wrong
+# password and the timing does not tell which accounts exist.
+_DUMMY = HASHER.hash(secrets.token_hex(16))
+
+
+class AccountError(Exception):
+    """A refused account change, naming the form field it is about."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A successful sign-in: who, their role, and whether they must choose a password first."""
+
+    email: str
+    role: str
+    must_set_password: bool
+
+
+def normalise(email: str) -> str:
+    email = email.strip().lower()
+    if not re.fullmatch(EMAIL, email) or len(email) > 90:
+        raise AccountError("email", "not an email address")
+    return email
+
+
+def add(store: EventStore, email: str, role: str, by: str, now: datetime) -> str:
+    """Create the account; returns the one-time code for its first sign-in (valid 7 days)."""
+    email = normalise(email)
+    if role not in ROLES:
+        raise AccountError("role", f"role must be one of {', '.join(ROLES)}")
+    code = secrets.token_urlsafe(12)
+    with store.transaction() as tx:
+        if tx.version(staff_stream(email)) != 0:
+            raise AccountError("email", f"{email} already has an account")
+        added = StaffAdded(email=email, role=role, by=by)  # type: ignore[arg-type]
+        tx.append(staff_stream(email), [NewEvent(added, meta={"actor": by})], 0)
+        _store_secret(tx, email, code, one_time=True, expires_at=now + ONE_TIME_VALID, now=now)
+    return code
+
+
+def sign_in(store: EventStore, email: str, secret: str, now: datetime) -> SignIn | None:
+    """The account if `secret` is its password (or unexpired first-login code), else None."""
+    try:
+        email = normalise(email)
+    except AccountError:
+        email = ""
+    with store.reading() as conn:
+        account = conn.execute(select(staff).where(staff.c.email == email)).first()
+        cred = conn.execute(
+            select(staff_credentials).where(staff_credentials.c.email == email)
+        ).first()
+    stored = cred.secret_hash if cred is not None else _DUMMY
+    try:
+        HASHER.verify(stored, secret)
+    except (VerificationError, InvalidHashError):
+        return None
+    if account is None or cred is None or account.status != "active":
+        return None
+    if cred.one_time and cred.expires_at is not None and cred.expires_at <= now:
+        return None
+    return SignIn(email=email, role=account.role, must_set_password=cred.one_time)
+
+
+def set_password(
+    store: EventStore, email: str, password: str, repeated: str, now: datetime
+) -> None:
+    """Replace the account's secret with a new password and record `staff.password_set`."""
+    if len(password) < MIN_PASSWORD:
+        raise AccountError("password", f"use at least {MIN_PASSWORD} characters")
+    if password != repeated:
+        raise AccountError("repeated", "the two passwords differ")
+    with store.transaction() as tx:
+        event = NewEvent(StaffPasswordSet(email=email), meta={"actor": f"staff:{email}"})
+        tx.append(staff_stream(email), [event])
+        _store_secret(tx, email, password, one_time=False, expires_at=None, now=now)
+
+
+def disable(store: EventStore, email: str, by: str) -> None:
+    email = normalise(email)
+    with store.transaction() as tx:
+        row = tx.conn.execute(select(staff.c.status).where(staff.c.email == email)).first()
+        if row is None:
+            raise AccountError("email", f"{email} has no account")
+        if row.status == "disabled":
+            return
+        event = NewEvent(StaffDisabled(email=email, by=by), meta={"actor": by})
+        tx.append(staff_stream(email), [event])
+        tx.conn.execute(delete(staff_credentials).where(staff_credentials.c.email == email))
+
+
+def account(store: EventStore, email: str) -> dict[str, Any] | None:
+    return store.projection_row("staff", email)
+
+
+def all_accounts(store: EventStore) -> list[dict[str, Any]]:
+    with store.reading() as conn:
+        rows = conn.execute(select(staff).order_by(staff.c.email)).all()
+    return [dict(r._mapping) for r in rows]
+
+
+def _store_secret(
+    tx: Transaction,
+    email: str,
+    secret: str,
+    *,
+    one_time: bool,
+    expires_at: datetime | None,
+    now: datetime,
+) -> None:
+    tx.conn.execute(delete(staff_credentials).where(staff_credentials.c.email == email))
+    tx.conn.execute(
+        insert(staff_credentials).values(
+            email=email,
+            secret_hash=HASHER.hash(secret),
+            one_time=one_time,
+            expires_at=expires_at,
+            updated_at=now,
+        )
+    )

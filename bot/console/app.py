@@ -1,0 +1,53 @@
+"""Mounts the console on the Flask app: the blueprint, its session cookie and its pages."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from flask import Blueprint, Flask
+
+from bot.console import (  # noqa: F401  (each page module adds its routes to the blueprint)
+    alerts_pages,
+    enrollment,
+    exports,
+    guard,
+    interventions_pages,
+    participant_edit,
+    participant_list,
+    participant_page,
+    sign_in,
+    study_page,
+    takeover,
+)
+from bot.console.blueprint import console
+from bot.interventions.settings import INTERVENTIONS
+from bot.store.services import Services
+
+SESSION_HOURS = 12
+
+
+def register(app: Flask, services: Services, interventions: Path = INTERVENTIONS) -> None:
+    """Serve the console under /console/; without a signing key every page says why it is off."""
+    key = guard.session_key(services)
+    app.extensions["tandem_console"] = {"interventions": interventions}
+    if key is None:
+        console_off = Blueprint("console_off", __name__, url_prefix="/console")
+
+        @console_off.route("/", defaults={"rest": ""})
+        @console_off.route("/<path:rest>", methods=["GET", "POST"])
+        def off(rest: str) -> tuple[str, int]:
+            return "The console is off: set TANDEM_MASTER_KEY (see .env.example).", 503
+
+        app.register_blueprint(console_off)
+        return
+    app.secret_key = key
+    app.config.update(
+        SESSION_COOKIE_NAME="tandem_console",
+        SESSION_COOKIE_PATH="/console",
+        SESSION_COOKIE_SECURE=not services.settings.insecure_local,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=SESSION_HOURS),
+    )
+    app.register_blueprint(console)

@@ -1,0 +1,29 @@
+"""The console's Flask blueprint, which every page module adds its routes to."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, g
+
+from bot.console import guard, roles
+from bot.store.services import Services
+
+console = Blueprint(
+    "console",
+    __name__,
+    url_prefix="/console",
+    template_folder="templates",
+    static_folder="static",
+)
+console.before_request(guard.before_request)
+
+
+def services() -> Services:
+    return current_app.extensions["tandem"]
+
+
+@console.app_context_processor
+def _template_globals() -> dict[str, object]:
+    return {
+        "csrf_token": guard.csrf_token,
+        "allowed": lambda need: g.get("staff") is not None and roles.allowed(g.staff["role"], need),
+    }

@@ -1,0 +1,97 @@
+"""Who is asking: the signed session, its CSRF token, and the role checks of every page."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app, g, redirect, render_template, request, session, url_for
+
+from bot.console import roles
+from bot.store.services import Services
+
+log = logging.getLogger(__name__)
+OPEN_ENDPOINTS = {"console.login", "console.static"}
+
+
+def session_key(services: Services) -> str | None:
+    """The cookie-signing key, derived from TANDEM_MASTER_KEY (never the key itself)."""
+    master = services.settings.master_key
+    if master:
+        return hmac.new(master.encode(), b"tandem console session", hashlib.sha256).hexdigest()
+    if services.settings.insecure_local:
+        log.warning("console sessions signed with a random key: TANDEM_MASTER_KEY is not set")
+        return secrets.token_hex(32)
+    return None
+
+
+def csrf_token() -> str:
+    token = session.get("csrf")
+    if not token:
+        token = session["csrf"] = secrets.token_urlsafe(24)
+    return token
+
+
+def csrf_ok() -> bool:
+    given = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token") or ""
+    expected = session.get("csrf") or ""
+    return bool(expected) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def before_request() -> Any:
+    """Every console request: the staff member from the session, and CSRF on every POST."""
+    services: Services = current_app.extensions["tandem"]
+    g.staff = None
+    email = session.get("email")
+    if email:
+        account = services.store.projection_row("staff", email)
+        if account is None or account["status"] != "active":
+            session.clear()
+        else:
+            g.staff = account
+            g.actor = f"staff:{email}"
+    if request.method == "POST" and not csrf_ok():
+        log.info("console: POST without a valid CSRF token on %s", request.endpoint)
+        return refused(
+            403,
+            "This form has expired or did not come from the console. "
+            "Go back, reload the page and try again.",
+        )
+    if request.endpoint in OPEN_ENDPOINTS:
+        return None
+    if g.staff is None:
+        return redirect(url_for("console.login", next=request.path))
+    if session.get("must_set_password") and request.endpoint not in {
+        "console.password",
+        "console.logout",
+    }:
+        return redirect(url_for("console.password"))
+    return None
+
+
+def requires(need: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A page for roles allowed `need`; anyone else gets a 403 page."""
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not roles.allowed(g.staff["role"], need):
+                return refused(403, "Your role does not allow this page.")
+            return view(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def refused(code: int, message: str) -> tuple[str, int]:
+    return render_template("console/refused.html", code=code, message=message), code
+
+
+def actor() -> str:
+    return g.actor

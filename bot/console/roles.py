@@ -1,0 +1,20 @@
+"""What each staff role may do in the console; pages and links ask `allowed(role, need)`."""
+
+from __future__ import annotations
+
+# admin: everything, users; researcher: participants, exports, takeover; supervisor: alerts
+# and the transcripts of participants with an alert (checked per participant by the page).
+PERMISSIONS: dict[str, frozenset[str]] = {
+    "admin": frozenset({"participants", "enroll", "export", "takeover", "alerts", "users"}),
+    "researcher": frozenset({"participants", "enroll", "export", "takeover", "alerts"}),
+    "supervisor": frozenset({"alerts"}),
+}
+
+
+def allowed(role: str | None, need: str) -> bool:
+    return role is not None and need in PERMISSIONS.get(role, frozenset())
+
+
+def home(role: str) -> str:
+    """The endpoint a role lands on after signing in."""
+    return "console.participants" if allowed(role, "participants") else "console.alerts"

@@ -1,0 +1,60 @@
+"""Staff accounts of the researcher console: added, password set, signed in and out, disabled.
+
+Each account is its own stream, `staff:<email>`. A password hash is never an event (events are
+kept for ever); it lives in the operational `staff_credentials` table.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from bot.store.events import EventData, event
+
+Role = Literal["admin", "researcher", "supervisor"]
+EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
+
+
+@event("staff.added")
+class StaffAdded(EventData):
+    """An account was created; `by` names who created it (`cli`, `staff:<email>`)."""
+
+    email: str = Field(pattern=EMAIL, max_length=90)
+    role: Role
+    by: str
+
+
+@event("staff.password_set")
+class StaffPasswordSet(EventData):
+    """The staff member chose a password (the first time, or a new one)."""
+
+    email: str
+
+
+@event("staff.signed_in")
+class StaffSignedIn(EventData):
+    email: str
+
+
+@event("staff.signed_out")
+class StaffSignedOut(EventData):
+    email: str
+
+
+@event("staff.disabled")
+class StaffDisabled(EventData):
+    """The account can no longer sign in; its past actions stay attributed to it."""
+
+    email: str
+    by: str
+
+
+@event("staff.exported")
+class StaffExported(EventData):
+    """The staff member downloaded an export file from the console."""
+
+    email: str
+    file: Literal["participants", "messages", "events"]
+    format: Literal["csv", "jsonl"]
+    since: str | None = None

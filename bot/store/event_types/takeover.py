@@ -1,0 +1,21 @@
+"""A staff member takes a participant's conversation over from the bot, and hands it back."""
+
+from __future__ import annotations
+
+from bot.store.events import EventData, event
+
+
+@event("takeover.started")
+class TakeoverStarted(EventData):
+    """The bot is paused for this participant: its pending turns wait until the hand-back.
+    `by` names the staff member (`staff:<email>`)."""
+
+    by: str
+    reason: str | None = None
+
+
+@event("takeover.ended")
+class TakeoverEnded(EventData):
+    """The conversation is handed back to the bot, which takes up its waiting turns."""
+
+    by: str

@@ -1,0 +1,218 @@
+"""The console in a real browser: Chromium from the system packages, driven by Playwright.
+
+One study, start to finish, as a researcher and a supervisor would click through it; the bot's
+worker and dispatcher are run by the test between steps, and sends go to the fake Twilio.
+Set TANDEM_CONSOLE_SCREENSHOTS=docs/console to refresh the README's screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from bot.channel.dispatcher import Dispatcher
+from bot.channel.factory import build_messenger
+from bot.console import accounts
+from bot.core.clock import SystemClock
+from bot.runtime.bootstrap import build_services
+from bot.runtime.routing import build_handler
+from bot.runtime.worker import Worker
+from bot.store.services import Services
+from bot.timers.firing import FiringPolicy, fire_due
+from bot.web import create_app
+from tests.conftest import fresh_database
+from tests.fakes.http_server import LocalServer
+from tests.fakes.twilio_api import FakeTwilio
+from tests.web.conftest import settings_for
+from tests.web.twilio_requests import INBOUND, PUBLIC, message, sign
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "a long enough password"
+ADA, BO, CY = "+14155552671", "+14155552672", "+14155552673"
+CSV = f"phone,name\n{ADA},Ada\nnot-a-number,Nobody\n{BO},Bo\n".encode()
+SHOTS = os.environ.get("TANDEM_CONSOLE_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+class Study:
+    """The app on a loopback server, the fake Twilio, and the bot's worker and dispatcher."""
+
+    def __init__(self, services: Services, server: LocalServer, fake: FakeTwilio) -> None:
+        self.services, self.fake = services, fake
+        # localhost, not 127.0.0.1: browsers keep Secure cookies on http://localhost only.
+        self.url = server.url.replace("127.0.0.1", "localhost")
+        self.worker = Worker(services, build_handler(services), "browser-test")
+        self.dispatcher = Dispatcher(services, build_messenger(services.settings), "d")
+
+    def run_bot(self) -> None:
+        """Fire the timers due by now, then turn and send until nothing is left."""
+        while (
+            fire_due(self.services.store, self.services.clock.now(), FiringPolicy())
+            or self.worker.run_once()
+            or self.dispatcher.run_once()
+        ):
+            pass
+
+    def text_in(self, body: str, phone: str) -> None:
+        """The participant texts us: Twilio's webhook, signed, to the running server."""
+        form = message(body, sender=phone)
+        headers = {"X-Twilio-Signature": sign(PUBLIC + INBOUND, form)}
+        answer = requests.post(self.url + INBOUND, data=form, headers=headers, timeout=10)
+        assert answer.status_code == 200
+
+
+@pytest.fixture
+def study(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Study]:
+    with FakeTwilio() as fake:
+        settings = settings_for(
+            fresh_database("sqlite", request, tmp_path),
+            TANDEM_MASTER_KEY="m" * 40,
+            MESSENGER="twilio",
+            TWILIO_API_BASE_URL=fake.url,
+            INTERVENTION="demo",
+        )
+        services = build_services(settings, clock=SystemClock())
+        server = LocalServer(create_app(services))
+        try:
+            yield Study(services, server, fake)
+        finally:
+            server.stop()
+            services.close()
+
+
+def _shot(page: Page, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def _sign_in(page: Page, study: Study, email: str, secret: str) -> None:
+    page.goto(study.url + "/console/login")
+    page.fill("#email", email)
+    page.fill("#password", secret)
+    page.click("main button[type=submit]")
+
+
+def test_a_researcher_runs_a_study_through_the_console(browser: Browser, study: Study) -> None:
+    code = accounts.add(
+        study.services.store, "res@example.org", "researcher", "cli", SystemClock().now()
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(page, study, "res@example.org", code)
+    expect(page.locator("h1")).to_have_text("Choose a password")
+    page.fill("#password", PASSWORD)
+    page.fill("#repeated", PASSWORD)
+    page.click("main button[type=submit]")
+    expect(page.locator("h1")).to_contain_text("Participants")
+
+    # Enroll from a CSV with one bad row: the dry run shows it and writes nothing.
+    page.goto(study.url + "/console/enroll/csv")
+    page.set_input_files("#file", {"name": "people.csv", "mimeType": "text/csv", "buffer": CSV})
+    page.click("main button[type=submit]")
+    expect(page.locator("#dry-run tr.bad")).to_contain_text("not a phone number")
+    expect(page.locator("#dry-run tr.ok")).to_have_count(2)
+    _shot(page, "enroll-csv-dry-run")
+    assert study.services.store.projection_row("participants", "x") is None
+    page.click("#confirm")
+    expect(page.locator("#done")).to_contain_text("2 participants enrolled")
+
+    # The bot greets them; Ada answers through the signed webhook and the bot moves on.
+    study.run_bot()
+    study.text_in("Moving more", ADA)
+    study.run_bot()
+    page.goto(study.url + "/console/participants?sort=name&dir=asc")
+    _shot(page, "participants")
+    page.click("text=Ada")
+    transcript = page.locator("#transcript")
+    expect(transcript.locator(".bubble.in")).to_contain_text("Moving more")
+    expect(transcript.locator(".bubble.out").first).to_contain_text("Tandem demo")
+    expect(transcript).to_contain_text("UTC")
+    step = page.locator("#current-step").inner_text()
+    assert step not in ("", "—")
+    graph = page.locator("#graph svg")
+    expect(graph).to_be_visible()
+    node = graph.locator(f'g.node[id*="-s_{step.replace("-", "_")}-"]')
+    expect(node).to_have_count(1)
+    assert "ffd54f" in node.inner_html()  # the current step's node alone is highlighted
+    assert graph.inner_html().count("ffd54f") == 1
+    _shot(page, "participant")
+
+    # Take over, write as staff (the fake Twilio receives it), hand back.
+    page.click("#take-over")
+    expect(page.locator("#takeover .notice")).to_contain_text("The bot is paused")
+    page.fill("#staff-text", "Hi Ada, this is Sam from the study team.")
+    page.click("#send-staff-message")
+    study.run_bot()
+    sent = [r.form.get("Body") for r in study.fake.messages_to(ADA)]
+    assert "Hi Ada, this is Sam from the study team." in sent
+    page.reload()
+    expect(page.locator("#transcript .bubble.staff")).to_contain_text("Sam from the study team")
+    page.click("#hand-back")
+    expect(page.locator("#take-over")).to_be_visible()
+
+    # Bo writes crisis language: the alert is in the inbox; acknowledging it records who.
+    study.text_in("I want to kill myself", BO)
+    study.run_bot()
+    page.goto(study.url + "/console/alerts")
+    expect(page.locator("#alerts")).to_contain_text("crisis")
+    _shot(page, "alerts")
+    page.click('#alerts button:has-text("Acknowledge")')
+    expect(page.locator("#alerts .badge").first).to_have_text("acknowledged")
+    expect(page.locator("#alerts")).to_contain_text("acknowledged by staff:res@example.org")
+
+    # Export: a streamed download of the same file `tandem export` writes.
+    page.goto(study.url + "/console/export")
+    with page.expect_download() as download:
+        page.click("#export-participants-csv")
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert lines[0].startswith("participant_id,phone_number") and len(lines) == 3
+
+    # A POST without the session's CSRF token is refused.
+    forged = page.request.post(study.url + "/console/logout", form={"x": "1"})
+    assert forged.status == 403
+
+
+def test_a_supervisor_is_refused_a_researcher_page_and_shown_no_link(
+    browser: Browser, study: Study
+) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, "sup@example.org", "supervisor", "cli", now)
+    accounts.set_password(study.services.store, "sup@example.org", PASSWORD, PASSWORD, now)
+    page = browser.new_page()
+    _sign_in(page, study, "sup@example.org", PASSWORD)
+    expect(page.locator("h1")).to_have_text("Alerts")
+    assert (
+        page.locator("header nav a", has_text=re.compile("Participants|Enroll|Export")).count() == 0
+    )
+
+    answer = page.goto(study.url + "/console/participants")
+
+    assert answer is not None and answer.status == 403
+    expect(page.locator("h1")).to_contain_text("403")

@@ -1,0 +1,126 @@
+"""Enrolling from the console: the form, and a CSV with a dry run that writes nothing."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from bot.store.schema import events, participants
+from bot.store.services import Services
+from tests.console.conftest import get, post
+
+CSV = (
+    "phone,name,timezone\n"
+    "+14155552671,Ada,Europe/London\n"
+    "not a phone,Bo,\n"
+    "+14155552672,Cy,Mars/Olympus\n"
+    "+14155552673,Di,\n"
+)
+
+
+def _count(services: Services, table=participants) -> int:  # noqa: ANN001
+    with services.store.reading() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar())
+
+
+def test_enrolling_one_records_the_staff_member_and_opens_their_page(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    response = post(client, "/console/enroll", {"phone": "+1 415 555 2671", "name": "Ada"})
+
+    assert response.status_code == 302 and "/console/participants/" in response.headers["Location"]
+    with services.store.reading() as conn:
+        row = conn.execute(select(participants)).one()
+        meta = conn.execute(
+            select(events.c.meta).where(events.c.event_type == "participant.enrolled")
+        ).scalar_one()
+    assert row.phone == "+14155552671" and row.name == "Ada"
+    assert meta == {"actor": "staff:researcher@example.org"}
+
+
+def test_the_enroll_form_puts_each_problem_beside_its_field_and_writes_nothing(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    response = post(
+        client,
+        "/console/enroll",
+        {"phone": "12", "timezone": "Mars/Olympus", "intervention": "nope", "channel": "fax"},
+    )
+
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert 'id="phone-error">not a phone number' in page
+    assert 'id="timezone-error">unknown timezone' in page
+    assert 'id="intervention-error">no intervention named' in page
+    assert "channel must be sms or whatsapp" in page
+    assert _count(services) == 0
+
+
+def test_a_csv_dry_run_reports_each_row_and_writes_nothing_until_confirmed(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    dry = post(
+        client,
+        "/console/enroll/csv",
+        {"file": (io.BytesIO(CSV.encode()), "people.csv")},
+        content_type="multipart/form-data",
+    )
+
+    page = dry.get_data(as_text=True)
+    assert dry.status_code == 200
+    assert "will enroll +14155552671" in page and "will enroll +14155552673" in page
+    assert "phone: not a phone number" in page and "timezone: unknown timezone" in page
+    assert "2 rows will be enrolled; 2 rows with problems will be left out" in page
+    assert _count(services) == 0 and _count(services, events) > 0  # only staff events so far
+
+    fingerprint = re.search(r'name="fingerprint" value="([^"]+)"', page).group(1)
+    done = post(
+        client,
+        "/console/enroll/csv",
+        {"confirm": "yes", "fingerprint": fingerprint, "content": CSV},
+    )
+    assert "2 participants enrolled" in done.get_data(as_text=True)
+    with services.store.reading() as conn:
+        phones = sorted(r.phone for r in conn.execute(select(participants.c.phone)))
+    assert phones == ["+14155552671", "+14155552673"]
+
+
+def test_a_csv_confirmed_after_the_participants_changed_is_refused_as_stale(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+    dry = post(client, "/console/enroll/csv", {"content": CSV}).get_data(as_text=True)
+    fingerprint = re.search(r'name="fingerprint" value="([^"]+)"', dry).group(1)
+    post(client, "/console/enroll", {"phone": "+14155552673"})  # enrolled meanwhile
+
+    stale = post(
+        client,
+        "/console/enroll/csv",
+        {"confirm": "yes", "fingerprint": fingerprint, "content": CSV},
+    )
+
+    assert stale.status_code == 409
+    assert "changed since the dry run; nothing was written" in stale.get_data(as_text=True)
+    assert _count(services) == 1
+
+
+def test_a_csv_with_an_unknown_column_is_refused_whole(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    response = post(client, "/console/enroll/csv", {"content": "phone,shoe size\n+14155552671,9\n"})
+
+    assert response.status_code == 400
+    assert "Unknown column(s) shoe size" in response.get_data(as_text=True)
+    assert get(client, "/console/participants").status_code == 200 and _count(services) == 0

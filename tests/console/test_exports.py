@@ -1,0 +1,70 @@
+"""Exports from the console: the same files as `tandem export`, streamed, each download recorded."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+
+from flask.testing import FlaskClient
+
+from bot.store.events import participant_stream
+from bot.store.export import export
+from bot.store.services import Services
+from tests.console.conftest import get
+from tests.factories import enrolled, received
+
+
+def test_each_download_matches_tandem_export_and_names_the_staff_member(
+    signed_in: Callable[[str], FlaskClient], services: Services, tmp_path
+) -> None:  # noqa: ANN001
+    data = enrolled(name="Ada")
+    services.store.append(participant_stream(data.participant_id), [data, received(body="hi")])
+    client = signed_in("researcher")
+
+    downloads = {
+        f"{name}.{fmt}": get(client, f"/console/export/{name}.{fmt}")
+        for name in ("participants", "messages", "events")
+        for fmt in ("csv", "jsonl")
+    }
+    export(services.store, tmp_path / "csv", "csv")
+    export(services.store, tmp_path / "jsonl", "jsonl")
+
+    for file, response in downloads.items():
+        assert response.status_code == 200, file
+        assert response.is_streamed
+        expected = (tmp_path / file.split(".")[1] / file).read_bytes().decode("utf-8")
+        if file.startswith("events"):
+            # The staff.exported events of the downloads are recorded after the first download.
+            got = [r for r in _rows(response.get_data(as_text=True), file) if "staff" not in str(r)]
+            assert got == [r for r in _rows(expected, file) if "staff" not in str(r)]
+        else:
+            assert response.get_data(as_text=True) == expected, file
+    recorded = services.store.load("staff:researcher@example.org")
+    assert [e.data.file for e in recorded if e.event_type == "staff.exported"] == [
+        "participants", "participants", "messages", "messages", "events", "events"
+    ]  # fmt: skip
+
+
+def _rows(text: str, file: str) -> list:
+    if file.endswith(".jsonl"):
+        return [json.loads(line) for line in text.splitlines()]
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_an_unknown_export_or_a_bad_date_is_refused(
+    signed_in: Callable[[str], FlaskClient],
+) -> None:
+    client = signed_in("researcher")
+
+    assert get(client, "/console/export/secrets.csv").status_code == 404
+    bad = get(client, "/console/export/events.csv?since=yesterday")
+    assert bad.status_code == 400 and "is not an ISO date" in bad.get_data(as_text=True)
+
+
+def test_a_supervisor_cannot_export(signed_in: Callable[[str], FlaskClient]) -> None:
+    client = signed_in("supervisor")
+
+    assert get(client, "/console/export/participants.csv").status_code == 403
+    assert "/console/export" not in get(client, "/console/alerts").get_data(as_text=True)
