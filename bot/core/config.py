@@ -283,7 +283,8 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
             )
     tokens = _split(values.get("TANDEM_API_TOKENS") or [])
     short = [
-        n for n, token in enumerate(tokens if isinstance(tokens, list) else [], 1)
+        n
+        for n, token in enumerate(tokens if isinstance(tokens, list) else [], 1)
         if len(str(token)) < MIN_TOKEN_LENGTH
     ]
     if short:

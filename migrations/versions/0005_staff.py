@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '0005'
-down_revision = '0003'
+down_revision = '0009'
 branch_labels = None
 depends_on = None
 
