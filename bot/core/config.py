@@ -290,8 +290,8 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
     if short:
         problems.append(
             f"TANDEM_API_TOKENS: token(s) {', '.join(map(str, short))} are shorter than "
-            f"{MIN_TOKEN_LENGTH} characters; use long random tokens, e.g. "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            f"{MIN_TOKEN_LENGTH} characters: use long random tokens "
+            "(Python's secrets.token_urlsafe(32) makes one)"
         )
     reply = values.get("UNKNOWN_SENDER_REPLY", DEFAULT_UNKNOWN_SENDER_REPLY)
     if given("UNKNOWN_SENDER_POLICY").lower() == "reply" and not str(reply or "").strip():

@@ -27,7 +27,15 @@ def fake() -> Iterator[FakeTwilio]:
 def test_help_from_an_opted_out_participant_is_answered_and_nothing_else_is(
     database_url: str, store: EventStore, clock: FakeClock, fake: FakeTwilio
 ) -> None:
-    h = Harness(database_url, store, clock, fake, HELP_TEXT=HELP_TEXT, TANDEM_API_TOKENS="t0ken")
+    h = Harness(
+        database_url,
+        store,
+        clock,
+        fake,
+        HELP_TEXT=HELP_TEXT,
+        TANDEM_API_TOKENS="t0ken-0123456789abcdefghijklmnopqrstuv",
+        SUPERVISOR_PHONES="none",
+    )
     p = h.enroll(PHONE)
     client = create_app(h.services).test_client()
     dispatcher = h.dispatcher()
