@@ -407,20 +407,16 @@ class EventStore:
         event_types: Sequence[str] = (),
         batch: int = 1000,
     ) -> Iterator[Any]:
-        """Raw event rows in global order (undecoded), fetched in batches."""
-        last = after_seq
-        while True:
-            query = select(events).where(events.c.seq > last).order_by(events.c.seq).limit(batch)
-            if stream_id is not None:
-                query = query.where(events.c.stream_id == stream_id)
-            if event_types:
-                query = query.where(events.c.event_type.in_(list(event_types)))
-            with self.reading() as conn:
-                rows = conn.execute(query).all()
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1].seq
+        """Raw event rows in global order (undecoded), streamed `batch` rows at a time from one
+        query (a server-side cursor on PostgreSQL) in one read transaction, so a replay or an
+        export sees one snapshot and never holds the whole table in memory."""
+        query = select(events).where(events.c.seq > after_seq).order_by(events.c.seq)
+        if stream_id is not None:
+            query = query.where(events.c.stream_id == stream_id)
+        if event_types:
+            query = query.where(events.c.event_type.in_(list(event_types)))
+        with self.reading() as conn:
+            yield from conn.execution_options(yield_per=batch).execute(query)
 
     def projection_row(self, projection_name: str, key: str) -> Row | None:
         """The stored row of one projection."""
