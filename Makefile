@@ -27,9 +27,10 @@ test: setup lint
 
 bench: setup
 	$(BIN)/python bench/event_store.py
-	$(BIN)/python bench/timers.py
 	$(BIN)/python bench/turn.py
 	$(BIN)/python bench/webhook.py
+	$(BIN)/python bench/timers.py --postgres $${BENCH_POSTGRES_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}
+	$(BIN)/python bench/export.py
 
 # Mutation testing of the pure modules (mutation/run.py): by hand, never by CI; slow.
 mutation: setup

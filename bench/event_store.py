@@ -1,31 +1,52 @@
-"""Benchmark the event store: appends/s (1 and 4 writers) and loading+folding 10,000 events.
+"""Benchmark the event store's append beside a SQLAlchemy Core INSERT and the raw driver.
 
-Beside each append rate it prints the engine's ceiling for the same transaction shape: a bare
-single-row INSERT + COMMIT loop through the same driver, so the ratio shows the store's overhead.
-Run by hand: `python bench/event_store.py [--seconds 5] [--engines sqlite,postgresql]`.
+Each case appends one `message.received` row per transaction to an existing stream, for
+`--seconds` per round, and the cases alternate round by round (Tandem, Core, raw, Tandem, ...):
+- tandem: `EventStore.append` (lock the stream's head, insert, project, commit);
+- core: `INSERT` + `COMMIT` of the same row through SQLAlchemy Core on the same engine, into
+  `bench_events`, a table of the same columns, constraints and indexes as `events`;
+- raw: the same INSERT + COMMIT through the driver itself (sqlite3 / psycopg).
+It prints appends/s (best and median of the rounds), the ratio of the medians, and the SQL
+statements one append issues. Run by hand:
+`python bench/event_store.py [--seconds 1] [--rounds 5] [--engines sqlite,postgresql]`.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import json
 import sqlite3
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg  # noqa: E402
+from sqlalchemy import (  # noqa: E402
+    Column,
+    Engine,
+    Index,
+    MetaData,
+    Table,
+    UniqueConstraint,
+    event,
+    insert,
+    text,
+)
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench.common import database  # noqa: E402
+from bench.rounds import alternate, best  # noqa: E402
 from bot.store.engine import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
-from bot.store.events import participant_stream  # noqa: E402
-from bot.store.projections.participants import fold  # noqa: E402
+from bot.store.events import encode, participant_stream  # noqa: E402
+from bot.store.schema import events  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
 
 
@@ -39,97 +60,176 @@ def _message(n: int) -> MessageReceived:
     )
 
 
-def _append_worker(url: str, seconds: float, queue: mp.Queue) -> None:
-    store = EventStore(make_engine(url))
+def _bench_table() -> Table:
+    """A table shaped like `events` (columns, unique constraints, indexes), named apart."""
+    table = Table(
+        "bench_events",
+        MetaData(),
+        *[
+            Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable, unique=c.unique)
+            for c in events.columns
+        ],
+        UniqueConstraint("stream_id", "stream_version", name="uq_bench_stream_version"),
+    )
+    Index(
+        "uq_bench_idempotency",
+        table.c.stream_id,
+        table.c.idempotency_key,
+        unique=True,
+        sqlite_where=text("idempotency_key IS NOT NULL"),
+        postgresql_where=text("idempotency_key IS NOT NULL"),
+    )
+    Index("ix_bench_type_seq", table.c.event_type, table.c.seq)
+    Index("ix_bench_recorded_at", table.c.recorded_at)
+    return table
+
+
+def _row(stream: str, version: int) -> dict[str, Any]:
+    """The row Tandem writes for one message, as the append builds it."""
+    now = datetime.now(UTC)
+    return {
+        "event_id": str(uuid.uuid4()),
+        "stream_id": stream,
+        "stream_version": version,
+        "event_type": "message.received",
+        "schema_version": 1,
+        "data": encode(_message(version)),
+        "meta": {},
+        "idempotency_key": f"SM{uuid.uuid4().hex}",
+        "occurred_at": now,
+        "recorded_at": now,
+    }
+
+
+def _timed(seconds: float, once: Callable[[], None]) -> Callable[[], float]:
+    def run() -> float:
+        count, began = 0, time.perf_counter()
+        deadline = began + seconds
+        while time.perf_counter() < deadline:
+            once()
+            count += 1
+        return count / (time.perf_counter() - began)
+
+    return run
+
+
+def _tandem(engine: Engine, seconds: float) -> tuple[Callable[[], float], EventStore, str]:
+    store = EventStore(engine)
     first = enrolled(phone=f"+1415555{uuid.uuid4().int % 10000:04d}")
     stream = participant_stream(first.participant_id)
     store.append(stream, [first])
-    count, deadline = 0, time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        store.append(stream, [_message(count)])
-        count += 1
-    store.engine.dispose()
-    queue.put(count)
+    counter = iter(range(10**9))
+
+    def once() -> None:
+        message = _message(next(counter))
+        store.append(stream, [message], idempotency_key=f"SM{uuid.uuid4().hex}")
+
+    return _timed(seconds, once), store, stream
 
 
-def _ceiling_worker(url: str, seconds: float, queue: mp.Queue) -> None:
-    """A bare INSERT + COMMIT loop through the same driver (sqlite3 / psycopg)."""
-    parsed = make_url(url)
-    count, deadline = 0, time.perf_counter() + seconds
+def _core(engine: Engine, table: Table, seconds: float) -> Callable[[], float]:
+    statement, versions = insert(table), iter(range(1, 10**9))
+
+    def once() -> None:
+        with engine.begin() as conn:
+            conn.execute(statement, _row("participant:core", next(versions)))
+
+    return _timed(seconds, once)
+
+
+def _raw(url: str, seconds: float) -> tuple[Callable[[], float], Callable[[], None]]:
+    parsed, versions = make_url(url), iter(range(1, 10**9))
+    columns = [c.name for c in events.columns if c.name != "seq"]
     if parsed.get_backend_name() == "sqlite":
-        conn = sqlite3.connect(parsed.database, timeout=30, isolation_level=None)
+        conn: Any = sqlite3.connect(parsed.database, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        while time.perf_counter() < deadline:
+        sql = f"INSERT INTO bench_events ({', '.join(columns)}) VALUES ({', '.join('?' * 10)})"
+
+        def once() -> None:
+            row = _row("participant:raw", next(versions))
+            values = [row[c] for c in columns]
+            values[5], values[6] = json.dumps(values[5]), json.dumps(values[6])
+            values[8] = values[8].replace(tzinfo=None).isoformat(" ")
+            values[9] = values[9].replace(tzinfo=None).isoformat(" ")
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT INTO bench_ceiling (payload) VALUES (?)", ('{"n": 1}',))
+            conn.execute(sql, values)
             conn.execute("COMMIT")
-            count += 1
+
     else:
         conn = psycopg.connect(parsed.set(drivername="postgresql").render_as_string(False))
-        while time.perf_counter() < deadline:
-            conn.execute("INSERT INTO bench_ceiling (payload) VALUES (%s)", ('{"n": 1}',))
+        marks = ", ".join("%s::jsonb" if c in ("data", "meta") else "%s" for c in columns)
+        sql = f"INSERT INTO bench_events ({', '.join(columns)}) VALUES ({marks})"
+
+        def once() -> None:
+            row = _row("participant:raw", next(versions))
+            values = [row[c] for c in columns]
+            values[5], values[6] = json.dumps(values[5]), json.dumps(values[6])
+            conn.execute(sql, values)
             conn.commit()
-            count += 1
-    conn.close()
-    queue.put(count)
+
+    return _timed(seconds, once), conn.close
 
 
-def _rate(target, url: str, writers: int, seconds: float) -> float:  # noqa: ANN001
-    queue: mp.Queue = mp.Queue()
-    procs = [mp.Process(target=target, args=(url, seconds, queue)) for _ in range(writers)]
-    for p in procs:
-        p.start()
-    total = sum(queue.get() for _ in procs)
-    for p in procs:
-        p.join()
-    return total / seconds
+def statements_per_append(store: EventStore, stream: str) -> list[str]:
+    """The SQL statements one append of one message issues (BEGIN and COMMIT included)."""
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, *_rest) -> None:  # noqa: ANN001
+        seen.append(" ".join(statement.split())[:70])
+
+    def begin(conn) -> None:  # noqa: ANN001
+        seen.append("BEGIN")
+
+    def commit(conn) -> None:  # noqa: ANN001
+        seen.append("COMMIT")
+
+    listeners = (("before_cursor_execute", record), ("begin", begin), ("commit", commit))
+    for name, fn in listeners:
+        event.listen(store.engine, name, fn)
+    try:
+        store.append(stream, [_message(-1)], idempotency_key=f"SM{uuid.uuid4().hex}")
+    finally:
+        for name, fn in listeners:
+            event.remove(store.engine, name, fn)
+    # SQLite's BEGIN IMMEDIATE is itself a statement; don't count the begin event twice.
+    return [s for s in seen if not (s == "BEGIN" and "BEGIN IMMEDIATE" in seen)]
 
 
-def _make_ceiling_table(url: str) -> None:
-    engine = make_engine(url)
-    serial = "INTEGER PRIMARY KEY" if engine.dialect.name == "sqlite" else "BIGSERIAL PRIMARY KEY"
-    with engine.begin() as conn:
-        conn.exec_driver_sql(f"CREATE TABLE bench_ceiling (id {serial}, payload TEXT NOT NULL)")
-    engine.dispose()
-
-
-def _load_and_fold(url: str, events: int) -> tuple[float, float]:
-    store = EventStore(make_engine(url))
-    first = enrolled(phone="+442071838750")
-    stream = participant_stream(first.participant_id)
-    store.append(stream, [first])
-    batch = 500
-    for start in range(0, events - 1, batch):
-        store.append(stream, [_message(n) for n in range(start, min(start + batch, events - 1))])
-    timings = []
-    for _ in range(5):
-        began = time.perf_counter()
-        row = fold(store.load(stream))
-        timings.append(time.perf_counter() - began)
-    assert row is not None and row["version"] == events
-    store.engine.dispose()
-    return min(timings), sorted(timings)[len(timings) // 2]
+def run(kind: str, seconds: float, rounds: int) -> None:
+    with database(kind) as url:
+        engine = make_engine(url)
+        table = _bench_table()
+        table.metadata.create_all(engine)
+        tandem, store, stream = _tandem(engine, seconds)
+        core = _core(engine, table, seconds)
+        raw, close = _raw(url, seconds)
+        for case in (tandem, core, raw):  # warm-up: connections, statement caches
+            _timed(0.2, lambda: None)()
+            case()
+        figures = alternate([("tandem", tandem), ("core", core), ("raw", raw)], rounds)
+        statements = statements_per_append(store, stream)
+        close()
+        engine.dispose()
+    (t_best, t_med), (c_best, c_med), (r_best, r_med) = (
+        best(figures[n]) for n in ("tandem", "core", "raw")
+    )
+    print(
+        f"{kind:<11}appends/s best/median  tandem {t_best:>7,.0f} /{t_med:>7,.0f}  "
+        f"core {c_best:>7,.0f} /{c_med:>7,.0f}  raw {r_best:>7,.0f} /{r_med:>7,.0f}  "
+        f"tandem/core {t_med / c_med:.2f}  tandem/raw {t_med / r_med:.2f}"
+    )
+    print(f"{kind:<11}one append = {len(statements)} statements: " + " | ".join(statements))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each rate run")
+    parser.add_argument("--seconds", type=float, default=1.0, help="duration of each round")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--engines", default="sqlite,postgresql")
     args = parser.parse_args()
-    print(f"{'engine':<11}{'measure':<44}{'tandem':>12}{'ceiling':>12}{'ratio':>8}")
     for kind in args.engines.split(","):
-        for writers in (1, 4):
-            with database(kind) as url:
-                _make_ceiling_table(url)
-                ours = _rate(_append_worker, url, writers, args.seconds)
-                ceiling = _rate(_ceiling_worker, url, writers, args.seconds)
-            label = f"appends/s, single-event tx, {writers} writer(s)"
-            print(f"{kind:<11}{label:<44}{ours:>12,.0f}{ceiling:>12,.0f}{ours / ceiling:>8.2f}")
-        with database(kind) as url:
-            best, median = _load_and_fold(url, 10_000)
-        label = "load+fold 10,000 events (best / median, ms)"
-        print(f"{kind:<11}{label:<44}{best * 1000:>12.1f}{median * 1000:>12.1f}")
+        run(kind, args.seconds, args.rounds)
 
 
 if __name__ == "__main__":

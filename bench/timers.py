@@ -4,16 +4,20 @@
     python bench/timers.py --postgres postgresql+psycopg://postgres@127.0.0.1:5432/postgres
 
 1. A fresh process (interpreter start, imports, leadership, load, one APScheduler job per
-   timer) until every pending timer is armed, with 10,000 and 100,000 pending timers.
+   timer) until every pending timer is armed, with 10,000 and 100,000 pending timers, two per
+   participant (a daily prompt and its reminder); beside it the baseline: a fresh process that
+   reads the same timers with one SELECT and gives a bare APScheduler a date job each.
 2. Lateness from due time to `timer.fired` recorded, for 1,000 timers due within the same minute
-   (and, harsher, 1,000 due in the same second), fired by the real scheduler on the wall clock.
-Prints figures; never pass/fail.
+   (and, harsher, 1,000 due in the same second), fired by the real scheduler on the wall clock;
+   beside it a bare APScheduler firing 1,000 jobs that only note the time.
+Tandem and the baseline alternate (`--rounds`, min and median). Prints figures; never pass/fail.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,8 +45,6 @@ from bot.store.migrate import upgrade  # noqa: E402
 from bot.store.schema import events, timers  # noqa: E402
 from bot.timers import one_shot  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
-
-PER_PARTICIPANT = 100
 
 
 @contextmanager
@@ -74,24 +76,53 @@ def _migrate(url: str) -> None:
     engine.dispose()
 
 
-def schedule(url: str, count: int, first: datetime, spread: timedelta) -> float:
-    """Write `count` pending timers through the event store; returns seconds taken."""
+def schedule(
+    url: str, count: int, first: datetime, spread: timedelta, per_participant: int = 2
+) -> float:
+    """Write `count` pending timers through the event store, `per_participant` to each
+    participant, many participants per transaction; returns seconds taken."""
     store = EventStore(make_engine(url), clock=SystemClock())
     began = time.perf_counter()
-    written = 0
-    people = 0
+    written = people = 0
     while written < count:
-        data = enrolled(phone=f"+1415{people:07d}", timezone="UTC")
-        person = {"participant_id": data.participant_id, "timezone": "UTC"}
-        batch = [data]
-        for _ in range(min(PER_PARTICIPANT, count - written)):
-            due = first + spread * (written / count)
-            batch.append(one_shot.scheduled(person, "at", due, payload={"text": "bench"}))
-            written += 1
-        store.append(participant_stream(data.participant_id), batch)
-        people += 1
+        with store.transaction() as tx:
+            for _ in range(500):
+                if written >= count:
+                    break
+                data = enrolled(phone=f"+1415{people:07d}", timezone="UTC")
+                person = {"participant_id": data.participant_id, "timezone": "UTC"}
+                batch = [data]
+                for _ in range(min(per_participant, count - written)):
+                    due = first + spread * (written / count)
+                    batch.append(one_shot.scheduled(person, "at", due, payload={"text": "bench"}))
+                    written += 1
+                tx.append(participant_stream(data.participant_id), batch)
+                people += 1
     store.engine.dispose()
     return time.perf_counter() - began
+
+
+def arm_baseline_child(url: str) -> None:
+    """In the child process: the baseline: read the pending timers with one SELECT and give a
+    bare APScheduler one date job each."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    began = time.perf_counter()
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(timers.c.timer_id, timers.c.due_at).where(timers.c.status == "scheduled")
+        ).all()
+    scheduler = BackgroundScheduler(timezone=UTC)
+    for row in rows:  # added before start: APScheduler arms them in one go
+        scheduler.add_job(print, "date", run_date=row.due_at, id=row.timer_id)
+    scheduler.start(paused=True)
+    armed_at = time.time()
+    line = {"armed": len(rows), "at": armed_at, "arm_seconds": time.perf_counter() - began}
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+    scheduler.shutdown(wait=False)
+    engine.dispose()
 
 
 def arm_child(url: str) -> None:
@@ -115,10 +146,11 @@ def arm_child(url: str) -> None:
     services.close()
 
 
-def time_to_armed(url: str) -> dict[str, float]:
+def time_to_armed(url: str, baseline: bool = False) -> dict[str, float]:
     spawned = time.time()
+    flag = "--arm-baseline" if baseline else "--arm-child"
     out = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--arm-child", url],
+        [sys.executable, str(Path(__file__).resolve()), flag, url],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -133,7 +165,7 @@ def lateness(url: str, count: int, spread: timedelta, lead: timedelta) -> list[f
     from bot.timers.scheduler import run_forever
 
     first = datetime.now(UTC) + lead
-    schedule(url, count, first, spread)
+    schedule(url, count, first, spread, per_participant=1)
     settings = load_settings({"DATABASE_URL": url}, env_file=None)
     services = build_services(settings, clock=SystemClock())
     stop = threading.Event()
@@ -163,30 +195,68 @@ def lateness(url: str, count: int, spread: timedelta, lead: timedelta) -> list[f
     return [(row.recorded_at - due[row.data["timer_id"]]).total_seconds() for row in fired]
 
 
+def baseline_lateness(count: int, spread: timedelta, lead: timedelta) -> list[float]:
+    """The baseline: a bare APScheduler firing `count` jobs that only note the time."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    first = datetime.now(UTC) + lead
+    fired: list[float] = []
+    done = threading.Event()
+
+    def fire(due: float) -> None:
+        fired.append(time.time() - due)
+        if len(fired) == count:
+            done.set()
+
+    scheduler = BackgroundScheduler(timezone=UTC)
+    scheduler.start()
+    for n in range(count):
+        due = first + spread * (n / count)
+        scheduler.add_job(fire, "date", run_date=due, args=(due.timestamp(),))
+    done.wait(lead.total_seconds() + spread.total_seconds() + 120)
+    scheduler.shutdown(wait=False)
+    return fired
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-def run(label: str, postgres_admin: str | None, sizes: list[int], burst: int) -> None:
+def run(label: str, postgres_admin: str | None, sizes: list[int], burst: int, rounds: int) -> None:
     print(f"== {label}")
     far = datetime.now(UTC) + timedelta(days=30)
     for size in sizes:
         with fresh_database(postgres_admin) as url:
             wrote = schedule(url, size, far, timedelta(days=10))
-            got = time_to_armed(url)
+            got: dict[str, list] = {"tandem": [], "baseline": []}
+            for _ in range(rounds):
+                got["tandem"].append(time_to_armed(url))
+                got["baseline"].append(time_to_armed(url, baseline=True))
+        for name, runs in got.items():
+            totals = [r["total"] for r in runs]
+            arms = [r["arm"] for r in runs]
             print(
-                f"{size:>7} pending: process start -> all armed {got['total']:.2f} s "
-                f"(load + arm {got['arm']:.2f} s; {got['armed']} armed; writing them took "
-                f"{wrote:.1f} s)"
+                f"{size:>7} pending, {name:<8}: process start -> all armed min "
+                f"{min(totals):.2f} s, median {statistics.median(totals):.2f} s (load + arm min "
+                f"{min(arms):.2f} s, median {statistics.median(arms):.2f} s; "
+                f"{runs[0]['armed']} armed)"
             )
+        print(f"{'':>7} (writing them, 2 per participant, took {wrote:.1f} s)")
     for what, spread in (("the same minute", timedelta(minutes=1)), ("the same second", None)):
-        with fresh_database(postgres_admin) as url:
-            late = lateness(url, burst, spread or timedelta(0), timedelta(seconds=15))
-            p50, p99 = percentile(late, 50), percentile(late, 99)
+        late: dict[str, list] = {"tandem": [], "baseline": []}
+        for _ in range(rounds):
+            with fresh_database(postgres_admin) as url:
+                lead = timedelta(seconds=15)
+                late["tandem"].append(lateness(url, burst, spread or timedelta(0), lead))
+            late["baseline"].append(baseline_lateness(burst, spread or timedelta(0), lead))
+        for name, runs in late.items():
+            p50s = [percentile(r, 50) for r in runs]
+            p99s = [percentile(r, 99) for r in runs]
             print(
-                f"{len(late):>7} fired, due within {what}: lateness p50 {p50:.3f} s, "
-                f"p99 {p99:.3f} s, max {max(late):.3f} s"
+                f"{burst:>7} due within {what}, {name:<8}: lateness p50 min {min(p50s):.3f} / "
+                f"median {statistics.median(p50s):.3f} s, p99 min {min(p99s):.3f} / median "
+                f"{statistics.median(p99s):.3f} s ({len(runs[0])} fired)"
             )
 
 
@@ -195,15 +265,20 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="also run on PostgreSQL")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--burst", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds of each case")
     parser.add_argument("--arm-child", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--arm-baseline", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.arm_child:
         arm_child(args.arm_child)
         return
+    if args.arm_baseline:
+        arm_baseline_child(args.arm_baseline)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
-    run("SQLite", None, sizes, args.burst)
+    run("SQLite", None, sizes, args.burst, args.rounds)
     if args.postgres:
-        run("PostgreSQL", args.postgres, sizes, args.burst)
+        run("PostgreSQL", args.postgres, sizes, args.burst, args.rounds)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,15 @@ The real handler (`bot.runtime.routing.build_handler`) and worker answer through
 against a FakeOpenAI that replies at once, run in a separate process so that its CPU is not the
 engine's. Per engine (SQLite, PostgreSQL) it prints:
 - the cost of one turn (`Worker.run_once` on a recorded message: claim, load, screen, prompt,
-  LLM call, append of the reply with `work.completed`), p50/p99, for participants with about
-  10 and about 10,000 prior events, as wall time and without the LLM round trip (`llm.called`
-  latency, which includes the SDK's own work);
-- turns/s with 4 workers draining 10 messages each from 100 participants: 4 threads of one
-  process (as `tandem worker` runs them), and 4 single-worker processes (the GIL's share).
+  LLM call, append of the reply with `work.completed`), p50/p99/min, for participants with
+  10, 1,000, 10,000 and 100,000 prior events, the sizes alternating turn by turn, as wall time and
+  without the LLM round trip (`llm.called` latency, which includes the SDK's own work); the
+  baseline is the turn at the smallest size ("x base" is the ratio of the p50s);
+- turns/s of 1 and of 2 single-worker processes draining 10 messages each from 100 participants,
+  in alternating rounds (best and median).
 Prior events are realistic turns (message, `llm.called` holding the prompt as STORE_PROMPTS=true
 stores it, reply, delivery), appended directly. Run by hand:
-`python bench/turn.py [--turns 200] [--engines sqlite,postgresql] [--whole-stream]`.
+`python bench/turn.py [--turns 30] [--prior 10,1000,10000,100000] [--engines sqlite,postgresql]`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import argparse
 import multiprocessing as mp
 import multiprocessing.synchronize
 import sys
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import func, select  # noqa: E402
 
 from bench.common import database, percentile  # noqa: E402
+from bench.rounds import alternate, best  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
 from bot.runtime.bootstrap import build_services  # noqa: E402
 from bot.runtime.routing import build_handler  # noqa: E402
@@ -46,7 +48,7 @@ from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
 REPLY = "That sounds like a good start! What time of day would suit you best?"
 SYSTEM = (ROOT / "prompts" / "intake.md").read_text()  # the size of a real system prompt
 OUR_NUMBER = "+15005550006"
-Stop = threading.Event | multiprocessing.synchronize.Event
+Stop = multiprocessing.synchronize.Event
 
 
 class _Forget(list):
@@ -167,19 +169,26 @@ def _turn(services: Services, worker: Worker, pid: str, phone: str) -> tuple[flo
     return wall, wall - llm
 
 
-def per_turn(url: str, llm_url: str, prior: int, turns: int) -> tuple[list[float], list[float]]:
+def per_turn(url: str, llm_url: str, priors: list[int], turns: int) -> dict[int, list]:
+    """Turn costs per prior size, the sizes alternating turn by turn: {prior: [(wall, own)]}."""
     services = _services(url, llm_url)
     worker = Worker(services, build_handler(services), "bench-worker")
-    if prior <= 100:  # one fresh participant per turn: each turn really has `prior` behind it
-        people = [_seed(services, n, prior) for n in range(turns + 3)]
-    else:  # one participant; the turns add ~4 events each to its 10,000
-        people = [_seed(services, 0, prior)] * (turns + 3)
-    for pid, phone in people[turns:]:  # warm-up: imports, connections, caches
-        _turn(services, worker, pid, phone)
-    people = people[:turns]
-    results = [_turn(services, worker, pid, phone) for pid, phone in people]
+    people: dict[int, list[tuple[str, str]]] = {}
+    for n, prior in enumerate(priors):
+        if prior <= 100:  # one fresh participant per turn: each turn really has `prior` behind it
+            people[prior] = [_seed(services, n * 100_000 + k, prior) for k in range(turns + 3)]
+        else:  # one participant; the turns add ~4 events each to its `prior`
+            people[prior] = [_seed(services, n * 100_000, prior)] * (turns + 3)
+    for prior in priors:  # warm-up: imports, connections, caches
+        for pid, phone in people[prior][turns:]:
+            _turn(services, worker, pid, phone)
+    costs: dict[int, list] = {prior: [] for prior in priors}
+    for k in range(turns):
+        for prior in priors:
+            pid, phone = people[prior][k]
+            costs[prior].append(_turn(services, worker, pid, phone))
     services.close()
-    return [r[0] for r in results], [r[1] for r in results]
+    return costs
 
 
 def _work_in_process(url: str, llm_url: str, name: str, ready: mp.Queue, stop: Stop) -> None:
@@ -190,24 +199,17 @@ def _work_in_process(url: str, llm_url: str, name: str, ready: mp.Queue, stop: S
     services.close()
 
 
-def throughput(
-    url: str, llm_url: str, participants: int, each: int, workers: int, processes: bool
-) -> float:
-    """Turns/s of `workers` worker threads (or processes), started and idle, draining `each`
+def throughput(url: str, llm_url: str, participants: int, each: int, processes: int) -> float:
+    """Turns/s of `processes` single-worker processes, started and idle, draining `each`
     messages of every participant from the moment the first is recorded."""
     services = _services(url, llm_url)
     people = [_seed(services, n, 10) for n in range(participants)]
     ready: mp.Queue = mp.Queue()
-    stop: Stop = mp.Event() if processes else threading.Event()
-    runners: list[mp.Process | threading.Thread] = []
-    for n in range(workers):
-        if processes:
-            args = (url, llm_url, f"bench-{n}", ready, stop)
-            runners.append(mp.Process(target=_work_in_process, args=args))
-        else:
-            worker = Worker(services, build_handler(services), f"bench-{n}")
-            runners.append(threading.Thread(target=worker.run_forever, args=(stop,)))
-            ready.put(n)
+    stop = mp.Event()
+    runners = [
+        mp.Process(target=_work_in_process, args=(url, llm_url, f"bench-{n}", ready, stop))
+        for n in range(processes)
+    ]
     for runner in runners:
         runner.start()
     for _ in runners:
@@ -224,7 +226,6 @@ def throughput(
         time.sleep(0.02)
     elapsed = time.perf_counter() - began
     stop.set()
-    services.signals.work.notify()
     for runner in runners:
         runner.join()
     services.close()
@@ -233,37 +234,45 @@ def throughput(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=200, help="measured turns per case")
+    parser.add_argument("--turns", type=int, default=30, help="measured turns per size")
     parser.add_argument("--engines", default="sqlite,postgresql")
-    parser.add_argument("--prior", default="10,10000", help="prior events per participant")
     parser.add_argument(
-        "--whole-stream",
-        action="store_true",
-        help="decode the whole stream each turn, as before bot.runtime.worker.NOT_IN_TURN_HISTORY",
+        "--prior", default="10,1000,10000,100000", help="prior events per participant"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 vs 2)")
     args = parser.parse_args()
-    if args.whole_stream:
-        Worker._history = lambda self, stream: self.store.load(stream)  # type: ignore[method-assign]
+    priors = sorted(int(p) for p in args.prior.split(","))
     ready: mp.Queue = mp.Queue()
     stop = mp.Event()
     server = mp.Process(target=_serve_llm, args=(ready, stop), daemon=True)
     server.start()
     llm_url = ready.get(timeout=30)
     try:
-        print(f"{'engine':<11}{'measure':<52}{'p50':>9}{'p99':>9}")
+        print(f"{'engine':<11}{'measure':<46}{'p50':>9}{'p99':>9}{'min':>9}{'x base':>8}")
         for kind in args.engines.split(","):
-            for prior in (int(p) for p in args.prior.split(",")):
-                with database(kind) as url:
-                    wall, own = per_turn(url, llm_url, prior, args.turns)
-                for label, values in (("turn, wall", wall), ("turn without the LLM call", own)):
-                    name = f"{label}, {prior:,} prior events (ms)"
+            with database(kind) as url:
+                costs = per_turn(url, llm_url, priors, args.turns)
+            base = percentile([own for _, own in costs[priors[0]]], 50)
+            for prior in priors:
+                for label, at in (("turn, wall", 0), ("turn without the LLM call", 1)):
+                    values = [c[at] for c in costs[prior]]
+                    name = f"{label}, {prior:,} prior (ms)"
                     p50, p99 = percentile(values, 50), percentile(values, 99)
-                    print(f"{kind:<11}{name:<52}{p50:>9.1f}{p99:>9.1f}")
-            for processes in (False, True):
-                with database(kind) as url:
-                    rate = throughput(url, llm_url, 100, 10, workers=4, processes=processes)
-                name = f"turns/s, 4 worker {'processes' if processes else 'threads'}, 100 people"
-                print(f"{kind:<11}{name:<52}{rate:>9.1f}")
+                    ratio = f"{p50 / base:>8.2f}" if at == 1 else ""
+                    print(f"{kind:<11}{name:<46}{p50:>9.1f}{p99:>9.1f}{min(values):>9.1f}{ratio}")
+
+            def rate(processes: int, kind: str = kind) -> Callable[[], float]:
+                def once() -> float:
+                    with database(kind) as url:
+                        return throughput(url, llm_url, 100, 10, processes)
+
+                return once
+
+            figures = alternate([("1", rate(1)), ("2", rate(2))], args.rounds)
+            for n in ("1", "2"):
+                high, median = best(figures[n])
+                name = f"turns/s, {n} worker process(es), best / median"
+                print(f"{kind:<11}{name:<46}{high:>9.1f}{median:>9.1f}")
     finally:
         stop.set()
         server.join(timeout=10)

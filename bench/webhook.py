@@ -1,38 +1,51 @@
-"""Benchmark the inbound webhook: sustained requests/s and ack latency at 50 and 200 requests/s.
+"""Benchmark the inbound webhook beside a no-op endpoint under the same server, open-loop.
 
-A separate load process sends signed Twilio inbound requests over loopback to (a) `tandem serve`
-on SQLite and (b) the production layout on PostgreSQL (gunicorn web + `tandem worker`), while the
-real conversation flow answers every message through a scripted OpenAI-compatible server that
-replies at once. Run by hand: `python bench/webhook.py [--seconds 20] [--layouts serve,production]`.
+Two layouts, each beside its baseline served the same way:
+- `tandem serve` (SQLite, everything in one process) beside `bench/noop.py` on the same
+  embedded server;
+- gunicorn + `tandem worker` (PostgreSQL, the Procfile) beside `gunicorn bench.noop:app`.
+A separate load process sends signed Twilio inbound requests over loopback at 50, 200 and 500
+requests/s, open-loop: every request is built and signed before the clock starts, is sent at its
+scheduled time, and its ack latency runs from that scheduled time (so time spent queueing, in
+the client or the server, counts). Tandem and the no-op alternate round by round; after each
+Tandem round the bench waits for the worker to drain the queue, so the next round starts quiet.
+Participants are enrolled in habit-coach, whose intake module calls the LLM (a scripted
+OpenAI-compatible server that replies at once), so every message is a real turn.
+Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
+[--layouts serve,production]`.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import http.client
 import multiprocessing as mp
 import os
 import socket
+import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
+from sqlalchemy import create_engine, func, select  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
 from bench.common import database, percentile  # noqa: E402
+from bot.store.schema import work_items  # noqa: E402
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
 
 TOKEN, AUTH = "bench-api-token", "bench-auth-token"
 PARTICIPANTS = 200
 BIN = Path(sys.executable).parent
+PATH = "/webhooks/twilio/inbound"
 
 
 def _free_port() -> int:
@@ -53,68 +66,101 @@ def _wait_up(url: str, seconds: float = 60) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
-def _load(url: str, rate: int, seconds: float, phones: list[str], out: mp.Queue) -> None:
-    """Open-loop load: one request every 1/rate s, latencies measured per request."""
+def _requests(url: str, total: int, phones: list[str], tag: str) -> list[tuple[bytes, str]]:
+    """Every request body and its signature, made before the run."""
     validator = RequestValidator(AUTH)
-    sids = itertools.count()
-    latencies: list[float] = []
-    errors = 0
-    lock = threading.Lock()
-    local = threading.local()
-
-    def send(n: int) -> None:
-        nonlocal errors
-        session = getattr(local, "session", None) or requests.Session()
-        local.session = session
+    out = []
+    for n in range(total):
         form = {
-            "MessageSid": f"SM{os.getpid():08x}{next(sids):024x}",
+            "MessageSid": f"SM{tag}{os.getpid():06x}{n:020x}"[:34],
             "From": phones[n % len(phones)],
             "To": "+15005550006",
             "Body": f"message {n}",
             "NumMedia": "0",
         }
-        signature = validator.compute_signature(url + "/webhooks/twilio/inbound", form)
-        began = time.perf_counter()
-        try:
-            response = session.post(
-                url + "/webhooks/twilio/inbound",
-                data=form,
-                headers={"X-Twilio-Signature": signature},
-                timeout=15,
-            )
-            ok = response.status_code == 200
-        except requests.RequestException:
-            ok = False
+        out.append((urlencode(form).encode(), validator.compute_signature(url + PATH, form)))
+    return out
+
+
+def _load(url: str, rate: int, seconds: float, phones: list[str], tag: str, out: mp.Queue) -> None:
+    """Open-loop load: request n is due at start + n/rate; latency counts from then."""
+    prepared = _requests(url, int(rate * seconds), phones, tag)
+    host, port = url.removeprefix("http://").split(":")
+    local = threading.local()
+    latencies: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+
+    def send(due: float, body: bytes, signature: str) -> None:
+        conn = getattr(local, "conn", None)
+        ok = False
+        for _ in range(2):  # a kept-alive connection the server closed: reconnect once
+            try:
+                if conn is None:
+                    conn = local.conn = http.client.HTTPConnection(host, int(port), timeout=15)
+                conn.request(
+                    "POST",
+                    PATH,
+                    body,
+                    {
+                        "Content-Type": "application/x-www-form-urlencoded",
+                        "X-Twilio-Signature": signature,
+                    },
+                )
+                response = conn.getresponse()
+                response.read()
+                ok = response.status == 200
+                break
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = local.conn = None
+        done = time.perf_counter()
         with lock:
             if ok:
-                latencies.append(time.perf_counter() - began)
+                latencies.append(done - due)
             else:
-                errors += 1
+                errors[0] += 1
 
-    total = int(rate * seconds)
-    start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=64) as pool:
-        for n in range(total):
-            delay = start + n / rate - time.perf_counter()
+    with ThreadPoolExecutor(max_workers=128) as pool:
+        start = time.perf_counter() + 0.1
+        for n, (body, signature) in enumerate(prepared):
+            due = start + n / rate
+            delay = due - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
-            pool.submit(send, n)
-    elapsed = time.perf_counter() - start
-    out.put((latencies, errors, elapsed))
+            pool.submit(send, due, body, signature)
+    out.put((latencies, errors[0], time.perf_counter() - start))
 
 
-def _measure(url: str, rate: int, seconds: float, phones: list[str]) -> str:
+def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -> dict:
     out: mp.Queue = mp.Queue()
-    proc = mp.Process(target=_load, args=(url, rate, seconds, phones, out))
+    proc = mp.Process(target=_load, args=(url, rate, seconds, phones, tag, out))
     proc.start()
     latencies, errors, elapsed = out.get()
     proc.join()
-    ms = sorted(x * 1000 for x in latencies)
-    return (
-        f"{rate:>5} req/s offered  {len(ms) / elapsed:>7.1f} req/s answered  "
-        f"p50 {percentile(ms, 50):>7.1f} ms  p99 {percentile(ms, 99):>7.1f} ms  "
-        f"errors {errors}"
-    )
+    ms = sorted(x * 1000 for x in latencies) or [float("nan")]
+    return {
+        "answered": len(latencies) / elapsed,
+        "p50": percentile(ms, 50),
+        "p99": percentile(ms, 99),
+        "errors": errors,
+    }
+
+
+def _drain(database_url: str, limit: float) -> float:
+    """Wait until no work item is pending (at most `limit` s); the seconds it took."""
+    engine = create_engine(database_url)
+    pending = select(func.count()).select_from(work_items).where(work_items.c.status == "pending")
+    began = time.perf_counter()
+    try:
+        while time.perf_counter() - began < limit:
+            with engine.connect() as conn:
+                if not conn.execute(pending).scalar():
+                    break
+            time.sleep(0.5)
+    finally:
+        engine.dispose()
+    return time.perf_counter() - began
 
 
 def _enroll(url: str) -> list[str]:
@@ -140,26 +186,57 @@ def _env(url: str, database_url: str, llm: str) -> dict[str, str]:
         "MESSENGER": "console",
         "OPENAI_BASE_URL": llm + "/v1",
         "OPENAI_API_KEY": "bench",
+        "INTERVENTION": "habit-coach",
         "LOG_LEVEL": "WARNING",
     }
 
 
-def _run_layout(name: str, kind: str, commands, seconds: float, llm: str) -> None:  # noqa: ANN001
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
+def _start(commands: list[list[str]], env: dict[str, str]) -> list[subprocess.Popen]:
+    quiet = subprocess.DEVNULL
+    return [subprocess.Popen(c, env=env, cwd=ROOT, stdout=quiet, stderr=quiet) for c in commands]
+
+
+def _row(name: str, rate: int, figures: list[dict]) -> str:
+    def med(key: str) -> float:
+        return statistics.median(f[key] for f in figures)
+
+    answered = [f["answered"] for f in figures]
+    return (
+        f"{name:<9}{rate:>5}/s  answered best {max(answered):>6.1f} med {med('answered'):>6.1f}/s"
+        f"  p50 {med('p50'):>7.1f} ms  p99 min {min(f['p99'] for f in figures):>7.1f} "
+        f"med {med('p99'):>7.1f} ms  errors {sum(f['errors'] for f in figures)}"
+    )
+
+
+def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # noqa: ANN001
+    ports = _free_port(), _free_port()
+    urls = [f"http://127.0.0.1:{p}" for p in ports]
     with database(kind) as database_url:
-        env = _env(url, database_url, llm)
-        procs = [
-            subprocess.Popen(
-                cmd(port), env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            for cmd in commands
-        ]
+        procs = _start(tandem(ports[0]), _env(urls[0], database_url, llm))
+        procs += _start(noop(ports[1]), _env(urls[1], database_url, llm))
         try:
-            _wait_up(url)
-            phones = _enroll(url)
-            for rate in (50, 200):
-                print(f"{name:<34}{_measure(url, rate, seconds, phones)}", flush=True)
+            for url in urls:
+                _wait_up(url)
+            phones = _enroll(urls[0])
+            _drain(database_url, args.drain)
+            print(f"== {label}", flush=True)
+            for rate in (int(r) for r in args.rates.split(",")):
+                ours: list[dict] = []
+                base: list[dict] = []
+                drained: list[float] = []
+                for k in range(args.rounds):
+                    base.append(_measure(urls[1], rate, args.seconds, phones, f"n{rate}{k}"))
+                    ours.append(_measure(urls[0], rate, args.seconds, phones, f"t{rate}{k}"))
+                    drained.append(_drain(database_url, args.drain))
+                ratio = statistics.median(f["answered"] for f in ours) / statistics.median(
+                    f["answered"] for f in base
+                )
+                print(_row("no-op", rate, base), flush=True)
+                print(
+                    f"{_row('tandem', rate, ours)}  x no-op {ratio:.2f}  "
+                    f"queue drained in {max(drained):.0f} s",
+                    flush=True,
+                )
         finally:
             for proc in procs:
                 proc.terminate()
@@ -169,42 +246,40 @@ def _run_layout(name: str, kind: str, commands, seconds: float, llm: str) -> Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rates", default="50,200,500")
+    parser.add_argument("--drain", type=float, default=120.0, help="longest wait for the queue")
     parser.add_argument("--layouts", default="serve,production")
     args = parser.parse_args()
+    python, tandem, gunicorn = str(BIN / "python"), str(BIN / "tandem"), str(BIN / "gunicorn")
     with FakeOpenAI() as llm:
         llm.script(*[lambda request: ScriptedReply.text("Thanks, noted!")] * 1_000_000)
         layouts = args.layouts.split(",")
         if "serve" in layouts:
-            _run_layout(
-                "tandem serve (SQLite)",
+            run_layout(
+                "tandem serve (SQLite) beside bench/noop.py on the same embedded server",
                 "sqlite",
-                [lambda p: [str(BIN / "tandem"), "serve", "--port", str(p)]],
-                args.seconds,
+                lambda p: [[tandem, "serve", "--port", str(p)]],
+                lambda p: [[python, "bench/noop.py", str(p)]],
+                args,
                 llm.url,
             )
         if "production" in layouts:
-            _run_layout(
-                "gunicorn + worker (PostgreSQL)",
+
+            def web(app: str, port: int) -> list[str]:
+                bind = f"127.0.0.1:{port}"
+                return [gunicorn, "--workers", "2", "--threads", "8", "--bind", bind, app]
+
+            run_layout(
+                "gunicorn + tandem worker (PostgreSQL) beside gunicorn bench.noop:app",
                 "postgresql",
-                [
-                    lambda p: [
-                        str(BIN / "gunicorn"),
-                        "--workers",
-                        "2",
-                        "--threads",
-                        "8",
-                        "--bind",
-                        f"127.0.0.1:{p}",
-                        "bot.web:create_app()",
-                    ],
-                    lambda p: [str(BIN / "tandem"), "worker"],
-                ],
-                args.seconds,
+                lambda p: [web("bot.web:create_app()", p), [tandem, "worker"]],
+                lambda p: [web("bench.noop:app", p)],
+                args,
                 llm.url,
             )
 
 
 if __name__ == "__main__":
-    tempfile.tempdir = tempfile.gettempdir()
     main()

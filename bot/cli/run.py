@@ -58,10 +58,9 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     outbound messages are printed here. Post inbound messages to /webhooks/twilio/inbound (see
     the README); `tandem chat` is a self-contained sandbox that needs no server.
     """
-    from werkzeug.serving import make_server
-
     from bot.core.config import ConfigError
     from bot.web import create_app
+    from bot.web.server import embedded_server
 
     settings = settings_from_env()
     if settings.insecure_local and host not in LOOPBACK:
@@ -80,7 +79,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
 
         upgrade(services.store.engine)
     runtime = _runtime(settings, services, RuntimeOptions(workers=workers))
-    server = make_server(host, port, app, threaded=True)
+    server = embedded_server(app, host, port)
     stop = threading.Event()
     _stop_on_signals(stop)
     runtime.start()

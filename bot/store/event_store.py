@@ -23,6 +23,8 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
@@ -80,7 +82,9 @@ def row_to_event(row: Any) -> Event:
 
 # Statements are built once and reused with parameters: building them per append cost more
 # than executing them.
-_INSERT_EVENT = insert(events).returning(events.c.seq)
+# RETURNING pairs each seq with its event_id: the rows come back in no promised order, and
+# asking SQLAlchemy for parameter order makes it insert one row at a time on SQLite.
+_INSERT_EVENTS = insert(events).returning(events.c.event_id, events.c.seq)
 _LOAD_STREAM = (
     select(events).where(events.c.stream_id == bindparam("s")).order_by(events.c.stream_version)
 )
@@ -91,6 +95,22 @@ _STREAM_VERSION = select(func.coalesce(func.max(events.c.stream_version), 0)).wh
 _SEEN_KEY = select(events.c.seq).where(
     and_(events.c.stream_id == bindparam("s"), events.c.idempotency_key == bindparam("k"))
 )
+
+
+@functools.cache
+def _insert_keyed(dialect: str) -> Insert:
+    """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)
+    when the stream already holds the key: the duplicate check and the insert in one statement.
+    Only a clash on the key is absorbed; any other unique clash still raises."""
+    build = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[dialect]
+    return (
+        build(events)
+        .on_conflict_do_nothing(
+            index_elements=[events.c.stream_id, events.c.idempotency_key],
+            index_where=events.c.idempotency_key.isnot(None),
+        )
+        .returning(events.c.seq)
+    )
 
 
 @functools.cache
@@ -138,15 +158,16 @@ class Transaction:
         proposed = [e if isinstance(e, NewEvent) else NewEvent(e) for e in new_events]
         if not proposed:
             raise ValueError("nothing to append")
-        conn = self.conn
         head = self.lock(stream_id)
         current = int(head["version"]) if head is not None else self.version(stream_id)
-        if idempotency_key is not None and self._seen(stream_id, idempotency_key):
-            return AppendResult(duplicate=True)
         if expected_version is not None and expected_version != current:
+            # A redelivery of what was recorded since is a duplicate, not a conflict.
+            if idempotency_key is not None and self._seen(stream_id, idempotency_key):
+                return AppendResult(duplicate=True)
             raise ConcurrencyError(stream_id, expected_version, current)
         now = self.store.clock.now()
-        result = AppendResult()
+        rows: list[dict[str, Any]] = []
+        payloads: list[EventData] = []
         for offset, new in enumerate(proposed):
             data, meta = encode(new.data), dict(new.meta)
             payload = new.data
@@ -155,19 +176,26 @@ class Transaction:
             if escaped:
                 payload = type(new.data).model_validate(data)
                 meta["escaped"] = escaped
-            values = {
-                "event_id": new.event_id,
-                "stream_id": stream_id,
-                "stream_version": current + offset + 1,
-                "event_type": new.data.event_type,
-                "schema_version": new.data.schema_version,
-                "data": data,
-                "meta": meta,
-                "idempotency_key": idempotency_key if offset == 0 else None,
-                "occurred_at": new.occurred_at or now,
-                "recorded_at": now,
-            }
-            seq = conn.execute(_INSERT_EVENT, values).scalar_one()
+            payloads.append(payload)
+            rows.append(
+                {
+                    "event_id": new.event_id,
+                    "stream_id": stream_id,
+                    "stream_version": current + offset + 1,
+                    "event_type": new.data.event_type,
+                    "schema_version": new.data.schema_version,
+                    "data": data,
+                    "meta": meta,
+                    "idempotency_key": idempotency_key if offset == 0 else None,
+                    "occurred_at": new.occurred_at or now,
+                    "recorded_at": now,
+                }
+            )
+        seqs = self._insert(rows)
+        if seqs is None:
+            return AppendResult(duplicate=True)
+        result = AppendResult()
+        for new, payload, values, seq in zip(proposed, payloads, rows, seqs, strict=True):
             recorded = Event(
                 seq=seq,
                 event_id=new.event_id,
@@ -183,6 +211,24 @@ class Transaction:
             result.events.append(recorded)
         self.recorded.extend(result.events)
         return result
+
+    def _insert(self, rows: list[dict[str, Any]]) -> list[int] | None:
+        """Insert the rows in one round trip (two when the first carries an idempotency key);
+        their seqs in order, or None when the key was recorded before."""
+        seqs: list[int] = []
+        if rows[0]["idempotency_key"] is not None:
+            keyed = _insert_keyed(self.conn.dialect.name)
+            seq = self.conn.execute(keyed, rows[0]).scalar()
+            if seq is None:
+                return None
+            seqs.append(seq)
+            rows = rows[1:]
+        if len(rows) == 1:
+            seqs.append(self.conn.execute(_INSERT_EVENTS, rows[0]).one().seq)
+        elif rows:
+            seq_of = {r.event_id: r.seq for r in self.conn.execute(_INSERT_EVENTS, rows)}
+            seqs += [seq_of[row["event_id"]] for row in rows]
+        return seqs
 
     def version(self, stream_id: str) -> int:
         return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
@@ -213,6 +259,19 @@ class Transaction:
         if head is None or pid is None:
             return None
         return self._rows.get((head.name, pid))
+
+    def adopt_head(self, stream_id: str, row: Row) -> Row:
+        """Take `row`, read by the caller under the stream's lock (FOR UPDATE on PostgreSQL;
+        BEGIN IMMEDIATE holds it on SQLite), as the stream's locked head row, so that `lock`
+        need not read it again."""
+        head = self.store.head_projection
+        if head is None or participant_of(stream_id) is None:
+            raise ValueError(f"stream {stream_id!r} has no head row to adopt")
+        key = (head.name, str(participant_of(stream_id)))
+        self._rows[key] = {name: row[name] for name in head.columns}
+        self._locked_rows.add(key)
+        self._locked_streams.add(stream_id)
+        return self._rows[key]
 
     def _project(self, ev: Event) -> None:
         for projection in self.store.projections:
@@ -359,20 +418,16 @@ class EventStore:
         event_types: Sequence[str] = (),
         batch: int = 1000,
     ) -> Iterator[Any]:
-        """Raw event rows in global order (undecoded), fetched in batches."""
-        last = after_seq
-        while True:
-            query = select(events).where(events.c.seq > last).order_by(events.c.seq).limit(batch)
-            if stream_id is not None:
-                query = query.where(events.c.stream_id == stream_id)
-            if event_types:
-                query = query.where(events.c.event_type.in_(list(event_types)))
-            with self.reading() as conn:
-                rows = conn.execute(query).all()
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1].seq
+        """Raw event rows in global order (undecoded), streamed `batch` rows at a time from one
+        query (a server-side cursor on PostgreSQL) in one read transaction, so a replay or an
+        export sees one snapshot and never holds the whole table in memory."""
+        query = select(events).where(events.c.seq > after_seq).order_by(events.c.seq)
+        if stream_id is not None:
+            query = query.where(events.c.stream_id == stream_id)
+        if event_types:
+            query = query.where(events.c.event_type.in_(list(event_types)))
+        with self.reading() as conn:
+            yield from conn.execution_options(yield_per=batch).execute(query)
 
     def projection_row(self, projection_name: str, key: str) -> Row | None:
         """The stored row of one projection."""

@@ -341,21 +341,11 @@ def _count_events(
 def _events(
     store: EventStore, upto: int, since: datetime | None, ids: Sequence[str], batch: int = 1000
 ) -> Iterator[Any]:
-    """Raw event rows (undecoded: unknown types export as stored) in global order."""
-    cursor = 0
-    while True:
-        query = (
-            select(events)
-            .where(events.c.seq > cursor, *_event_filter(upto, since, ids))
-            .order_by(events.c.seq)
-            .limit(batch)
-        )
-        with store.reading() as conn:
-            rows = conn.execute(query).all()
-        if not rows:
-            return
-        yield from rows
-        cursor = rows[-1].seq
+    """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
+    from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
+    query = select(events).where(*_event_filter(upto, since, ids)).order_by(events.c.seq)
+    with store.reading() as conn:
+        yield from conn.execution_options(yield_per=batch).execute(query)
 
 
 FILES = {"participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS, "events": EVENT_COLUMNS}

@@ -9,11 +9,16 @@ from sqlalchemy import Connection, and_, select
 from bot.store.schema import outbox, participants, timers
 
 
-def enrolled_with_phone(conn: Connection, phone: str) -> dict[str, Any] | None:
-    """The enrolled participant with this E.164 phone, whatever channel or number they used."""
+def enrolled_with_phone(
+    conn: Connection, phone: str, *, lock: bool = False
+) -> dict[str, Any] | None:
+    """The enrolled participant with this E.164 phone, whatever channel or number they used;
+    `lock` reads the row FOR UPDATE (the lock appends to their stream take)."""
     query = select(participants).where(
         participants.c.phone == phone, participants.c.status != "unenrolled"
     )
+    if lock:
+        query = query.with_for_update()
     row = conn.execute(query).first()
     return dict(row._mapping) if row else None
 

@@ -159,10 +159,11 @@ def read_page(
                     and_(
                         events.c.stream_id == stream_id,
                         events.c.event_type.in_(LINE_TYPES),
+                        events.c.stream_version > 0,  # the stream's index, as in read_lines
                         events.c.seq > cursor,
                     )
                 )
-                .order_by(events.c.seq)
+                .order_by(events.c.stream_version)
                 .limit(limit + 1)
             )
             rows = conn.execute(query).all()
@@ -189,23 +190,26 @@ def read_lines(
     stream_id = participant_stream(participant_id)
     cursor = 0
     while True:
+        # Paged by stream_version (in a stream, the order of seq): the (stream_id,
+        # stream_version) index then serves filter and order, where ordering by seq made the
+        # planner scan every message event of every participant by (event_type, seq).
         clauses = [
             events.c.stream_id == stream_id,
             events.c.event_type.in_(LINE_TYPES),
-            events.c.seq > cursor,
+            events.c.stream_version > cursor,
         ]
         if since is not None:
             clauses.append(events.c.occurred_at >= since.astimezone(UTC))
         if upto is not None:
             clauses.append(events.c.seq <= upto)
-        query = select(events).where(and_(*clauses)).order_by(events.c.seq).limit(batch)
+        query = select(events).where(and_(*clauses)).order_by(events.c.stream_version).limit(batch)
         with store.reading() as conn:
             rows = conn.execute(query).all()
         if not rows:
             return
         found = [e for e in map(row_to_event, rows) if _is_line(e)]
         yield from build(_with_details(store, stream_id, found), _outbox_of(store, found))
-        cursor = rows[-1].seq
+        cursor = rows[-1].stream_version
 
 
 def _is_line(ev: Event) -> bool:
@@ -227,6 +231,7 @@ def _with_details(store: EventStore, stream_id: str, found: list[Event]) -> list
     query = select(events).where(
         and_(
             events.c.stream_id == stream_id,
+            events.c.stream_version > 0,  # so the planner takes the stream's index (see above)
             events.c.event_type == MessageSent.event_type,
             events.c.data["outbox_id"].as_string().in_(ids),
         )

@@ -2,16 +2,20 @@
 
 APScheduler 3.11 `BackgroundScheduler`, memory job store, UTC, `coalesce=True`,
 `misfire_grace_time=None` (a job runs however late; how late is too late is our policy, decided
-in `bot.timers.firing`). One date job per pending timer, named by the timer id. The table is the
-truth: on start every pending timer is armed; commits in this process are picked up at once
-(the event store's commit listener, waking the sweep thread through `signals.timers`); timers
-written or cancelled by other processes are picked up by a full sweep every
-TIMER_SWEEP_SECONDS. Only `run_forever`'s leader runs one; the web process never does.
+in `bot.timers.firing`). One date job per pending timer due within the horizon (two hours, or
+six sweeps), named by the timer id. The table is the truth: on start every pending timer due
+within the horizon is armed, and each sweep arms those that have come within it; commits in this
+process are picked up at once (the event store's commit listener, waking the sweep thread
+through `signals.timers`); timers written or cancelled by other processes are picked up by the
+sweep every TIMER_SWEEP_SECONDS. A job only hands its timer to one firing thread, which fires
+whatever is due in batches of `firing.BATCH`, one transaction each. Only `run_forever`'s leader
+runs one; the web process never does.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections import deque
@@ -42,6 +46,7 @@ from bot.timers.leadership import Leadership, leadership_for
 
 log = logging.getLogger(__name__)
 FROM_SETTINGS: Any = object()
+HORIZON_FLOOR = 2 * 3600.0  # seconds
 
 
 class Scheduler:
@@ -56,6 +61,7 @@ class Scheduler:
         grace: Mapping[str, float | None] | None = None,
         sweep_seconds: float | None = None,
         threads: int = 4,
+        horizon: timedelta | None = None,
     ) -> None:
         settings = services.settings
         if quiet_hours is FROM_SETTINGS:
@@ -69,12 +75,19 @@ class Scheduler:
             kinds=with_grace(settings.timer_grace if grace is None else grace),
         )
         self.sweep_seconds = sweep_seconds or settings.timer_sweep_seconds
+        # Only timers due within the horizon get a job; each sweep moves it on. A horizon many
+        # sweeps long arms every timer long before it is due, and the leader holds (and starts
+        # with) jobs for the next hours, not for every timer of a long study.
+        self.horizon = horizon or timedelta(seconds=max(6 * self.sweep_seconds, HORIZON_FLOOR))
+        self._horizon_end: datetime | None = None
         self.threads = threads
         self._armed: dict[str, datetime] = {}  # timer id -> due_at; touched by one thread only
         self._changes: deque[tuple[str, str, datetime | None]] = deque()
         self._stopping = threading.Event()
         self._aps: BackgroundScheduler | None = None
         self._thread: threading.Thread | None = None
+        self._firing: threading.Thread | None = None
+        self._due: queue.SimpleQueue[tuple[str, datetime]] = queue.SimpleQueue()
 
     @property
     def armed(self) -> int:
@@ -86,7 +99,8 @@ class Scheduler:
         return firing.fire_due(self.services.store, now or self.services.clock.now(), self.policy)
 
     def start(self) -> None:
-        """Start APScheduler, arm every pending timer, and start the sweep thread."""
+        """Start APScheduler, arm every pending timer due within the horizon, and start the
+        sweep and firing threads."""
         # APScheduler logs each job added and run at INFO; the timer events are the record.
         logging.getLogger("apscheduler").setLevel(max(logging.WARNING, log.getEffectiveLevel()))
         self._aps = BackgroundScheduler(
@@ -102,6 +116,8 @@ class Scheduler:
         self._aps.resume()
         self._thread = threading.Thread(target=self._loop, name="timer-sweep", daemon=True)
         self._thread.start()
+        self._firing = threading.Thread(target=self._fire_loop, name="timer-fire", daemon=True)
+        self._firing.start()
         log.info("scheduler started with %d pending timers armed", len(self._armed))
 
     def stop(self) -> None:
@@ -112,16 +128,23 @@ class Scheduler:
         self.services.signals.timers.notify()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        if self._firing is not None:
+            self._firing.join(timeout=30)
         if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=True)
         log.info("scheduler stopped")
 
     def sweep(self) -> None:
-        """Make the jobs match the table: arm new or moved timers, disarm the rest."""
+        """Make the jobs match the table's timers due within the horizon: arm new or moved
+        ones, disarm the rest."""
+        horizon_end = self.services.clock.now() + self.horizon
         with self.services.store.reading() as conn:
             rows = conn.execute(
-                select(timers.c.timer_id, timers.c.due_at).where(timers.c.status == "scheduled")
+                select(timers.c.timer_id, timers.c.due_at).where(
+                    timers.c.status == "scheduled", timers.c.due_at <= horizon_end
+                )
             ).all()
+        self._horizon_end = horizon_end
         pending = {row.timer_id: row.due_at for row in rows}
         for timer_id in [t for t in self._armed if t not in pending]:
             self._disarm(timer_id)
@@ -162,7 +185,10 @@ class Scheduler:
         while self._changes:
             what, timer_id, due = self._changes.popleft()
             if what == "arm" and due is not None:
-                self._arm(timer_id, due)
+                if self._horizon_end is not None and due > self._horizon_end:
+                    self._disarm(timer_id)  # beyond the horizon: a later sweep arms it
+                else:
+                    self._arm(timer_id, due)
             elif what == "disarm":
                 self._disarm(timer_id)
             elif what == "ran" and self._armed.get(timer_id) == due:
@@ -189,19 +215,38 @@ class Scheduler:
             pass  # it already ran
 
     def _run(self, timer_id: str, due: datetime) -> None:
-        """The APScheduler job: fire one timer now (the clock's now, not APScheduler's)."""
-        if self._stopping.is_set():
-            return
+        """The APScheduler job: hand the timer to the firing thread (a burst of jobs due at
+        once becomes a few batches, each one transaction, rather than a transaction each)."""
+        if not self._stopping.is_set():
+            self._due.put((timer_id, due))
+
+    def _fire_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                batch = [self._due.get(timeout=0.5)]
+            except queue.Empty:
+                continue
+            while len(batch) < firing.BATCH:
+                try:
+                    batch.append(self._due.get_nowait())
+                except queue.Empty:
+                    break
+            self._fire(batch)
+
+    def _fire(self, batch: list[tuple[str, datetime]]) -> None:
+        """Fire a batch now (the clock's now, not APScheduler's)."""
         try:
-            decision = firing.fire_one(
-                self.services.store, timer_id, self.services.clock.now(), self.policy
-            )
-            if decision.outcome == "none" and due > self.services.clock.now():
-                self._changes.append(("arm", timer_id, due))  # woke early: wait again
-        except Exception:  # noqa: BLE001 - the job's one broad except: the sweep retries it
-            log.exception("firing timer %s failed", timer_id)
+            now = self.services.clock.now()
+            ids = [timer_id for timer_id, _ in batch]
+            decisions = firing.fire_many(self.services.store, ids, now, self.policy)
+            for (timer_id, due), decision in zip(batch, decisions, strict=True):
+                if decision.outcome == "none" and due > self.services.clock.now():
+                    self._changes.append(("arm", timer_id, due))  # woke early: wait again
+        except Exception:  # noqa: BLE001 - the firing loop's one broad except: the sweep retries
+            log.exception("firing %d timer(s) failed", len(batch))
         finally:
-            self._changes.append(("ran", timer_id, due))
+            for timer_id, due in batch:
+                self._changes.append(("ran", timer_id, due))
             self.services.signals.timers.notify()
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.channel import inbound, status_callbacks
 from bot.channel.inbound import Append, InvalidForm
+from bot.channel.keywords import Keyword
 from bot.channel.signature import HEADER, check_signature
 from bot.conversation import alert_acks
 from bot.core.config import ConfigError, Settings
@@ -130,13 +131,15 @@ def register(app: OpenAPI) -> None:
 
         def plan(tx: Transaction) -> Append:
             now = svc.clock.now()
-            found = enrolled_with_phone(tx.conn, message.sender.e164)
+            # One read: the participant by phone, under their stream's lock, to decide on.
+            found = enrolled_with_phone(tx.conn, message.sender.e164, lock=True)
             if found is None:
                 return inbound.decide(message, None, [], svc.settings, now)
             pid = found["participant_id"]
-            # Decide on the participant as read under the stream's lock.
-            participant = tx.lock(participant_stream(pid)) or found
-            pending = pending_timers(tx.conn, pid)
+            participant = tx.adopt_head(participant_stream(pid), found)
+            # Only STOP and START act on pending timers; other messages need not read them.
+            acts = message.keyword in (Keyword.STOP, Keyword.START)
+            pending = pending_timers(tx.conn, pid) if acts else []
             history = partial(tx.load, participant_stream(pid))
             return inbound.decide(message, participant, pending, svc.settings, now, history)
 

@@ -1,0 +1,58 @@
+"""A transcript is read through its stream's index, not by scanning every message event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.event_types.messages import MessageQueued
+from bot.store.events import new_id, participant_stream
+from bot.store.transcript import read_lines, read_page
+from tests.conftest import fresh_database
+from tests.factories import enrolled, received
+
+
+@pytest.fixture
+def sqlite_store(request: pytest.FixtureRequest, tmp_path: Path) -> EventStore:
+    store = EventStore(make_engine(fresh_database("sqlite", request, tmp_path)))
+    request.addfinalizer(store.engine.dispose)
+    return store
+
+
+def _plans(store: EventStore, read: Any) -> list[str]:
+    """SQLite's plan of every SELECT on events that `read()` issues."""
+    issued: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM events" in statement:
+            issued.append((statement, parameters))
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        read()
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    with store.engine.connect() as conn:
+        return [
+            " ".join(row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
+            for sql, params in issued
+        ]
+
+
+def test_reading_a_transcript_searches_the_stream_index_only(sqlite_store: EventStore) -> None:
+    first = enrolled()
+    phone = first.phone
+    sent = MessageQueued(outbox_id=new_id(), to_address=phone, channel="sms", body="hello")
+    sqlite_store.append(participant_stream(first.participant_id), [first, received(), sent])
+    pid = first.participant_id
+    plans = _plans(sqlite_store, lambda: list(read_lines(sqlite_store, pid)))
+    plans += _plans(sqlite_store, lambda: read_page(sqlite_store, pid, 0, 10))
+    assert len(plans) >= 3, plans
+    for plan in plans:
+        assert "(stream_id=? AND stream_version>?)" in plan, plan
+        assert "ix_events_event_type_seq" not in plan, plan
