@@ -95,6 +95,7 @@ def study(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Study]:
             fresh_database("sqlite", request, tmp_path),
             TANDEM_MASTER_KEY="m" * 40,
             MESSENGER="twilio",
+            SUPERVISOR_PHONES="+15005550111",
             TWILIO_API_BASE_URL=fake.url,
             INTERVENTION="demo",
         )
