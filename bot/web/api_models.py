@@ -85,7 +85,13 @@ class UpdateRequest(_Body):
     model_config = ConfigDict(
         json_schema_extra=lambda schema: _not_nullable(schema, UpdateRequest.NOT_NULL)
     )
-    NOT_NULL: ClassVar[tuple[str, ...]] = ("timezone", "status", "debug", "intervention")
+    NOT_NULL: ClassVar[tuple[str, ...]] = (
+        "timezone",
+        "status",
+        "debug",
+        "intervention",
+        "channel",
+    )
 
     # Left out means "unchanged"; null is refused for these (`_not_null`; the schema agrees).
     timezone: str | None = Field(None, max_length=64, description="IANA name.")

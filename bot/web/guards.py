@@ -32,7 +32,12 @@ def install(app: OpenAPI, settings: Settings) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):  # noqa: ANN202
-        return jsonify(status="error", message=exc.description or exc.name), exc.code
+        response = jsonify(status="error", message=exc.description or exc.name)
+        # Keep what the error's own headers say (a 405's `Allow`), in the JSON body's type.
+        for name, value in exc.get_headers():
+            if name.lower() != "content-type":
+                response.headers[name] = value
+        return response, exc.code
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):  # noqa: ANN202

@@ -17,7 +17,7 @@ def test_the_home_page_links_the_api_docs_and_the_openapi_document(client: Flask
     assert response.status_code == 200
     assert response.mimetype == "text/html"
     links = re.findall(r'href="([^"]+)"', response.text)
-    assert links == ["/docs/", "/openapi.json"]
+    assert links == ["/console/", "/docs/", "/openapi.json"]  # the app serves the console
     assert "install" not in response.text.lower()  # not flask-openapi3's plugin page
 
 
