@@ -11,7 +11,7 @@ from bot.store.event_store import EventStore
 from bot.store.schema import participants
 
 
-def resolve(store: EventStore, settings: Settings, ref: str) -> str:
+def resolve(store: EventStore, settings: Settings, ref: str, what: str = "--participant") -> str:
     """The id of the participant `ref` names: their id, or their phone in any format
     (read with DEFAULT_REGION). A phone enrolled more than once names the latest enrollment.
     No such participant is an error (exit 1) that says so."""
@@ -33,5 +33,5 @@ def resolve(store: EventStore, settings: Settings, ref: str) -> str:
                     .limit(1)
                 ).scalar()
     if found is None:
-        raise click.ClickException(f"--participant: no participant has the id or phone {ref!r}")
+        raise click.ClickException(f"{what}: no participant has the id or phone {ref!r}")
     return str(found)

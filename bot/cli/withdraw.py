@@ -7,11 +7,11 @@ import getpass
 import click
 
 from bot.channel import withdrawal
+from bot.cli import participant_ref
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.runtime.bootstrap import build_store
 from bot.store.events import NewEvent, participant_stream
-from bot.store.queries import enrolled_with_phone, pending_outbox, pending_timers
+from bot.store.queries import pending_outbox, pending_timers
 
 
 @cli.command()
@@ -31,17 +31,8 @@ def withdraw(participant: str, reason: str, requested_by: str) -> None:
     settings = settings_from_env()
     store = build_store(settings)
     try:
+        participant_id = participant_ref.resolve(store, settings, participant, "PARTICIPANT")
         with store.transaction() as tx:
-            participant_id = participant
-            if participant.startswith("+") or participant.isdigit():
-                try:
-                    phone = canonical_phone(participant, settings.default_region)
-                except InvalidPhoneNumber as exc:
-                    raise click.ClickException(f"PARTICIPANT: {exc}") from None
-                found = enrolled_with_phone(tx.conn, phone)
-                if found is None:
-                    raise click.ClickException("no enrolled participant has that phone number")
-                participant_id = found["participant_id"]
             stream = participant_stream(participant_id)
             row = tx.lock(stream)
             if row is None:

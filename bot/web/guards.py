@@ -64,21 +64,24 @@ def is_loopback(address: str | None) -> bool:
         return False
 
 
+# SQLSTATEs of a connection that failed or was cut, and of a server shutting down.
+OUTAGE_STATES = frozenset({"08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03"})
+# SQLite reports no SQLSTATE: only these say the file could not be used just now (a missing
+# table, say, is a deployment mistake and stays a 500 that is logged).
+SQLITE_OUTAGES = ("unable to open database", "database is locked", "disk i/o error")
+
+
 def is_outage(exc: BaseException) -> bool:
     """Whether the database could not be reached (as opposed to refusing a statement)."""
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
-    return isinstance(exc, OperationalError) and _state(exc) in (
-        None,
-        "08000",
-        "08001",
-        "08003",
-        "08004",
-        "08006",
-        "57P01",
-        "57P02",
-        "57P03",
-    )
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = getattr(exc, "orig", None)
+    if type(orig).__module__.startswith("sqlite3"):
+        return any(text in str(orig).lower() for text in SQLITE_OUTAGES)
+    # psycopg sets a SQLSTATE for every error the server sent; none means no connection.
+    return _state(exc) is None or _state(exc) in OUTAGE_STATES
 
 
 def _state(exc: BaseException) -> str | None:

@@ -204,3 +204,18 @@ def test_engines_keep_statement_values_out_of_their_errors(database_url: str) ->
         assert engine.hide_parameters is True
     finally:
         engine.dispose()
+
+
+def test_an_unmigrated_sqlite_file_is_a_500_not_an_outage(
+    tmp_path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:  # noqa: ANN001
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    settings = settings_for(url)
+    bare = build_services(settings, clock=clock, store=EventStore(make_engine(url), clock=clock))
+
+    with caplog.at_level(logging.WARNING):
+        answer = post(create_app(bare).test_client(), INBOUND, message("hello"))
+
+    assert answer.status_code == 500
+    assert not any("database unreachable" in r.getMessage() for r in caplog.records)
+    assert any("sqlstate" in r.getMessage() for r in caplog.records)

@@ -124,4 +124,4 @@ def test_tandem_withdraw_of_an_unknown_number_exits_1(database_url: str) -> None
     )
 
     assert result.exit_code == 1
-    assert "no enrolled participant has that phone number" in result.output
+    assert "PARTICIPANT: no participant has the id or phone '+14155550000'" in result.output
