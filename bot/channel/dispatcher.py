@@ -195,7 +195,7 @@ class Dispatcher:
         if participant is None:
             return Claimed(row, None, False)
         queued = tx.conn.execute(select(events).where(events.c.seq == row["position"])).one()
-        to_participant = row_to_event(queued).data.to_participant  # type: ignore[attr-defined]
+        to_participant = row_to_event(queued, tx.store.sealer, tx.conn).data.to_participant  # type: ignore[attr-defined]
         return Claimed(row, participant, to_participant)
 
     def _release(self, tx: Transaction, outbox_id: str) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import and_, select
 from bot.console import intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
+from bot.store.event_store import opened_row
 from bot.store.events import participant_stream
 from bot.store.queries import pending_timers
 from bot.store.schema import alerts, events
@@ -42,7 +43,10 @@ def show(participant_id: str, problem: str | None = None, code: int = 200) -> An
     drawn = intervention_graph.draw(root, row["intervention"])
     with services().store.reading() as conn:
         timers = pending_timers(conn, participant_id)
-        timeline = _timeline(conn, participant_id, family, int(before) if before else None)
+        timeline = [
+            opened_row(r, services().store.sealer, conn)
+            for r in _timeline(conn, participant_id, family, int(before) if before else None)
+        ]
     return render_template(
         "console/participant.html",
         p=row,
@@ -128,6 +132,8 @@ def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -
     query = (
         select(
             events.c.seq,
+            events.c.event_id,
+            events.c.stream_id,
             events.c.event_type,
             events.c.recorded_at,
             events.c.data,

@@ -277,7 +277,7 @@ class Worker:
                 timer = dict(found._mapping) if found else None
             else:
                 found = conn.execute(select(events).where(events.c.event_id == item["ref"])).first()
-                trigger = row_to_event(found) if found else None
+                trigger = row_to_event(found, self.store.sealer, conn) if found else None
         row = dict(participant._mapping)
         stream = participant_stream(pid)
         turn = Turn(

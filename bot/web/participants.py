@@ -253,4 +253,4 @@ def _in_transaction(
 
 def _phone_taken(store: EventStore, phone: str) -> bool:
     with store.reading() as conn:
-        return enrolled_with_phone(conn, phone) is not None
+        return enrolled_with_phone(conn, phone, store.sealer.phones) is not None

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 Role = Literal["admin", "researcher", "supervisor"]
 EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
@@ -19,6 +19,9 @@ EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
 @event("staff.added")
 class StaffAdded(EventData):
     """An account was created; `by` names who created it (`cli`, `staff:<email>`)."""
+
+    personal = fields()
+    plain = fields("by", "email")
 
     email: str = Field(pattern=EMAIL, max_length=90)
     role: Role
@@ -29,22 +32,34 @@ class StaffAdded(EventData):
 class StaffPasswordSet(EventData):
     """The staff member chose a password (the first time, or a new one)."""
 
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.signed_in")
 class StaffSignedIn(EventData):
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.signed_out")
 class StaffSignedOut(EventData):
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.disabled")
 class StaffDisabled(EventData):
     """The account can no longer sign in; its past actions stay attributed to it."""
+
+    personal = fields()
+    plain = fields("by", "email")
 
     email: str
     by: str
@@ -53,6 +68,9 @@ class StaffDisabled(EventData):
 @event("staff.exported")
 class StaffExported(EventData):
     """The staff member downloaded an export file from the console."""
+
+    personal = fields()
+    plain = fields("email", "since")
 
     email: str
     file: Literal["participants", "messages", "events"]
