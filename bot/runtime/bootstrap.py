@@ -8,6 +8,7 @@ from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
+from bot.store.key_rotation import index_missing_phones
 from bot.store.sealing import Sealer
 from bot.store.services import Services
 
@@ -54,7 +55,9 @@ def build_services(
 ) -> Services:
     """Wire the store, the clock and this process's wake-ups."""
     clock = clock or SystemClock()
-    store = store or build_store(settings, clock)
+    if store is None:
+        store = build_store(settings, clock)
+        index_missing_phones(store)
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
     return services

@@ -46,7 +46,7 @@ PASSIVE = {
     "timer.skipped",
     "work.requested",
 }
-INACTIVE = {"unenrolled", "paused", "completed", "withdrawn"}
+INACTIVE = {"unenrolled", "paused", "completed", "withdrawn", "erased"}
 # A participant whose conversation a staff member took over (bot.console): their items wait,
 # pending, until the hand-back (`takeover.ended`).
 NOT_TAKEN_OVER = ~exists().where(
