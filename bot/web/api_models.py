@@ -149,6 +149,10 @@ class ErasedOut(BaseModel):
     rows_rewritten: int = Field(description="Projection rows rebuilt without the plaintext.")
     suppressed: int = Field(description="Unsent messages suppressed.")
     cancelled: int = Field(description="Pending timers cancelled.")
+    files_scrubbed: bool = Field(
+        description="The database files were rewritten so no freed page keeps the old text "
+        "(SQLite: VACUUM and WAL truncated; PostgreSQL: VACUUM, when the role owns the tables)."
+    )
 
 
 class EraseResponse(BaseModel):

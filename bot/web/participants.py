@@ -252,6 +252,7 @@ def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
         rows_rewritten=done.rows_rewritten,
         suppressed=done.suppressed,
         cancelled=done.cancelled,
+        files_scrubbed=bool(done.files.get("vacuumed")) and done.files.get("wal_truncated", True),
     )
     message = "Participant erased: their personal data reads [erased] everywhere"
     return ok(EraseResponse(status="ok", message=message, result=result), 200)

@@ -24,6 +24,7 @@ from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled, ProfileSaved
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import participant_stream
+from bot.store.export import export
 from bot.store.schema import outbox, timers
 from bot.store.services import Services
 from tests.conftest import TEST_MASTER_KEY
@@ -128,6 +129,7 @@ def test_erasure_leaves_no_plaintext_anywhere_and_other_participants_intact(
 
     assert answer.status_code == 200, answer.get_json()
     assert answer.get_json()["result"]["sealed_events"] >= 5
+    assert answer.get_json()["result"]["files_scrubbed"] is True
     if database_url.startswith("sqlite"):
         raw = _raw_sqlite_bytes(database_url)
         assert [s for s in SECRETS if s.encode() in raw] == []
@@ -173,6 +175,23 @@ def test_an_erased_participant_reads_erased_in_the_api_transcript_and_events(
         "participant",
     )
     assert erased.meta["actor"].startswith("api:")
+
+
+def test_an_export_after_an_erasure_holds_none_of_their_data_and_all_of_the_others(
+    client: FlaskClient, store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    gone = _with_history(
+        client, store, clock, ERASED_PHONE, ERASED_NAME, ERASED_BODY, ERASED_REPLY, ERASED_CITY
+    )
+    _with_history(client, store, clock, KEPT_PHONE, KEPT_NAME, KEPT_BODY, "Well done", "Kf")
+    assert _erase(client, gone["id"]).status_code == 200
+
+    export(store, tmp_path / "out", "jsonl")
+
+    written = "".join(p.read_text() for p in (tmp_path / "out").rglob("*.jsonl"))
+    assert [s for s in SECRETS if s in written] == []
+    assert KEPT_BODY in written and KEPT_NAME in written
+    assert "[erased]" in written
 
 
 def test_erasure_stops_every_timer_and_message(
