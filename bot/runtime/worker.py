@@ -118,26 +118,32 @@ class Worker:
                 self.store.engine, _lease_name(row.participant_id), self.name, now, self.lease
             ):
                 try:
-                    return self.drain(row.participant_id)
+                    return self.drain(row.participant_id, first=head)
                 finally:
                     release(self.store.engine, _lease_name(row.participant_id), self.name)
         return 0
 
-    def drain(self, participant_id: str) -> int:
-        """Handle a claimed participant's due items in order, renewing the lease as it goes."""
+    def drain(self, participant_id: str, first: dict[str, Any] | None = None) -> int:
+        """Handle a claimed participant's due items in order, renewing the lease as it goes.
+        `first` is their due head item, read just before the lease was taken (not read again)."""
         handled = 0
+        item = first
         while True:
-            now = self.services.clock.now()
-            item = self._head(participant_id)
-            if item is None or item["available_at"] > now:
-                return handled
-            if not acquire(
-                self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-            ):
-                log.warning("worker %s lost the lease of participant %s", self.name, participant_id)
-                return handled
+            if item is None:
+                now = self.services.clock.now()
+                item = self._head(participant_id)
+                if item is None or item["available_at"] > now:
+                    return handled
+                if not acquire(
+                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
+                ):
+                    log.warning(
+                        "worker %s lost the lease of participant %s", self.name, participant_id
+                    )
+                    return handled
             self.process(item)
             handled += 1
+            item = None
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
@@ -258,9 +264,10 @@ class Worker:
         return dict(row._mapping) if row else None
 
     def _turn(self, item: dict[str, Any]) -> tuple[Turn, int]:
-        """What the turn is decided on, in a fixed number of bounded reads: the participant row
-        (its `memory` holds what the stream says, bot.store.memory), the trigger or timer, the
-        pending timers; the last messages are read when the handler asks (`history()`)."""
+        """What the turn is decided on, in one read transaction of a fixed number of bounded
+        statements: the participant row (its `memory` holds what the stream says,
+        bot.store.memory), the trigger or timer, the pending timers and the last messages
+        (`history()`, bot.store.recent)."""
         pid = item["participant_id"]
         stream = participant_stream(pid)
         with self.store.reading() as conn:
@@ -278,25 +285,21 @@ class Worker:
                 found = conn.execute(select(events).where(events.c.event_id == item["ref"])).first()
                 trigger = row_to_event(found) if found else None
             pending = pending_timers(conn, pid)
+            # Every kind of turn shows or reads its last messages: read them in this snapshot.
+            window = last_messages(conn, stream, self.services.settings.chat_history_limit)
         row = dict(participant._mapping)
         if memory.of(row) is None:
             # A row from before migration 0015 (or of an older memory format): fold its stream
             # once for this turn; `tandem replay --repair` writes it for good.
             log.info("participant %s: no conversation memory stored; folded from the stream", pid)
             row["memory"] = memory.fold(self.store.load(stream, exclude=NOT_IN_MEMORY))
-        limit = self.services.settings.chat_history_limit
-
-        def recent() -> list[Event]:
-            with self.store.reading() as conn:
-                return last_messages(conn, stream, limit)
-
         turn = Turn(
             participant=row,
             item=item,
             now=self.services.clock.now(),
             trigger=trigger,
             timer=timer,
-            load_history=recent,
+            load_history=lambda: window,
             pending=pending,
         )
         return turn, int(row["version"])
