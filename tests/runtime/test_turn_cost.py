@@ -1,7 +1,8 @@
 """A turn costs the same at the 10,000th event as at the 10th (issue 15), proven by structure
 rather than by timing: the real worker and handler (habit-coach, the real openai SDK against
 the scripted FakeOpenAI) issue the same SQL statements, and fetch the same number of rows, for
-a participant with 10 prior events as for one with 10,000.
+a participant with 10 prior events as for one with 10,000: an inbound turn (intake answers
+through the LLM) and a timer turn (a habit prompt's reminder, decided from the memory).
 
 Rows are counted where the driver hands them over: every connection of the engine gets a
 cursor class that counts what fetchone/fetchmany/fetchall return (sqlite3's `factory`,
@@ -16,6 +17,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -35,6 +37,8 @@ from bot.store.event_types.messages import MessageQueued, MessageSent
 from bot.store.event_types.work import WorkCompleted
 from bot.store.events import EventData, NewEvent, new_id, participant_stream
 from bot.store.services import Services
+from bot.timers import one_shot
+from bot.timers.firing import FiringPolicy, fire_due
 from tests.factories import enrolled, received
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
 
@@ -160,6 +164,26 @@ def _turn(services: Services, worker: Worker, pid: str, phone: str, n: int) -> C
     return found
 
 
+def _timer_turn(services: Services, worker: Worker, pid: str, phone: str) -> Cost:
+    """A habit prompt's reminder firing: the handler decides from the memory whether the
+    prompt was superseded or answered since (it was not: the reminder is sent)."""
+    stream = participant_stream(pid)
+    clock: FakeClock = services.clock  # type: ignore[assignment]
+    person = {"participant_id": pid, "phone": phone, "channel": "sms", "timezone": "UTC"}
+    prompt = MessageQueued(
+        outbox_id=new_id(), to_address=phone, channel="sms", kind="prompt", body="Walk?"
+    )
+    remind = one_shot.reminder(person, prompt.outbox_id, timedelta(minutes=5), "Walk?", clock.now())
+    services.store.append(stream, [prompt, remind])
+    clock.advance(timedelta(minutes=6))
+    assert len(fire_due(services.store, clock.now(), FiringPolicy())) == 1
+    with cost(services.store.engine) as found:
+        assert worker.run_once() == 1
+    last = [e.data for e in services.store.load(stream)[-3:]]
+    assert any(isinstance(d, MessageQueued) and d.kind == "reminder" for d in last), last
+    return found
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
@@ -201,4 +225,8 @@ def test_a_turn_at_10000_prior_events_costs_what_it_costs_at_10(
     assert at[10_000].rows == at[10].rows
     assert 0 < at[10].rows < 100, at[10].rows
     assert not any("llm_called" in s or "'llm.called'" in s for s in at[10_000].statements)
+
+    timed = {prior: _timer_turn(services, worker, people[prior], phones[prior]) for prior in people}
+    assert timed[10_000].per_statement() == timed[10].per_statement()
+    assert timed[10_000].rows == timed[10].rows
     store.engine.dispose()
