@@ -17,15 +17,14 @@ from typing import Any
 from bot.conversation.module import ModuleContext, ModuleReply
 from bot.conversation.prompts import Prompt, load_prompt
 from bot.conversation.tone import tone_guide
-from bot.conversation.transcript_llm import shown
 from bot.interventions.completion import Asker
 from bot.interventions.intervention import Intervention
 from bot.interventions.loader import CONFIG, read_intervention
 from bot.interventions.runtime import StepResult, TurnInput, run_turn
 from bot.interventions.validate import check
 from bot.store.event_types.conversation import StateTransitioned
-from bot.store.event_types.messages import MessageQueued
 from bot.store.events import Event, EventData
+from bot.store.memory import remembered
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +77,7 @@ class StepModule:
         their intervention, if it starts at a root step rather than in a module."""
         if participant.get("conversation_state") != ENROLLED_STATE:
             return []
-        if participant.get("current_step") or any(
-            isinstance(ev.data, MessageQueued) and shown(ev.data) for ev in history
-        ):
+        if participant.get("current_step") or remembered(participant, history).contacted:
             return []
         slug = str(participant.get("intervention") or "")
         intervention, _ = self.intervention(slug)

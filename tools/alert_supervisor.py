@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.events import new_id
+from bot.store.memory import remembered
 
 MAX_SUMMARY = 300
 DEFAULT_WINDOW_MINUTES = 30
@@ -56,15 +57,8 @@ def run(args: AlertSupervisor, ctx: ToolContext) -> ToolOutcome:
             "Alert not sent: the study option alert_window_minutes must be a number of minutes "
             f"from 0 to 10080, got {ctx.options.get('alert_window_minutes')!r}",
         )
-    recent = [
-        e.occurred_at
-        for e in ctx.history
-        if isinstance(e.data, AlertRaised)
-        and e.data.notify_supervisors
-        and ctx.now - e.occurred_at < window
-    ]
-    if recent:
-        last = max(recent)
+    last = remembered(ctx.participant, ctx.history).last_alerted()
+    if last is not None and ctx.now - last < window:
         ago = (ctx.now - last) / timedelta(minutes=1)
         return ToolOutcome(
             False,

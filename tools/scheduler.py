@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
+from bot.conversation.working import Working
 from bot.core.localtime import (
     QuietHours,
     local_date,
@@ -25,11 +26,19 @@ from bot.core.localtime import (
     parse_quiet_hours,
     validate_timezone,
 )
+from bot.store import memory
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import Event, EventData
+from bot.timers.history import as_scheduled
 from bot.timers.one_shot import zone_of
 from bot.timers.quiet_hours import for_participant
-from bot.timers.schedules import ScheduleView, create_daily, delete_schedule, list_schedules
+from bot.timers.schedules import (
+    ScheduleView,
+    create_daily,
+    delete_schedule,
+    list_schedules,
+    schedule_views,
+)
 
 PURPOSE = "habit_prompt"
 KIND = "daily"
@@ -229,6 +238,15 @@ def _delete(schedule_id: str, ctx: ToolContext) -> ToolOutcome:
 
 def _views(ctx: ToolContext, proposed: Sequence[EventData] = ()) -> list[ScheduleView]:
     """Live schedules as the stream says, with `proposed` events as if already appended."""
+    if memory.of(ctx.participant) is not None:  # a turn: its memory and pending timers
+        working = Working(ctx.participant, ctx.history, ctx.now, ctx.pending_timers)
+        working.add(proposed)
+        return schedule_views(
+            working.memory.live_schedules(),
+            as_scheduled(working.pending_timers()),
+            ctx.participant,
+            _quiet_hours(ctx),
+        )
     events = list(ctx.history)
     base = events[-1].seq if events else 0
     stream_id = events[-1].stream_id if events else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from tqdm import tqdm
 
+from bot.cli.participant_ref import resolve
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
 from bot.store.engine import make_engine
@@ -51,21 +52,32 @@ def migrate(app_role: str | None) -> None:
     default=None,
     help="Show a progress bar (default: when stderr is a terminal).",
 )
+@click.option(
+    "--participant",
+    "participant_ref",
+    default=None,
+    help="Replay one participant's stream only (their id or phone) and check or repair only "
+    "their rows.",
+)
 @database_errors
-def replay(check: bool, do_repair: bool, progress: bool | None) -> None:
+def replay(
+    check: bool, do_repair: bool, progress: bool | None, participant_ref: str | None
+) -> None:
     """Rebuild every projection from the events and print how the stored tables differ.
 
     Events that cannot be read (unknown type or invalid payload) are listed with their seq and
     make the command exit 1; they are never skipped silently.
     """
-    store = build_store(settings_from_env())
+    settings = settings_from_env()
+    store = build_store(settings)
     try:
+        pid = resolve(store, settings, participant_ref) if participant_ref else None
         with tqdm(
             unit="ev",
             disable=not progress if progress is not None else None,
             file=click.get_text_stream("stderr"),
         ) as bar:
-            report = rebuild(store, progress=bar.update)
+            report = rebuild(store, progress=bar.update, participant_id=pid)
         compare(store, report)
         for problem in report.unreadable:
             click.echo(f"unreadable event {problem}")

@@ -40,9 +40,17 @@ BACKGROUND = (
 
 
 def prompt_variables(
-    participant: Mapping[str, Any], now: datetime, history: Sequence[Event], trigger: str
+    participant: Mapping[str, Any],
+    now: datetime,
+    history: Sequence[Event],
+    trigger: str,
+    *,
+    contacted: bool | None = None,
 ) -> dict[str, Any]:
-    """The engine's variables (documented in docs/conversation.md)."""
+    """The engine's variables (documented in docs/conversation.md). `contacted`: whether the
+    conversation sent the participant anything yet (the turn's memory); None: from `history`."""
+    if contacted is None:
+        contacted = any(isinstance(ev.data, MessageQueued) and shown(ev.data) for ev in history)
     profile = participant.get("profile") or {}
     zone = zone_of(participant)
     local = now.astimezone(zone)
@@ -57,9 +65,7 @@ def prompt_variables(
         "timezone": zone.key,
         "success_count": count(participant, "success_count"),
         "total_prompts": count(participant, "total_prompts"),
-        "first_contact": not any(
-            isinstance(ev.data, MessageQueued) and shown(ev.data) for ev in history
-        ),
+        "first_contact": not contacted,
     }
 
 

@@ -47,6 +47,7 @@ from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.timers import TransitionRequested
 from bot.store.events import Event, EventData
+from bot.store.memory import remembered
 from bot.timers.reactions import on_inbound
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ class ConversationFlow:
             log.warning("work item %s: its message is missing", turn.item["work_id"])
             return []
         history = turn.history()
-        working = Working(turn.participant, history, turn.now)
+        working = Working(turn.participant, history, turn.now, turn.pending)
         events: list[EventData] = []
         notes: list[str] = []
         applied = self.interventions.of(turn.participant)
@@ -142,13 +143,15 @@ class ConversationFlow:
         enrolled = turn.trigger.data if turn.trigger is not None else None
         if isinstance(enrolled, ParticipantEnrolled) and enrolled.source == "auto":
             return []  # enrolled by their own message, which is answered instead
-        working = Working(turn.participant, turn.history(), turn.now)
+        working = Working(turn.participant, turn.history(), turn.now, turn.pending)
         return self._converse(turn, working, [], "enrolled", None, [])
 
     def _timer(self, turn: Turn) -> list[EventData]:
         history = turn.history()
-        events = list(handle_fired(turn.participant, turn.timer, history, turn.now))
-        working = Working(turn.participant, history, turn.now)
+        events = list(
+            handle_fired(turn.participant, turn.timer, history, turn.now, pending=turn.pending)
+        )
+        working = Working(turn.participant, history, turn.now, turn.pending)
         state_before = working.state
         working.add(events)
         for request in [e for e in events if isinstance(e, TransitionRequested)]:
@@ -201,7 +204,13 @@ class ConversationFlow:
                 recorded, current=current, limit=self.settings.chat_history_limit
             ),
             history=list(working.history),
-            variables=prompt_variables(working.row, turn.now, recorded, trigger),
+            variables=prompt_variables(
+                working.row,
+                turn.now,
+                recorded,
+                trigger,
+                contacted=remembered(turn.participant, recorded).contacted,
+            ),
             converse=self._converser(working, turn.now),
             notes=notes,
             structured=functools.partial(self._structured, client=self._llm(working.row)),
@@ -313,6 +322,7 @@ class ConversationFlow:
                 supervisors,
                 turn.history(),
                 turn.now,
+                memory=remembered(turn.participant, turn.history()),
                 window=self.alert_window,
                 base_url=self.settings.public_base_url,
             )

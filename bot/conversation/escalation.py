@@ -16,7 +16,7 @@ from typing import Any
 from bot.channel import outbound
 from bot.conversation.supervisors import alert_body
 from bot.conversation.timer_turns import FiredTimer, Handler
-from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
+from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import EventData
 from bot.timers import one_shot
@@ -49,13 +49,8 @@ def escalation_handler(
 
     def escalate(fired: FiredTimer) -> list[EventData]:
         alert_id = str(fired.payload.get("alert_id") or "")
-        raised, closed = None, False
-        for event in fired.events:
-            data = event.data
-            if isinstance(data, AlertRaised) and data.alert_id == alert_id:
-                raised = data
-            elif isinstance(data, AlertAcknowledged | AlertResolved) and data.alert_id == alert_id:
-                closed = True
+        found = fired.memory.alert(alert_id)
+        raised, closed = found if found is not None else (None, False)
         if raised is None:
             return [fired.skipped("no such alert")]
         if closed:

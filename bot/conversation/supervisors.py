@@ -17,6 +17,7 @@ from bot.core.config import ConfigError, Settings
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import Event
+from bot.store.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +74,14 @@ def alert_texts(
     *,
     window: timedelta = DEFAULT_WINDOW,
     base_url: str | None = None,
+    memory: Memory | None = None,
 ) -> list[MessageQueued]:
     """One text per supervisor about the alerts that ask for them, unless supervisors were
     texted about this participant within `window` (then nothing: the alerts stay recorded)."""
     wanted = [a for a in alerts if a.notify_supervisors]
     if not wanted or not supervisors:
         return []
-    last = last_texted(history)
+    last = memory.last_texted() if memory is not None else last_texted(history)
     if last is not None and now - last < window:
         return []
     body = alert_body(wanted, participant_id, base_url)

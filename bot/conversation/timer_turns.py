@@ -16,27 +16,42 @@ from datetime import datetime, timedelta
 from typing import Any, get_args
 
 from bot.channel import outbound
-from bot.store import delivery
 from bot.store.event_types.messages import MessageKind
 from bot.store.event_types.timers import (
     MeasurementAsked,
     MeasurementMissed,
     TimerCancelled,
+    TimerScheduled,
     TimerSkipped,
     TransitionRequested,
 )
 from bot.store.events import Event, EventData
+from bot.store.memory import Memory, remembered
 from bot.timers import history, one_shot
 
 
 @dataclass(frozen=True)
 class FiredTimer:
-    """What a handler is given: the participant, the fired timer (a timers row), the stream."""
+    """What a handler is given: the participant (their row, whose `memory` says what their
+    stream holds, bot.store.memory), the fired timer (a timers row), the events the turn
+    loaded (the last messages) and the participant's pending timers rows (None: folded from
+    `events`, for a stream given whole)."""
 
     participant: Mapping[str, Any]
     timer: Mapping[str, Any]
     events: Sequence[Event]
     now: datetime
+    pending: Sequence[Mapping[str, Any]] | None = None
+
+    @property
+    def memory(self) -> Memory:
+        return remembered(self.participant, self.events)
+
+    def pending_timers(self) -> dict[str, TimerScheduled]:
+        """The participant's pending timers, by id."""
+        if self.pending is None:
+            return history.pending_timers(self.events)
+        return history.as_scheduled(self.pending)
 
     @property
     def timer_id(self) -> str:
@@ -72,11 +87,13 @@ def handle_fired(
     timer: Mapping[str, Any] | None,
     stream_events: Sequence[Event],
     now: datetime,
+    *,
+    pending: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[EventData]:
     """The events a fired timer produces; nothing if the timer is not (or no longer) fired."""
     if timer is None or timer.get("status") != "fired":
         return []
-    fired = FiredTimer(participant, timer, stream_events, now)
+    fired = FiredTimer(participant, timer, stream_events, now, pending)
     if participant.get("status") != "active":
         return [fired.skipped(str(participant.get("status")))]
     if participant.get("opted_out"):
@@ -101,11 +118,11 @@ def schedule_gone(fired: FiredTimer) -> list[EventData] | None:
     """For an occurrence of a deleted schedule: skip it and end its chain; else None. Public:
     a handler registered over a built-in kind (the daily habit cycle) checks it too."""
     schedule_id = fired.payload.get("schedule_id")
-    if not schedule_id or schedule_id in history.live_schedules(fired.events):
+    if not schedule_id or schedule_id in fired.memory.live_schedules():
         return None
     chain: list[EventData] = [
         TimerCancelled(timer_id=t.timer_id, reason="schedule deleted")
-        for t in history.pending_timers(fired.events).values()
+        for t in fired.pending_timers().values()
         if t.payload.get("schedule_id") == schedule_id and t.timer_id != fired.timer_id
     ]
     return [fired.skipped("stale"), *chain]
@@ -136,11 +153,12 @@ def daily(fired: FiredTimer) -> list[EventData]:
 def reminder(fired: FiredTimer) -> list[EventData]:
     """Queue the reminder unless a newer message of the same kind superseded the one it is
     about ("stale") or the participant replied after it ("answered")."""
-    about = history.queued(fired.events, str(fired.payload.get("about", "")))
-    version = about.version if about else history.scheduled_version(fired.events, fired.timer_id)
-    if about is not None and history.superseded(fired.events, version, about.kind):
+    memory = fired.memory
+    about = memory.queued(str(fired.payload.get("about", "")))
+    version = about[0] if about else memory.scheduled_version(fired.timer_id)
+    if about is not None and memory.superseded(version, about[1]):
         return [fired.skipped("stale")]
-    if history.replied_after(fired.events, version):
+    if memory.replied_after(version):
         return [fired.skipped("answered")]
     return _send(fired, "reminder")
 
@@ -194,22 +212,17 @@ def measurement_timeout(fired: FiredTimer) -> list[EventData]:
     """
     about = str(fired.payload.get("about", ""))
     name = str(fired.payload.get("measurement", ""))
-    asked = history.queued(fired.events, about)
-    version = asked.version if asked else history.scheduled_version(fired.events, fired.timer_id)
+    memory = fired.memory
+    asked = memory.queued(about)
+    version = asked[0] if asked else memory.scheduled_version(fired.timer_id)
     if asked:
         # Only what came after the question reached the participant can answer it.
-        sent = delivery.sent_version(fired.events, about)
-        version = sent if sent is not None else fired.events[-1].stream_version + 1
-    verdicts = {
-        e.event_type
-        for e in fired.events
-        if e.stream_version > version
-        and e.event_type in ("measurement.recorded", "measurement.rejected")
-        and getattr(e.data, "measurement", None) == name
-    }
+        sent = memory.sent_version(about)
+        version = sent if sent is not None else int(fired.participant.get("version") or 0) + 1
+    verdicts = memory.verdicts_after(name, version)
     if "measurement.recorded" in verdicts:
         return [fired.skipped("answered")]
-    if not verdicts and history.replied_after(fired.events, version):
+    if not verdicts and memory.replied_after(version):
         return [fired.skipped("answered")]
     return [
         MeasurementMissed(

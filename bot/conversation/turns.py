@@ -15,10 +15,10 @@ class Turn:
     """One work item of one participant, with the state it is decided on.
 
     `trigger` is the event that created the item (the message, the enrollment, the command) and
-    `timer` the timers row for a timer item. `history()` loads the participant's stream
-    lazily (most handlers need only part of it), without the LLM and tool call records and
-    delivery reports that no decision reads (`bot.runtime.worker.NOT_IN_TURN_HISTORY`; sends
-    stay in: a question is answered only once it was sent).
+    `timer` the timers row for a timer item. What a turn decides on is the participant row
+    (with its `memory`, bot.store.memory) and `pending`, their pending timers rows; `history()`
+    loads, lazily, only the last messages of the stream (bot.store.recent), never all of it.
+    Without `pending` (a turn built by hand), pending timers are folded from `history()`.
     """
 
     participant: Mapping[str, Any]
@@ -27,6 +27,7 @@ class Turn:
     trigger: Event | None = None
     timer: Mapping[str, Any] | None = None
     load_history: Callable[[], list[Event]] | None = None
+    pending: list[dict[str, Any]] | None = None
     _history: list[Event] | None = field(default=None, repr=False)
 
     @property

@@ -24,7 +24,7 @@ from bot.interventions.types import ANY, name_types, value_problem
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.events import Event, EventData, new_id
-from bot.timers import history as timer_history
+from bot.store.memory import remembered
 from bot.timers import one_shot, schedules
 
 
@@ -118,7 +118,8 @@ def _set(action: Action, situation: Situation) -> list[EventData]:
 def _schedule(action: Action, situation: Situation) -> list[EventData]:
     """A daily measurement, unless one for this question is already live."""
     slug = str(action.schedule)
-    for live in timer_history.live_schedules(situation.history).values():
+    memory = remembered(situation.participant, situation.history)
+    for live in memory.live_schedules().values():
         if live.kind == "measurement" and live.payload.get("measurement") == slug:
             return []
     question = situation.intervention.questions[slug]

@@ -23,7 +23,6 @@ from bot.interventions import context, judging
 from bot.interventions.completion import Asker
 from bot.interventions.intervention import Intervention
 from bot.interventions.questions import EXTRACTION, extraction_model, numbered, parse
-from bot.store import delivery
 from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
 from bot.store.event_types.messages import MessageReceived
 from bot.store.events import Event, EventData
@@ -55,7 +54,7 @@ def answer(
     if question is None or working.now > datetime.fromisoformat(asking["answer_by"]):
         return None
     outbox_id = str(asking.get("outbox_id"))
-    if not delivery.sent_before(working.history, outbox_id, inbound.stream_version):
+    if not working.memory.sent_before(outbox_id, inbound.stream_version):
         return None  # held or undelivered: the participant had not seen the question yet
     reply = inbound.data.body
     found = Answered()

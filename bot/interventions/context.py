@@ -19,6 +19,7 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import StepEntered, StepReplied
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
+from bot.store.memory import remembered
 from bot.timers.one_shot import zone_of
 
 ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements")
@@ -70,8 +71,9 @@ def data(
     now: datetime,
     history: Sequence[Event] = (),
 ) -> dict[str, Any]:
-    """The plain data conditions are evaluated over (and templates see); `history` is the
-    participant's stream, for `participant.flagged`."""
+    """The plain data conditions are evaluated over (and templates see); `participant.flagged`
+    comes from the row's memory (bot.store.memory), or from `history` (the whole stream) for a
+    row without one."""
     progress = Progress.of(row)
     judged = row.get("judgements") or {}
     judgements = {
@@ -94,7 +96,7 @@ def data(
             "minutes": progress.minutes(now),
             "visits": progress.visits.get(progress.step or "", 0),
         },
-        "participant": {**participant(row, now), "flagged": flagged(history)},
+        "participant": {**participant(row, now), "flagged": remembered(row, history).flagged},
         "measurements": measured,
     }
 
@@ -144,12 +146,19 @@ class Transcript:
 
 
 def transcript(
-    history: Sequence[Event], inbound: Event | None, speakers: tuple[str, str]
+    history: Sequence[Event],
+    inbound: Event | None,
+    speakers: tuple[str, str],
+    *,
+    step: str | None = None,
+    visit: int = 0,
 ) -> Transcript:
     """Messages in order, each with the step (and visit) it was said in. Messages received
-    after the one being answered are left out; that one belongs to the step answering it."""
+    after the one being answered are left out; that one belongs to the step answering it.
+    `history` may be the last messages only (a turn's window, bot.store.recent): `step` and
+    `visit` are then where the window begins."""
     lines: list[Line] = []
-    step, visit, previous, answered = None, 0, None, None
+    previous, answered = None, None
     for ev in history:
         data = ev.data
         if isinstance(data, StepEntered):

@@ -20,8 +20,8 @@ from bot.interventions.context import Progress
 from bot.interventions.format import Action, Step
 from bot.interventions.intervention import Intervention
 from bot.store.event_types.interventions import Via
-from bot.store.event_types.messages import MessageReceived
 from bot.store.events import Event
+from bot.store.memory import Memory
 
 
 @dataclass(frozen=True)
@@ -40,19 +40,15 @@ class Move:
 def session_move(
     intervention: Intervention,
     progress: Progress,
-    history: Sequence[Event],
+    memory: Memory,
     inbound: Event | None,
 ) -> Move | None:
     """Back to `resume_at` when the previous message came more than `gap_hours` earlier."""
     sessions = intervention.config.sessions
     if sessions is None or inbound is None or progress.step == sessions.resume_at:
         return None
-    earlier = [
-        ev.occurred_at
-        for ev in history
-        if isinstance(ev.data, MessageReceived) and ev.stream_version < inbound.stream_version
-    ]
-    if earlier and inbound.occurred_at - max(earlier) > timedelta(hours=sessions.gap_hours):
+    earlier = memory.received_before(inbound.stream_version)
+    if earlier and inbound.occurred_at - earlier > timedelta(hours=sessions.gap_hours):
         return Move(sessions.resume_at, "session")
     return None
 

@@ -91,8 +91,14 @@ class _Turn:
 
     def template_context(self, **extra: Any) -> dict[str, Any]:
         speakers = self.i.config.speakers
+        window = self.working.history
+        entered = [e.data for e in window if isinstance(e.data, StepEntered)]
         said = context.transcript(
-            self.working.history, self.turn.inbound, (speakers.participant, speakers.bot)
+            window,
+            self.turn.inbound,
+            (speakers.participant, speakers.bot),
+            step=entered[0].from_step if entered else self.progress.step,
+            visit=self.working.memory.visits - len(entered),
         )
         return {
             **self.data(),
@@ -160,7 +166,7 @@ class _Turn:
     def opening_move(self) -> Move | None:
         """A new session, or an interrupt (after the judgements interrupts rely on)."""
         progress = self.progress
-        move = session_move(self.i, progress, self.working.history, self.turn.inbound)
+        move = session_move(self.i, progress, self.working.memory, self.turn.inbound)
         if move is not None:
             return move
         for slug in self.i.interrupt_judgements():
@@ -245,10 +251,7 @@ class _Turn:
         step = self.i.steps[slug]
         if step.say is not None:
             items = [step.say] if isinstance(step.say, str) else step.say
-            said = sum(
-                isinstance(e.data, StepReplied) and e.data.step == slug
-                for e in self.working.history
-            )
+            said = self.working.memory.said(slug)
             index = said % len(items)
             key = f"step:{slug}:say:{index}"
             self.result.text = judging.render(self.i, key, self.template_context()).text

@@ -22,11 +22,14 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 
 from bot.conversation.turns import Handler, Turn
+from bot.store import memory
 from bot.store.event_store import ConcurrencyError, row_to_event
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
 from bot.store.leases import acquire, release
+from bot.store.queries import pending_timers
+from bot.store.recent import last_messages
 from bot.store.schema import events, participants, takeovers, timers, work_items
 from bot.store.services import Services
 
@@ -55,18 +58,10 @@ NOT_TAKEN_OVER = ~exists().where(
         takeovers.c.status == "active",
     )
 )
-# Records no turn decision reads: the LLM's prompts and answers (most of a long stream's
-# bytes), tool call records and delivery bookkeeping. A turn's history leaves them out, so that
-# a participant with 10,000 events does not decode every stored prompt on each turn
-# (bench/turn.py: ~300 ms -> ~70 ms a turn). A handler that needs one of them must load it.
-# message.sent stays in: a question is open only once it was sent (bot.store.delivery).
-NOT_IN_TURN_HISTORY = (
-    "llm.called",
-    "tool.called",
-    "tool.failed",
-    "work.completed",
-    "message.status",
-)
+# Records the conversation memory (bot.store.memory) is not folded from: the LLM's prompts and
+# answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
+# row without a memory (from before migration 0015) has its stream folded for a turn.
+NOT_IN_MEMORY = ("llm.called", "tool.called", "tool.failed", "work.completed")
 
 
 class Worker:
@@ -123,26 +118,32 @@ class Worker:
                 self.store.engine, _lease_name(row.participant_id), self.name, now, self.lease
             ):
                 try:
-                    return self.drain(row.participant_id)
+                    return self.drain(row.participant_id, first=head)
                 finally:
                     release(self.store.engine, _lease_name(row.participant_id), self.name)
         return 0
 
-    def drain(self, participant_id: str) -> int:
-        """Handle a claimed participant's due items in order, renewing the lease as it goes."""
+    def drain(self, participant_id: str, first: dict[str, Any] | None = None) -> int:
+        """Handle a claimed participant's due items in order, renewing the lease as it goes.
+        `first` is their due head item, read just before the lease was taken (not read again)."""
         handled = 0
+        item = first
         while True:
-            now = self.services.clock.now()
-            item = self._head(participant_id)
-            if item is None or item["available_at"] > now:
-                return handled
-            if not acquire(
-                self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-            ):
-                log.warning("worker %s lost the lease of participant %s", self.name, participant_id)
-                return handled
+            if item is None:
+                now = self.services.clock.now()
+                item = self._head(participant_id)
+                if item is None or item["available_at"] > now:
+                    return handled
+                if not acquire(
+                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
+                ):
+                    log.warning(
+                        "worker %s lost the lease of participant %s", self.name, participant_id
+                    )
+                    return handled
             self.process(item)
             handled += 1
+            item = None
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
@@ -263,7 +264,12 @@ class Worker:
         return dict(row._mapping) if row else None
 
     def _turn(self, item: dict[str, Any]) -> tuple[Turn, int]:
+        """What the turn is decided on, in one read transaction of a fixed number of bounded
+        statements: the participant row (its `memory` holds what the stream says,
+        bot.store.memory), the trigger or timer, the pending timers and the last messages
+        (`history()`, bot.store.recent)."""
         pid = item["participant_id"]
+        stream = participant_stream(pid)
         with self.store.reading() as conn:
             participant = conn.execute(
                 select(participants).where(participants.c.participant_id == pid)
@@ -278,15 +284,25 @@ class Worker:
             else:
                 found = conn.execute(select(events).where(events.c.event_id == item["ref"])).first()
                 trigger = row_to_event(found, self.store.sealer, conn) if found else None
+            pending = pending_timers(conn, pid)
+            # Every kind of turn shows or reads its last messages: read them in this snapshot.
+            window = last_messages(
+                conn, stream, self.services.settings.chat_history_limit, self.store.sealer
+            )
         row = dict(participant._mapping)
-        stream = participant_stream(pid)
+        if memory.of(row) is None:
+            # A row from before migration 0015 (or of an older memory format): fold its stream
+            # once for this turn; `tandem replay --repair` writes it for good.
+            log.info("participant %s: no conversation memory stored; folded from the stream", pid)
+            row["memory"] = memory.fold(self.store.load(stream, exclude=NOT_IN_MEMORY))
         turn = Turn(
             participant=row,
             item=item,
             now=self.services.clock.now(),
             trigger=trigger,
             timer=timer,
-            load_history=lambda: self.store.load(stream, exclude=NOT_IN_TURN_HISTORY),
+            load_history=lambda: window,
+            pending=pending,
         )
         return turn, int(row["version"])
 

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from bot.store.event_store import EventStore, row_to_event
-from bot.store.events import InvalidEventData, UnknownEventType
+from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
 from bot.store.projections import Projection, Row
 from bot.store.schema import PROJECTION_TABLES
 
@@ -38,16 +38,27 @@ class ReplayReport:
     rebuilt: dict[str, dict[str, Row]] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # "seq N: why"
+    participant_id: str | None = None  # a rebuild of one participant's stream only
 
     @property
     def clean(self) -> bool:
         return not self.differences and not self.unreadable
 
 
-def rebuild(store: EventStore, progress: Callable[[int], None] | None = None) -> ReplayReport:
-    """Fold every event, in global order, into fresh in-memory projections."""
+def rebuild(
+    store: EventStore,
+    progress: Callable[[int], None] | None = None,
+    *,
+    participant_id: str | None = None,
+) -> ReplayReport:
+    """Fold every event, in global order, into fresh in-memory projections; with
+    `participant_id`, only that participant's stream (their rows of every projection: the
+    participants row with its conversation memory, timers, outbox, work items, alerts...), which
+    `compare(..., participant_id=...)` and `repair` then check and rewrite alone."""
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
-    for raw in store.read_rows():
+    report.participant_id = participant_id
+    stream_id = participant_stream(participant_id) if participant_id is not None else None
+    for raw in store.read_rows(stream_id=stream_id):
         report.events += 1
         if progress is not None:
             progress(1)
@@ -70,7 +81,10 @@ def rebuild(store: EventStore, progress: Callable[[int], None] | None = None) ->
 def compare(store: EventStore, report: ReplayReport) -> None:
     """Fill `report.differences` with how the stored projections differ from the rebuilt ones."""
     for projection in store.projections:
-        stored = _stored_rows(store, projection)
+        table = PROJECTION_TABLES[projection.name]
+        if report.participant_id is not None and "participant_id" not in table.c:
+            continue  # not a participant's rows (staff): left to a whole replay
+        stored = _stored_rows(store, projection, report.participant_id)
         rebuilt = report.rebuilt[projection.name]
         for key in sorted(set(stored) | set(rebuilt)):
             if key not in stored:
@@ -113,13 +127,17 @@ def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -
     return written
 
 
-def _stored_rows(store: EventStore, projection: Projection) -> dict[str, Row]:
+def _stored_rows(
+    store: EventStore, projection: Projection, participant_id: str | None = None
+) -> dict[str, Row]:
     table = PROJECTION_TABLES[projection.name]
-    cols = [table.c[name] for name in projection.columns]
+    query = select(*[table.c[name] for name in projection.columns])
+    if participant_id is not None:
+        query = query.where(table.c.participant_id == participant_id)
     with store.reading() as conn:
         return {
             str(row._mapping[projection.key_column]): dict(row._mapping)
-            for row in conn.execute(select(*cols))
+            for row in conn.execute(query)
         }
 
 

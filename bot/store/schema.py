@@ -113,6 +113,8 @@ participants = Table(
     Column("step_counters", Json, nullable=False),
     Column("judgements", Json, nullable=False),
     Column("notes", Json, nullable=False),
+    # bot.store.memory: what a turn decides on beyond the columns above (NULL until replayed)
+    Column("memory", Json, nullable=True),
     Column("enrolled_at", UtcDateTime, nullable=False),
     Column("last_inbound_at", UtcDateTime, nullable=True),
     Column("updated_at", UtcDateTime, nullable=False),

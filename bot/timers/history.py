@@ -6,8 +6,9 @@ an answered or superseded timer from one that should act.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted
@@ -77,6 +78,11 @@ def live_schedules(events: Sequence[Event]) -> dict[str, ScheduleCreated]:
 def pending_timers(events: Sequence[Event]) -> dict[str, TimerScheduled]:
     """Timers scheduled and not yet fired, skipped or cancelled, with deferrals applied (the
     timers projection's own fold)."""
+    return as_scheduled(pending_rows(events))
+
+
+def as_scheduled(rows: Sequence[Mapping[str, Any]]) -> dict[str, TimerScheduled]:
+    """Pending timers rows (the `timers` table's, or folded) as the events that scheduled them."""
     return {
         row["timer_id"]: TimerScheduled(
             timer_id=row["timer_id"],
@@ -87,5 +93,5 @@ def pending_timers(events: Sequence[Event]) -> dict[str, TimerScheduled]:
             local_time=row["local_time"],
             timezone=row["timezone"],
         )
-        for row in pending_rows(events)
+        for row in rows
     }

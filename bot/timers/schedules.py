@@ -195,9 +195,21 @@ def list_schedules(
 ) -> list[ScheduleView]:
     """The live schedules, each with its pending occurrence and when it will really act: moved
     by quiet hours, or not at all while the participant is paused or opted out."""
-    pending = history.pending_timers(events)
+    return schedule_views(
+        history.live_schedules(events), history.pending_timers(events), participant, quiet_hours
+    )
+
+
+def schedule_views(
+    live: Mapping[str, ScheduleCreated],
+    pending: Mapping[str, TimerScheduled],
+    participant: Mapping[str, Any] | None = None,
+    quiet_hours: QuietHours | None = None,
+) -> list[ScheduleView]:
+    """`list_schedules` from the live schedules and pending timers already at hand (a turn's
+    memory and the timers table)."""
     views = []
-    for schedule_id, schedule in history.live_schedules(events).items():
+    for schedule_id, schedule in live.items():
         nxt = min(
             (t for t in pending.values() if t.payload.get("schedule_id") == schedule_id),
             key=lambda t: t.due_at,

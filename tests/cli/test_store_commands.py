@@ -76,6 +76,32 @@ def test_replay_check_exits_1_on_a_difference_and_0_when_clean(
     assert "timezone" in dirty.stdout
 
 
+def test_replay_of_one_participant_checks_and_repairs_their_memory_only(
+    store: EventStore, database_url: str
+) -> None:
+    one, two = enrolled(), enrolled(phone="+442071838750")
+    for person in (one, two):
+        store.append(participant_stream(person.participant_id), [person])
+    with store.engine.begin() as conn:
+        conn.execute(update(participants).values(memory=None))  # as rows from before 0015
+    mine = tandem("replay", "--check", "--participant", one.phone, url=database_url)
+    assert mine.returncode == 1
+    assert f"participants {one.participant_id}: memory" in mine.stdout
+    assert two.participant_id not in mine.stdout
+    fixed = tandem("replay", "--repair", "--participant", one.participant_id, url=database_url)
+    assert "repaired 1 rows" in fixed.stdout, fixed.stdout
+    assert (
+        tandem(
+            "replay", "--check", "--participant", one.participant_id, url=database_url
+        ).returncode
+        == 0
+    )
+    left = tandem("replay", "--check", url=database_url)
+    assert left.returncode == 1 and f"participants {two.participant_id}: memory" in left.stdout
+    unknown = tandem("replay", "--participant", "nobody", url=database_url)
+    assert unknown.returncode == 1 and "no participant" in unknown.stderr
+
+
 def test_migrate_on_an_empty_sqlite_file_creates_the_schema(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'new.db'}"
     result = tandem("migrate", url=url)

@@ -28,7 +28,7 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import EventData, new_id
-from bot.timers import history, one_shot
+from bot.timers import one_shot
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def habit_prompt(fired: timer_turns.FiredTimer, cycle: Cycle) -> list[EventData]
     today = local_date(now, one_shot.zone_of(person))
     events += sent
     events += questions.ask(person, "did_you_do_it", questions.DID_YOU_DO_IT_OPTIONS, about, today)
-    if not questions.asked_on(fired.events, "intensity", today):
+    if not fired.memory.asked_on("intensity", today):
         options = questions.intensity_options(counters.intensity(person))
         events += questions.ask(person, "intensity", options, about, today)
     if cycle.reminder_after is not None:
@@ -157,7 +157,7 @@ def _auto_feedback(fired: timer_turns.FiredTimer, after: timedelta | None) -> li
     conversation is already in feedback (or the move is off)."""
     events: list[EventData] = [
         TimerCancelled(timer_id=t.timer_id, reason="replaced by a newer habit prompt")
-        for t in history.pending_timers(fired.events).values()
+        for t in fired.pending_timers().values()
         if t.kind == "transition" and t.payload.get("reason") == AUTO_FEEDBACK_REASON
     ]
     state = str(fired.participant.get("conversation_state") or "").lower()

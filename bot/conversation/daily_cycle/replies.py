@@ -17,6 +17,7 @@ from bot.conversation.daily_cycle import answers, counters, questions
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked
 from bot.store.events import Event, EventData
+from bot.store.memory import remembered
 
 
 def on_reply(
@@ -34,7 +35,7 @@ def on_reply(
     arrived out of it. `now` is accepted for answer windows; none is enforced yet.
     """
     before = inbound.stream_version if inbound is not None else None
-    for question in questions.open_questions(history, before):
+    for question in remembered(participant, history).open_questions(before):
         answer = answers.choose(text, question.options, questions.VOCABULARY[question.kind])
         if answer is None:
             continue

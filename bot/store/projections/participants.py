@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bot.store import memory
 from bot.store.event_types import (
     MessageReceived,
     ParticipantEnrolled,
@@ -47,6 +48,7 @@ COLUMNS = (
     "step_counters",
     "judgements",
     "notes",
+    "memory",
     "enrolled_at",
     "last_inbound_at",
     "updated_at",
@@ -75,6 +77,8 @@ def _enrolled(row: Row | None, event: Event) -> Row:
         "step_counters": {},
         "judgements": {},
         "notes": {},
+        # Kept over a re-enrollment: a turn's memory is of the whole stream (bot.store.memory).
+        "memory": row.get("memory") if row is not None else memory.empty(),
         "enrolled_at": event.occurred_at,
         "last_inbound_at": None,
     }
@@ -167,6 +171,8 @@ def apply(row: Row | None, event: Event) -> Row | None:
         # version below must then still be written (the store skips a row it was handed back).
         new = dict(case(row, event)) if case else dict(row)
     assert new is not None
+    if new.get("memory") is not None:  # None: a row from before 0015, until it is replayed
+        new["memory"] = memory.apply(new["memory"], event)
     new["version"] = event.stream_version
     new["updated_at"] = event.occurred_at
     return new
