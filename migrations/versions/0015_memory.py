@@ -15,7 +15,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision = '0015'
-down_revision = '0005'
+down_revision = '0013'
 branch_labels = None
 depends_on = None
 

@@ -21,9 +21,9 @@ def test_the_window_holds_the_last_messages_and_steps_in_order(store: EventStore
     payloads.append(StepEntered(intervention="i", step="welcome"))
     store.append(stream, payloads)
     with store.reading() as conn:
-        window = last_messages(conn, stream, 5)
-        everything = last_messages(conn, stream, -1)
-        nothing = last_messages(conn, stream, 0)
+        window = last_messages(conn, stream, 5, store.sealer)
+        everything = last_messages(conn, stream, -1, store.sealer)
+        nothing = last_messages(conn, stream, 0, store.sealer)
     assert [e.event_type for e in window[-1:]] == ["step.entered"]
     assert [e.data.body for e in window[:-1]] == [f"m{n}" for n in range(21, 30)]
     assert len(everything) == 31 and everything[0].data.body == "m0"
