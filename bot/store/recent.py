@@ -12,11 +12,11 @@ from __future__ import annotations
 from sqlalchemy import Connection, and_, bindparam, select
 
 from bot.store.event_store import row_to_event
-from bot.store.sealing import Sealer
 from bot.store.event_types.interventions import StepEntered
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
 from bot.store.schema import events
+from bot.store.sealing import Sealer
 
 # The window's events: messages both ways, and where an intervention's steps began (which
 # step said what). Supervisor and debug texts are message.queued too and take room in it, as
