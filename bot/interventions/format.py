@@ -111,9 +111,55 @@ class Action(Strict):
 
 
 class Transition(Strict):
+    """`after_reply`: checked once the step has answered the message (answer-then-switch): the
+    participant moves then, and the next message is handled by the new step."""
+
     to: str
     when: str | None = None
     actions: list[Action] = []
+    after_reply: bool = False
+
+
+class FormField(FieldSpec):
+    """A field of a form: a typed value, the domain it belongs to, whether it is critical."""
+
+    domain: str | None = None
+    critical: bool = False
+
+
+class FormDomain(Strict):
+    """A part of a form, with a soft target of turns the conversation spends on it."""
+
+    title: Text | None = None
+    description: str | None = None
+    target: int | None = Field(None, ge=1)
+
+
+class Form(Strict):
+    """A record built up over turns (forms/<name>.yaml, or under `forms:` in intervention.yaml).
+
+    `complete_when` is a condition over `form.*` (the clock's figures), checked after each
+    extraction; `model_completes` lets the model mark the form complete; `open` lets it propose
+    new fields. `prompt` is a template added to each extraction's instructions."""
+
+    title: Text
+    description: str | None = None
+    fields: dict[str, FormField] = {}
+    domains: dict[str, FormDomain] = {}
+    target_turns: int | None = Field(None, ge=1)
+    complete_when: str | None = None
+    model_completes: bool = False
+    open: bool = False
+    model: str | None = None
+    prompt: str | None = None
+
+
+class StepForm(Strict):
+    """The form a step fills: `collect` (every message is extracted, turns count on the clock)
+    or `passive` (extraction continues, only to record corrections; no turns are counted)."""
+
+    name: str
+    mode: Literal["collect", "passive"] = "collect"
 
 
 def _named(value: Any) -> Any:
@@ -156,6 +202,9 @@ class Step(Strict):
     digression: bool = False
     return_when: str | None = None
     interrupt: Interrupt | None = None
+    form: (
+        Annotated[StepForm, BeforeValidator(_named, json_schema_input_type=str | StepForm)] | None
+    ) = None
 
     @property
     def returns(self) -> bool:
@@ -260,6 +309,7 @@ class Config(Strict):
     profile: dict[str, FieldSpec] = {}
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
+    forms: dict[str, Form] = {}
 
     @model_validator(mode="after")
     def _starts(self) -> Config:

@@ -15,7 +15,7 @@ from bot.conversation.context import PROFILE_FIELDS
 from bot.conversation.safety import CrisisScreen
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.core.model_choice import ModelChoice
-from bot.interventions.format import Action, Config, Judgement, Note, Question, Step
+from bot.interventions.format import Action, Config, Form, Judgement, Note, Question, Step
 from bot.interventions.results import result_model
 from bot.interventions.templates import Slot, TemplateSet
 
@@ -76,6 +76,7 @@ class Intervention:
     compiled: dict[str, Compiled]
     digest: str
     unreadable: set[str] = field(default_factory=set)  # slugs of files that did not load
+    forms: dict[str, Form] = field(default_factory=dict)
     _models: dict[str, type[BaseModel]] = field(default_factory=dict, repr=False)
 
     @property
@@ -89,6 +90,13 @@ class Intervention:
 
     def source(self, kind: str, slug: str) -> Source:
         return self.sources[f"{kind}:{slug}"]
+
+    def form_source(self, name: str) -> tuple[str, tuple[Any, ...]]:
+        """Where form `name` is written: its source key and the key path of its declaration
+        (forms/<name>.yaml, or `forms.<name>` in intervention.yaml)."""
+        if f"form:{name}" in self.sources:
+            return f"form:{name}", ()
+        return "config", ("forms", name)
 
     def template(self, key: str) -> Compiled | None:
         return self.compiled.get(key)

@@ -19,7 +19,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
-from bot.interventions.format import KINDS, Config, Strict
+from bot.interventions.format import KINDS, Config, Form, Strict
 from bot.interventions.intervention import Compiled, Intervention, Source
 from bot.interventions.problems import InterventionError, Problem
 from bot.interventions.templates import SlotError, TemplateSet
@@ -27,6 +27,8 @@ from bot.interventions.templates import SlotError, TemplateSet
 CONFIG = "intervention.yaml"
 FOLDERS = {"steps": "step", "judgements": "judgement", "notes": "note", "questions": "question"}
 PARTIALS = "partials"
+FORMS = "forms"
+LIBRARY = "library"  # documents to retrieve, not primitives
 SHARED_PARTIALS = Path(__file__).resolve().parents[2] / "prompts" / "partials"
 STEP_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 NAME_SLUG = re.compile(r"^[a-z][a-z0-9_]*$")  # judgements and questions appear in conditions
@@ -125,11 +127,12 @@ class _Reader:
             self.problem(str(self.folder), None, f"no {CONFIG} in this folder")
             return None
         config = self.read_config(config_path)
+        forms = self.read_forms(config)
         partials = self.read_partials()
         for path in sorted(self.folder.rglob("*.md")):
             relative = path.relative_to(self.folder)
             readme = path.name.lower() == "readme.md"
-            if path.is_file() and relative.parts[0] != PARTIALS and not readme:
+            if path.is_file() and relative.parts[0] not in (PARTIALS, LIBRARY) and not readme:
                 self.read_primitive(path, relative)
         if config is None and not self.keep_going:
             return None
@@ -154,7 +157,14 @@ class _Reader:
             compiled=compiled,
             digest=self.digest.hexdigest(),
             unreadable=self.unreadable,
+            forms=forms,
         )
+        for name, form in forms.items():
+            if form.prompt is not None:
+                key, prefix = intervention.form_source(name)
+                source = self.sources[key]
+                line = source.line(*prefix, "prompt")
+                self.compile(templates, compiled, f"form:{name}:prompt", form.prompt, source, line)
         for key, path, action in intervention.actions():
             if action.send is not None:  # a template like any other, rendered when it runs
                 source = self.sources[key]
@@ -187,6 +197,32 @@ class _Reader:
         source = Source(file, lines, 1)
         self.sources["config"] = source
         return self.validated(Config, meta, source)  # type: ignore[return-value]
+
+    def read_forms(self, config: Config | None) -> dict[str, Form]:
+        """Forms under `forms:` in intervention.yaml, then one per forms/<name>.yaml file."""
+        forms = dict(config.forms) if config is not None else {}
+        base = self.folder / FORMS
+        for path in sorted(base.glob("*.y*ml")) if base.is_dir() else ():
+            file, name = str(path), path.stem
+            if not NAME_SLUG.match(name):
+                self.problem(file, None, f"the file name {name!r} must use a-z, 0-9 and _")
+            if name in forms:
+                self.problem(file, None, f"form {name!r} is also declared in {CONFIG}")
+                continue
+            try:
+                meta, lines = parse_yaml(self.text(path), 1)
+            except _Unreadable as exc:
+                self.problem(file, exc.line, str(exc))
+                self.unreadable.add(name)
+                continue
+            source = Source(file, lines, 1)
+            self.sources[f"form:{name}"] = source
+            form = self.validated(Form, meta, source)
+            if form is None:
+                self.unreadable.add(name)
+            else:
+                forms[name] = form
+        return forms
 
     def read_partials(self) -> dict[str, str]:
         """Shared partials (prompts/partials/), then the intervention's own, which win."""

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.working import Working
-from bot.interventions import context, judging
+from bot.interventions import context, extraction, judging
 from bot.interventions.actions import Situation, Source, run_actions
 from bot.interventions.answers import answer
 from bot.interventions.completion import Asker, complete
@@ -140,13 +140,48 @@ class _Turn:
                     self.hop(move)
                     return self.reply()
             self.emit([TurnTaken(step=self.progress.step, turn=self.progress.turns + 1)])
+            self.extract()
             move = self.opening_move()
             if move is None:
                 self.judge_step("turn")
                 move = step_move(self.i, self.progress, self.data(), self.now)
             if move is not None:
                 self.hop(move)
-        return self.reply()
+        replied = self.reply()
+        if inbound and replied.error is None:
+            self.switch_after_reply()
+        return replied
+
+    def extract(self) -> None:
+        """The step's form reads this message: one structured extraction, validated; then the
+        form's completion rule is checked on what it now holds."""
+        slug = str(self.progress.step)
+        spec = self.i.steps[slug].form
+        if spec is None:
+            return
+        self.emit(
+            extraction.extract(
+                self.i,
+                spec.name,
+                spec.mode,
+                self.template_context(),
+                self.llm,
+                self.working.row,
+                self.turn.inbound,
+                slug,
+            )
+        )
+        self.emit(extraction.completion(self.i, spec.name, self.working.row))
+
+    def switch_after_reply(self) -> None:
+        """Answer-then-switch: a transition marked `after_reply` that holds once the step has
+        answered moves the participant now; the new step handles the next message."""
+        step = self.i.steps.get(str(self.progress.step))
+        if step is None:
+            return
+        move = transition_move(step, self.data(), after_reply=True)
+        if move is not None:
+            self.hop(move)
 
     def answered_move(self, events: Sequence[EventData]) -> Move | None:
         """After a valid answer to a `moves_on` question: the step's transition that now

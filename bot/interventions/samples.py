@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.interventions.context import NO_MESSAGES
 from bot.interventions.format import Question
+from bot.interventions.forms import sample_view
 from bot.interventions.intervention import Intervention
 from bot.interventions.results import sample
 
@@ -73,6 +74,7 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
         "measurements": {
             slug: answer_sample(question) for slug, question in intervention.questions.items()
         },
+        "forms": {name: sample_view(form) for name, form in intervention.forms.items()},
     }
 
 

@@ -23,6 +23,7 @@ from bot.interventions.problems import Problem
 from bot.interventions.samples import answer_sample, sample_context, sample_data
 from bot.interventions.templates import RenderError, error_location
 from bot.interventions.validate_config import config_problems, result_problems
+from bot.interventions.validate_forms import form_problems
 
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
@@ -83,6 +84,8 @@ class _Checker:
             for path, message in config_problems(self.i, self.modules):
                 self.add("config", path, message)
         for key, path, message in result_problems(self.i):
+            self.add(key, path, message)
+        for key, path, message in form_problems(self.i):
             self.add(key, path, message)
         self.titles()
         for slug in self.i.steps:
@@ -173,7 +176,7 @@ class _Checker:
         except _RENDER_ERRORS as exc:
             self.render_problem(key, compiled.line, exc, context)
             return
-        source = self.i.sources[_owner(key)]
+        source = self.i.sources[self.owner(key)]
         speakable = [slot for slot in rendered.slots if slot.speakable]
         trailing = rendered.texts[-1].strip() if rendered.slots else ""
         problem = None
@@ -193,7 +196,8 @@ class _Checker:
         self, key: str, first: int | None, exc: BaseException, context: dict[str, Any]
     ) -> None:
         partial, line = error_location(exc)
-        source = self.i.sources[f"partial:{partial}"] if partial else self.i.sources[_owner(key)]
+        owner = self.owner(key)
+        source = self.i.sources[f"partial:{partial}"] if partial else self.i.sources[owner]
         where = line if partial else (first + line - 1 if first and line else first)
         if isinstance(exc, jinja2.TemplateNotFound):
             message = f"no partial named {exc.name!r} (partials/ here, or prompts/partials/)"
@@ -206,6 +210,11 @@ class _Checker:
         else:
             message = f"the template fails: {exc}"
         self.problems.append(Problem(source.file, where, message))
+
+    def owner(self, key: str) -> str:
+        """The source key of a compiled template (a form's prompt may be in intervention.yaml)."""
+        kind, slug = key.split(":")[:2]
+        return self.i.form_source(slug)[0] if kind == "form" else _owner(key)
 
     def graph(self) -> None:
         """Steps nothing leads to (from the root, the session start or an interrupt)."""
