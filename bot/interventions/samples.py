@@ -11,6 +11,7 @@ from bot.interventions.context import NO_MESSAGES
 from bot.interventions.format import Question
 from bot.interventions.intervention import Intervention
 from bot.interventions.results import sample
+from bot.interventions.retrieval import sample_retrieved
 
 PARTICIPANT = {
     "name": "Alex",
@@ -86,4 +87,5 @@ def sample_context(intervention: Intervention, step: str | None = None) -> dict[
             "title": intervention.config.title,
             "version": intervention.config.version,
         },
+        "retrieved": sample_retrieved(intervention),
     }

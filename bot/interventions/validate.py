@@ -23,6 +23,7 @@ from bot.interventions.problems import Problem
 from bot.interventions.samples import answer_sample, sample_context, sample_data
 from bot.interventions.templates import RenderError, error_location
 from bot.interventions.validate_config import config_problems, result_problems
+from bot.interventions.validate_libraries import library_problems
 
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
@@ -83,6 +84,8 @@ class _Checker:
             for path, message in config_problems(self.i, self.modules):
                 self.add("config", path, message)
         for key, path, message in result_problems(self.i):
+            self.add(key, path, message)
+        for key, path, message in library_problems(self.i):
             self.add(key, path, message)
         self.titles()
         for slug in self.i.steps:

@@ -40,9 +40,12 @@ def validators(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Draft20201
 def _files(folder: Path) -> list[tuple[str, Path]]:
     """(schema name, file) for intervention.yaml and every primitive's markdown file."""
     found = [("intervention", folder / CONFIG)]
+    libraries = (yaml.safe_load((folder / CONFIG).read_text()) or {}).get("libraries") or {}
+    shelves = [folder / spec["path"] for spec in libraries.values()]
     for path in sorted(folder.rglob("*.md")):
         relative = path.relative_to(folder)
-        if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md":
+        shelved = any(path.is_relative_to(shelf) for shelf in shelves)
+        if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md" and not shelved:
             found.append((FOLDERS[relative.parts[0]], path))
     return found
 
