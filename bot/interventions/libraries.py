@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import bm25s
+import numpy
 from bm25s.stopwords import STOPWORDS_EN
 
 from bot.interventions.format import Library as LibrarySpec
@@ -113,18 +114,23 @@ class Library:
         documents sharing a word with the query (a score above 0): none is no match."""
         if not query.strip() or not self.documents:
             return []
-        scores = self._bm25(query) if self.method == "bm25" else self._cosine(query, embed)
+        if self.method == "bm25":
+            scores = self._bm25(query)
+            candidates = [int(n) for n in numpy.flatnonzero(scores > 0)]
+        else:
+            scores = numpy.array(self._cosine(query, embed))
+            candidates = list(range(len(self.documents)))
         ranked = sorted(
-            (
-                (-score, doc.id, doc)
-                for doc, score in zip(self.documents, scores, strict=True)
-                if doc.matches(wanted) and (self.method != "bm25" or score > 0)
-            ),
-            key=lambda item: (item[0], item[1]),
+            (-round(float(scores[n]), 6), self.documents[n].id, n)
+            for n in candidates
+            if self.documents[n].matches(wanted)
         )
-        return [Hit(doc, -neg, rank) for rank, (neg, _, doc) in enumerate(ranked[:k], start=1)]
+        return [
+            Hit(self.documents[n], -negative, rank)
+            for rank, (negative, _, n) in enumerate(ranked[:k], start=1)
+        ]
 
-    def _bm25(self, query: str) -> list[float]:
+    def _bm25(self, query: str) -> numpy.ndarray:
         with self._lock:
             if self._index is None:
                 index = bm25s.BM25()
@@ -133,8 +139,8 @@ class Library:
                 self._index = index
         known = [word for word in tokens(query) if word in self._index.vocab_dict]
         if not known:
-            return [0.0] * len(self.documents)
-        return [round(float(score), 6) for score in self._index.get_scores(known)]
+            return numpy.zeros(len(self.documents))
+        return self._index.get_scores(known)
 
     def _cosine(self, query: str, embed: Embed | None) -> list[float]:
         if embed is None or self.model is None:
@@ -143,7 +149,7 @@ class Library:
             if self._vectors is None:
                 self._vectors = embed(self.model, [doc.text for doc in self.documents])
         (wanted,) = embed(self.model, [query])
-        return [round(cosine(wanted, vector), 6) for vector in self._vectors]
+        return [cosine(wanted, vector) for vector in self._vectors]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
