@@ -19,7 +19,8 @@ from pydantic import (
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FieldType = Literal["text", "int", "number", "bool", "choice", "list", "date", "time"]
-VERBS = ("note", "alert", "ask", "schedule", "send", "set")
+VERBS = ("note", "alert", "ask", "schedule", "send", "set", "retrieve")
+FilterValue = str | int | float | bool
 
 
 def parse_duration(value: Any) -> timedelta:
@@ -46,7 +47,7 @@ Text = Annotated[
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class FieldSpec(Strict):
@@ -92,6 +93,11 @@ class Action(Strict):
     send: str | None = None
     after: Duration | None = None
     set: dict[str, str | int | float | bool | None] | None = None
+    retrieve: str | None = None  # a library: with `query`, `k`, `as`, `filter` (see Retrieve)
+    query: str | None = None
+    k: int = Field(2, ge=1, le=50)
+    as_: str | None = Field(None, alias="as")
+    filter: dict[str, FilterValue] = {}
 
     @model_validator(mode="after")
     def _one_verb(self) -> Action:
@@ -103,11 +109,57 @@ class Action(Strict):
             raise ValueError("`at` goes with `schedule` only")
         if self.after is not None and not (self.ask or self.send):
             raise ValueError("`after` goes with `ask` or `send` only")
+        if self.retrieve is None:
+            given = [k for k in ("query", "as_", "filter") if getattr(self, k)]
+            if given or "k" in self.model_fields_set:
+                raise ValueError("`query`, `k`, `as` and `filter` go with `retrieve` only")
+        elif not (self.query or "").strip():
+            raise ValueError("`retrieve` needs a `query` (a template)")
         return self
 
     @property
     def verb(self) -> str:
         return next(verb for verb in VERBS if getattr(self, verb) is not None)
+
+    def retrieval(self) -> Retrieve:
+        """A `retrieve:` action as the retrieval it runs."""
+        assert self.retrieve is not None and self.query is not None
+        return Retrieve(
+            library=self.retrieve, query=self.query, k=self.k, as_=self.as_, filter=self.filter
+        )
+
+
+class Retrieve(Strict):
+    """The top `k` documents of `library` for `query` (a template), those whose metadata
+    match `filter` (equality; `tags` holds the value), available as `retrieved.<as>`."""
+
+    library: str
+    query: str
+    k: int = Field(2, ge=1, le=50)
+    as_: str | None = Field(None, alias="as")
+    filter: dict[str, FilterValue] = {}
+
+    @property
+    def name(self) -> str:
+        """What templates call it: `retrieved.<name>` (default: the library's name)."""
+        return self.as_ or self.library
+
+
+class Library(Strict):
+    """A folder of markdown documents (front matter `id`, `title`, `tags`, any metadata),
+    ranked by BM25 or by embeddings from a model alias."""
+
+    path: str
+    method: Literal["bm25", "embeddings"] = "bm25"
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Library:
+        if self.method == "embeddings" and not self.model:
+            raise ValueError("`method: embeddings` needs `model:` (an alias from `models:`)")
+        if self.method == "bm25" and self.model:
+            raise ValueError("`model` goes with `method: embeddings` only")
+        return self
 
 
 class Transition(Strict):
@@ -205,6 +257,7 @@ class Step(Strict):
     form: (
         Annotated[StepForm, BeforeValidator(_named, json_schema_input_type=str | StepForm)] | None
     ) = None
+    retrieve: list[Retrieve] = []  # run every turn the step answers, before its reply
 
     @property
     def returns(self) -> bool:
@@ -307,6 +360,7 @@ class Config(Strict):
     quiet_hours: str | None = None
     intake: Intake | None = None
     profile: dict[str, FieldSpec] = {}
+    libraries: dict[str, Library] = {}
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
     forms: dict[str, Form] = {}

@@ -160,6 +160,7 @@ def form_view(form: Form, form_state: Mapping[str, Any]) -> dict[str, Any]:
         "complete": bool(form_state.get("completed")),
         "clock": clock(form, form_state),
         "rejected": list(form_state.get("rejected") or []),
+        "next": form_state.get("next"),
     }
 
 
@@ -183,6 +184,7 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
         base = f"forms.{name}"
         types[f"{base}.complete"] = YES_NO
         types[f"{base}.title"] = TEXT
+        types[f"{base}.next"] = TEXT.maybe()
         for key, spec in form.fields.items():
             types[f"{base}.answers.{key}"] = of_spec(spec)
         for figure, kind in CLOCK_TYPES.items():
@@ -209,6 +211,7 @@ def sample_view(form: Form) -> dict[str, Any]:
         "domain_turns": {first: 1} if first else {},
         "turns": 1,
         "rejected": ["value example: an example rejection"],
+        "next": "example",
     }
     return form_view(form, example)
 

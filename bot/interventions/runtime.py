@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.working import Working
-from bot.interventions import context, extraction, judging
+from bot.interventions import context, extraction, judging, retrieval
 from bot.interventions.actions import Situation, Source, run_actions
 from bot.interventions.answers import answer
 from bot.interventions.completion import Asker, complete
@@ -99,6 +99,7 @@ class _Turn:
             "turns": context.turns_function(said, list(self.i.steps)),
             "trigger": self.turn.trigger,
             "intervention": {"title": self.i.config.title, "version": self.i.config.version},
+            "retrieved": retrieval.retrieved(self.i, self.working.history),
             **extra,
         }
 
@@ -272,12 +273,31 @@ class _Turn:
                 self.data(),
                 self.render_text,
                 self.take_note,
+                self.retrieve_once,
             )
             self.emit(run_actions([action], situation, source, step))
+
+    def retrieve_once(self, action: Action) -> list[EventData]:
+        """A `retrieve:` action (once, where it runs)."""
+        found = self.i.retrieval_of(action)
+        context_now = self.template_context()
+        return retrieval.retrieve(
+            self.i, found, context_now, self.llm.embed, self.progress.step, "action"
+        )
+
+    def retrieve_every_turn(self, slug: str) -> None:
+        """The step's `retrieve:`, before it writes its reply (each sees the one before)."""
+        for found in self.i.retrievals():
+            if found.key == f"step:{slug}" and found.action is None:
+                events = retrieval.retrieve(
+                    self.i, found, self.template_context(), self.llm.embed, slug, "turn"
+                )
+                self.emit(events)
 
     def reply(self) -> StepResult:
         slug = str(self.progress.step)
         step = self.i.steps[slug]
+        self.retrieve_every_turn(slug)
         if step.say is not None:
             items = [step.say] if isinstance(step.say, str) else step.say
             said = sum(
@@ -290,7 +310,8 @@ class _Turn:
             self.emit([StepReplied(step=slug, say=index, revision=self.i.revision)])
             return self.result
         rendered = judging.render(self.i, f"step:{slug}", self.template_context())
-        asker = Asker(self.llm.converse, self.llm.structured, self.i.model(step.model, "step"))
+        model = self.i.model(step.model, "step")
+        asker = Asker(self.llm.converse, self.llm.structured, model, self.llm.embed)
         done = complete(
             rendered,
             asker,

@@ -12,6 +12,7 @@ from bot.interventions.format import Question
 from bot.interventions.forms import sample_view
 from bot.interventions.intervention import Intervention
 from bot.interventions.results import sample
+from bot.interventions.retrieval import sample_retrieved
 
 PARTICIPANT = {
     "name": "Alex",
@@ -88,4 +89,5 @@ def sample_context(intervention: Intervention, step: str | None = None) -> dict[
             "title": intervention.config.title,
             "version": intervention.config.version,
         },
+        "retrieved": sample_retrieved(intervention),
     }

@@ -24,6 +24,7 @@ from bot.interventions.samples import answer_sample, sample_context, sample_data
 from bot.interventions.templates import RenderError, error_location
 from bot.interventions.validate_config import config_problems, result_problems
 from bot.interventions.validate_forms import form_problems
+from bot.interventions.validate_libraries import library_problems
 
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
@@ -86,6 +87,8 @@ class _Checker:
         for key, path, message in result_problems(self.i):
             self.add(key, path, message)
         for key, path, message in form_problems(self.i):
+            self.add(key, path, message)
+        for key, path, message in library_problems(self.i):
             self.add(key, path, message)
         self.titles()
         for slug in self.i.steps:

@@ -42,10 +42,12 @@ def _files(folder: Path) -> list[tuple[str, Path]]:
     file (library documents are not primitives)."""
     found = [("intervention", folder / CONFIG)]
     found += [("form", path) for path in sorted(folder.glob("forms/*.yaml"))]
+    libraries = (yaml.safe_load((folder / CONFIG).read_text()) or {}).get("libraries") or {}
+    shelves = [folder / spec["path"] for spec in libraries.values()]
     for path in sorted(folder.rglob("*.md")):
         relative = path.relative_to(folder)
-        skipped = relative.parts[0] in (PARTIALS, "library")
-        if not skipped and path.name.lower() != "readme.md":
+        shelved = any(path.is_relative_to(shelf) for shelf in shelves)
+        if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md" and not shelved:
             found.append((FOLDERS[relative.parts[0]], path))
     return found
 

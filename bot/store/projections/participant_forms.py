@@ -2,8 +2,9 @@
 
 Per form: `values` (key -> value), `sources` (key -> the message it came from and when),
 `added` (fields the model proposed and the engine accepted), `domains_completed`,
-`domain_turns` and `turns` (collecting extractions), `completed`, and `rejected` (the reasons
-from the latest extraction, shown to the model in the next one).
+`domain_turns` and `turns` (collecting extractions), `completed`, `rejected` (the reasons
+from the latest extraction, shown to the model in the next one) and `next` (what the latest
+extraction meant to ask next).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ EMPTY: dict[str, Any] = {
     "turns": 0,
     "completed": False,
     "rejected": [],
+    "next": None,
 }
 
 
@@ -50,11 +52,12 @@ def _extracted(row: Row, event: Event) -> Row:
     data: FormExtracted = event.data  # type: ignore[assignment]
     now = state(row, data.form)
     if data.mode != "collect":
-        return _with(row, data.form, rejected=[])
+        return _with(row, data.form, rejected=[], next=None)
     domains = dict(now["domain_turns"])
     if data.domain is not None:
         domains[data.domain] = domains.get(data.domain, 0) + 1
-    return _with(row, data.form, turns=now["turns"] + 1, domain_turns=domains, rejected=[])
+    counted = {"turns": now["turns"] + 1, "domain_turns": domains}
+    return _with(row, data.form, **counted, rejected=[], next=data.next)
 
 
 def _value_set(row: Row, event: Event) -> Row:
