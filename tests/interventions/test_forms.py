@@ -10,7 +10,9 @@ from typing import Any
 
 from bot.store.event_types.forms import (
     FormCompleted,
+    FormDomainCompleted,
     FormExtracted,
+    FormFieldAdded,
     FormRejected,
     FormValueSet,
 )
@@ -127,3 +129,103 @@ def test_without_the_critical_fields_many_others_do_not_complete_it() -> None:
     run.llm.results["form:situation"] = extraction({**others, "diagnosis": "stroke"})
     run.say("Lots but not all.")
     assert run.data(FormCompleted) == [] and run.step == "intake"
+
+
+def intake() -> Run:
+    run = Run(SHIPPED / "health-intake")
+    run.llm.says("step:interview:reply", "Next question?")
+    run.llm.judges("red_flag", reason="fine", present=False)
+    run.start()
+    return run
+
+
+def proposal(key: str, **changes: Any) -> dict[str, Any]:
+    return {
+        "key": key,
+        "domain": "lifestyle",
+        "type": "bool",
+        "options": None,
+        "description": "Works shifts.",
+        "why": "sleep",
+        **changes,
+    }
+
+
+def test_a_proposed_field_is_added_only_if_it_is_well_formed_new_and_in_a_known_domain() -> None:
+    run = intake()
+    run.llm.results["form:intake"] = extraction(
+        {"shift_work": True, "pets": "a dog"},
+        new_fields=[
+            proposal("shift_work"),
+            proposal("shift_work"),
+            proposal("age"),
+            proposal("Pets!"),
+            proposal("pets", domain="animals", type="text"),
+            proposal("diet_kind", type="choice", options=["vegan"]),
+            proposal("weight", type="number", options=["a", "b"]),
+            proposal("hobbies", type="text", description=" "),
+        ],
+    )
+    run.say("I work night shifts and have a dog.")
+
+    (added,) = run.data(FormFieldAdded)
+    assert (added.key, added.type, added.domain) == ("shift_work", "bool", "lifestyle")
+    reasons = [(r.key, r.reason) for r in run.data(FormRejected)]
+    assert reasons == [
+        ("shift_work", "the form already has this field"),
+        ("age", "the form already has this field"),
+        ("Pets!", "a key uses lower case letters, digits and _, from a letter"),
+        ("pets", reasons[3][1]),
+        ("diet_kind", "a choice needs at least two different options"),
+        ("weight", "options only go with type choice, not number"),
+        ("hobbies", "say what the field records (description)"),
+        ("pets", reasons[7][1]),
+    ]
+    assert "no domain 'animals'" in reasons[3][1] and "no field 'pets'" in reasons[7][1]
+    assert run.row["forms"]["intake"]["values"] == {"shift_work": True}
+    prompt = run.llm.call("step:interview:reply")["messages"][0]["content"]
+    assert "- shift_work: True" in prompt
+
+
+def test_domains_are_counted_and_completed_and_the_model_may_complete_an_open_form() -> None:
+    run = intake()
+    run.llm.results["form:intake"] = extraction(
+        {"age": 34}, domain="basic_info", domains_complete=["basic_info", "dreams"]
+    )
+    run.say("I'm 34.")
+    (done,) = run.data(FormDomainCompleted)
+    assert done.domain == "basic_info"
+    assert [r.key for r in run.data(FormRejected)] == ["dreams"]
+    prompt = run.llm.call("step:interview:reply")["messages"][0]["content"]
+    assert "- Basic information: 1 of ~2 turns, 1/2 fields, complete" in prompt
+    assert "Turns: 1 of a target of 30 (29 left)." in prompt
+
+    run.llm.results["form:intake"] = extraction(domain="nowhere", form_complete=True)
+    run.say("That's all.")
+    assert run.data(FormRejected)[-1].item == "domain"
+    assert [c.by for c in run.data(FormCompleted)] == ["model"]
+    assert run.step == "post-interview"
+
+
+def test_in_passive_mode_values_are_corrected_but_no_turn_is_counted_and_nothing_is_asked() -> None:
+    run = intake()
+    run.llm.results["form:intake"] = extraction({"age": 34}, form_complete=True)
+    run.say("I'm 34, that's all.")
+    assert run.step == "post-interview"
+    turns = run.row["forms"]["intake"]["turns"]
+
+    run.llm.results["form:intake"] = extraction({"age": 35})
+    reply = run.say("Sorry, 35.")
+
+    assert run.row["forms"]["intake"]["values"]["age"] == 35
+    assert run.row["forms"]["intake"]["turns"] == turns
+    assert run.data(FormExtracted)[-1].mode == "passive"
+    assert reply is not None and "?" not in reply
+    assert "step:post-interview:reply" not in run.llm.purposes()
+
+
+def test_a_failed_extraction_is_recorded_and_the_step_still_answers() -> None:
+    run = intake()
+    run.llm.results["form:intake"] = None
+    assert run.say("Hello") == "Next question?"
+    assert [e.event_type for e in run.events if e.event_type.startswith("form.")] == ["form.failed"]
