@@ -86,8 +86,6 @@ def test_the_codebook_downloads_describe_the_participants_interventions(
     markdown = get(client, "/console/export/codebook.md")
 
     assert book.status_code == 200 and markdown.status_code == 200
-    assert [i["slug"] for i in json.loads(book.get_data(as_text=True))["interventions"]] == [
-        "demo"
-    ]
+    assert [i["slug"] for i in json.loads(book.get_data(as_text=True))["interventions"]] == ["demo"]
     assert "measurements.checkin" in markdown.get_data(as_text=True)
     assert "codebook.md" in get(client, "/console/export").get_data(as_text=True)
