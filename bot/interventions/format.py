@@ -59,6 +59,7 @@ class FieldSpec(Strict):
     options: dict[str, str] | list[str] | None = None
     min: float | None = None
     max: float | None = None
+    unit: str | None = None  # what a number counts (minutes, kg): for the codebook
     optional: bool = False
 
     @model_validator(mode="after")
@@ -69,6 +70,8 @@ class FieldSpec(Strict):
             raise ValueError(f"`options` only go with type choice, not {self.type}")
         if (self.min is not None or self.max is not None) and self.type not in ("int", "number"):
             raise ValueError("`min`/`max` only go with type int or number")
+        if self.unit is not None and self.type not in ("int", "number"):
+            raise ValueError("`unit` only goes with type int or number")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"`min` ({self.min:g}) is above `max` ({self.max:g})")
         return self

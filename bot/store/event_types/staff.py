@@ -55,6 +55,6 @@ class StaffExported(EventData):
     """The staff member downloaded an export file from the console."""
 
     email: str
-    file: Literal["participants", "messages", "events"]
-    format: Literal["csv", "jsonl"]
+    file: Literal["participants", "messages", "results", "retrievals", "events", "codebook"]
+    format: Literal["csv", "jsonl", "md", "json"]
     since: str | None = None
