@@ -93,18 +93,19 @@ def export_command(
     free_text: str,
     progress: bool | None,
 ) -> None:
-    """Write participants, messages, results, retrievals and events files, and a codebook,
-    for analysis.
+    """Write participants, messages, results, retrievals, forms and events files, and a
+    codebook, for analysis.
 
     messages.* is every inbound and outbound message of each participant (direction, text,
     status, error code, segments, UTC and participant-local times); results.* is one row per
     participant and measurement occasion (question, scheduled and answered local times,
     value, latency, answered/missed/rejected/pending); retrievals.* is one row per document
-    each retrieval found; codebook.md and codebook.json describe every variable of the
-    participants' interventions (type, options, unit, range, the file and line defining it)
-    and every column of results and retrievals; events.* is the raw event stream.
-    Participants are all included; --since only limits messages, results, retrievals and
-    events. Files are written readable by their owner only (0600), and the export is
+    each retrieval found; forms.* is one row per form field with a value (type, domain, when
+    it was set, the message it came from); codebook.md and codebook.json describe every
+    variable of the participants' interventions (type, options, unit, range, the file and line defining it)
+    and every column of results, retrievals and forms; events.* is the raw event stream.
+    Participants are all included; --since only limits messages, results, retrievals, forms
+    and events. Files are written readable by their owner only (0600), and the export is
     recorded as an event (`export.written`: who, when, what).
     """
     store = build_store(settings_from_env())
@@ -146,12 +147,14 @@ def export_command(
     if pseudonymise:
         click.echo(
             f"exported {counts.participants} participants, {counts.messages} messages, "
-            f"{counts.results} results and {counts.retrievals} retrievals, with a codebook, "
+            f"{counts.results} results, {counts.retrievals} retrievals and {counts.forms} form "
+            "values, with a codebook, "
             f"pseudonymised (free text: {free_text}; no raw events file), to {out_dir} ({fmt})"
         )
         return
     click.echo(
         f"exported {counts.participants} participants, {counts.messages} messages, "
-        f"{counts.results} results, {counts.retrievals} retrievals and {counts.events} events, "
+        f"{counts.results} results, {counts.retrievals} retrievals, {counts.forms} form values "
+        f"and {counts.events} events, "
         f"with a codebook, to {out_dir} ({fmt})"
     )

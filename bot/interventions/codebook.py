@@ -1,7 +1,8 @@
 """The codebook of an export: every variable an intervention declares (questions, judgement
-result fields, profile and intake fields, notes), with its type, options, unit and range,
-the file and line that defines it, and where it appears in the export; and the columns of the
-analysis files (results.csv, retrievals.csv), typed. Written as codebook.json and codebook.md.
+result fields, profile and intake fields, notes, form fields), with its type, options, unit and
+range, the file and line that defines it, and where it appears in the export; and the columns
+of the analysis files (results.csv, retrievals.csv, forms.csv), typed. Written as
+codebook.json and codebook.md.
 
 Extension point: a *source* is a function `(Intervention) -> Iterable[Variable]`; `SOURCES`
 lists them in the order they are written, and `register(source)` adds one (forms add their
@@ -19,6 +20,7 @@ from typing import Any
 from bot.interventions.format import FieldSpec
 from bot.interventions.intervention import Intervention, Source
 from bot.interventions.loader import read_intervention
+from bot.store.form_results import FORM_COLUMNS
 from bot.store.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
 
@@ -152,10 +154,29 @@ def notes(intervention: Intervention) -> Iterable[Variable]:
             )
 
 
-SOURCES: list[Source_] = [questions, judgements, profile, notes]
+def forms(intervention: Intervention) -> Iterable[Variable]:
+    """Each declared field of each form (fields the model adds at run time are in forms.csv,
+    with `added` true and their type)."""
+    for name, form in intervention.forms.items():
+        key, prefix = intervention.form_source(name)
+        source = intervention.sources[key]
+        for field_key, spec in form.fields.items():
+            place = where(intervention, source, *prefix, "fields", field_key)
+            column = f"forms.csv value (form == {name}, field == {field_key})"
+            variable = typed(
+                intervention, f"forms.{name}.answers.{field_key}", "form", spec, place, column
+            )
+            extra = [f"domain {spec.domain}"] if spec.domain else []
+            extra += ["critical"] if spec.critical else []
+            described = "; ".join([variable.description, *extra]).strip("; ")
+            yield Variable(**{**_plain(variable), "description": described})
+
+
+SOURCES: list[Source_] = [questions, judgements, profile, notes, forms]
 FILES: dict[str, Sequence[Column]] = {
     "results.csv": RESULT_COLUMNS,
     "retrievals.csv": RETRIEVAL_COLUMNS,
+    "forms.csv": FORM_COLUMNS,
 }
 
 

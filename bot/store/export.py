@@ -1,5 +1,6 @@
 """`tandem export`'s work: participants, messages, results (one row per measurement occasion),
-retrievals (one row per document retrieved) and raw events to CSV or JSON Lines, streamed, and
+retrievals (one row per document retrieved), forms (one row per form field with a value) and
+raw events to CSV or JSON Lines, streamed, and
 any text files the caller adds (the codebook, bot.interventions.codebook).
 
 Everything is read in batches and written as it is read; the export is bounded by the last event
@@ -32,6 +33,7 @@ from sqlalchemy import and_, func, or_, select
 from bot.store.event_store import EventStore
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent, participant_stream
+from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.results import (
     RESULT_COLUMNS,
     RESULT_TYPES,
@@ -69,6 +71,7 @@ MESSAGE_COLUMNS = (
 )  # fmt: skip
 RESULTS = tuple(column.name for column in RESULT_COLUMNS)
 RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
+FORMS = tuple(column.name for column in FORM_COLUMNS)
 EVENT_COLUMNS = (
     "seq", "event_id", "stream_id", "stream_version", "type", "schema_version", "occurred_at",
     "recorded_at", "idempotency_key", "data", "meta",
@@ -82,6 +85,7 @@ class Counts:
     events: int = 0
     results: int = 0
     retrievals: int = 0
+    forms: int = 0
 
 
 class UnknownParticipant(ValueError):
@@ -161,6 +165,15 @@ def export(
                 counts.retrievals += 1
                 step(1)
     written.append(out.path.name)
+    with _Writer(out_dir, "forms", fmt, shape.columns(FORMS)) as out:
+        step = advance("forms", None)
+        for row in _participants(store, ids):
+            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
+            for record in form_rows(history, row, since):
+                out.write(shape.form_value(record))
+                counts.forms += 1
+                step(1)
+    written.append(out.path.name)
     for name, text in (documents or {}).items():
         written.append(_document(out_dir, name, text))
     if not pseudonymise:
@@ -223,6 +236,12 @@ class _Shape:
     def result(self, record: dict[str, Any]) -> dict[str, Any]:
         """A results row: a text answer is free text (its value dropped with free text)."""
         dropped = self.pseudonymise and self.free_text == "drop" and record.get("method") == "text"
+        return self.record({**record, "value": None} if dropped else record)
+
+    def form_value(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A forms row: a text or list value is free text (dropped with free text)."""
+        free = record.get("type") in ("text", "list")
+        dropped = self.pseudonymise and self.free_text == "drop" and free
         return self.record({**record, "value": None} if dropped else record)
 
 
@@ -419,6 +438,7 @@ FILES = {
     "messages": MESSAGE_COLUMNS,
     "results": RESULTS,
     "retrievals": RETRIEVALS,
+    "forms": FORMS,
     "events": EVENT_COLUMNS,
 }
 
@@ -459,6 +479,11 @@ def stream_file(
         for row in _participants(store, ()):
             history = participant_events(store, row["participant_id"], RESULT_TYPES, upto)
             for record in result_rows(history, row, since):
+                yield line(record)
+    elif name == "forms":
+        for row in _participants(store, ()):
+            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
+            for record in form_rows(history, row, since):
                 yield line(record)
     elif name == "retrievals":
         for row in _participants(store, ()):

@@ -31,6 +31,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
         "messages.csv",
         "results.csv",
         "retrievals.csv",
+        "forms.csv",
         "events.csv",
     }
     assert set(modes.values()) == {0o600}
@@ -50,6 +51,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
         "messages.jsonl",
         "results.jsonl",
         "retrievals.jsonl",
+        "forms.jsonl",
         "events.jsonl",
     ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)
@@ -72,6 +74,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
     for secret in ("+14155552671", "+919876543210", "14155552671", ids["toronto"]):
         assert secret not in written
     assert sorted(p.name for p in out.iterdir()) == [
+        "forms.csv",
         "messages.csv",
         "participants.csv",
         "results.csv",

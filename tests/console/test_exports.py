@@ -25,7 +25,7 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
 
     downloads = {
         f"{name}.{fmt}": get(client, f"/console/export/{name}.{fmt}")
-        for name in ("participants", "messages", "results", "retrievals", "events")
+        for name in ("participants", "messages", "results", "retrievals", "forms", "events")
         for fmt in ("csv", "jsonl")
     }
     export(services.store, tmp_path / "csv", "csv")
@@ -48,7 +48,7 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
     recorded = services.store.load("staff:researcher@example.org")
     assert [e.data.file for e in recorded if e.event_type == "staff.exported"] == [
         "participants", "participants", "messages", "messages", "results", "results",
-        "retrievals", "retrievals", "events", "events"
+        "retrievals", "retrievals", "forms", "forms", "events", "events"
     ]  # fmt: skip
 
 

@@ -33,12 +33,16 @@ class FormExtracted(EventData):
 
 @event("form.value_set")
 class FormValueSet(EventData):
-    """Field `key` of form `form` is now `value` (set, or corrected from `previous`)."""
+    """Field `key` of form `form` is now `value` (set, or corrected from `previous`); `type`,
+    `domain` and `critical` are the field's declaration when it was set (for the export)."""
 
     form: str
     key: str
     value: Any
     previous: Any = None
+    type: str = ""
+    domain: str | None = None
+    critical: bool = False
     step: str | None = None
     message_id: str | None = None
     message_seq: int | None = None

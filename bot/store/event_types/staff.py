@@ -55,6 +55,8 @@ class StaffExported(EventData):
     """The staff member downloaded an export file from the console."""
 
     email: str
-    file: Literal["participants", "messages", "results", "retrievals", "events", "codebook"]
+    file: Literal[
+        "participants", "messages", "results", "retrievals", "forms", "events", "codebook"
+    ]
     format: Literal["csv", "jsonl", "md", "json"]
     since: str | None = None
