@@ -104,9 +104,9 @@ def export_command(
     it was set, the message it came from); codebook.md and codebook.json describe every
     variable of the participants' interventions (type, options, unit, range, the file and
     line defining it) and every column of results, retrievals and forms; events.* is the raw
-    event stream. Participants are all included; --since only limits messages, results, retrievals, forms
-    and events. Files are written readable by their owner only (0600), and the export is
-    recorded as an event (`export.written`: who, when, what).
+    event stream. Participants are all included; --since only limits messages, results,
+    retrievals, forms and events. Files are written readable by their owner only (0600), and
+    the export is recorded as an event (`export.written`: who, when, what).
     """
     store = build_store(settings_from_env())
     bars: list[tqdm] = []
