@@ -133,7 +133,10 @@ class _Checker:
         for n, transition in enumerate(step.transitions):
             where = ("transitions", n)
             self.refs(key, (*where, "to"), [transition.to], i.steps, "step")
-            if transition.when is None and n < len(step.transitions) - 1:
+            later = [
+                t for t in step.transitions[n + 1 :] if t.after_reply == transition.after_reply
+            ]
+            if transition.when is None and later:
                 self.add(key, where, "a transition without `when` always fires: later ones never")
             self.conditions(key, (*where, "when"), transition.when)
         self.conditions(key, ("return_when",), step.return_when)

@@ -10,6 +10,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import update
 
 from bot.interventions import extraction
 from bot.interventions.completion import Asker
@@ -19,6 +20,7 @@ from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.projections.participant_forms import state
 from bot.store.replay import compare, rebuild
+from bot.store.schema import participants
 from tests.factories import enrolled, received
 
 INTAKE = load_intervention(Path(__file__).resolve().parents[2] / "interventions" / "health-intake")
@@ -118,3 +120,26 @@ def test_replaying_the_events_rebuilds_the_same_form_state_and_clock(
     figures = clock(FORM, state(kept, "intake"))
     assert figures["turns"] == sum(e.mode == "collect" for e in extracted)
     assert figures["known"] == sum(v is not None for v in values.values())
+
+
+def test_replay_check_reports_a_tampered_form_state(store: EventStore) -> None:
+    first = enrolled(phone=next(PHONES), intervention="health-intake")
+    stream = participant_stream(first.participant_id)
+    store.append(stream, [first, received(phone=first.phone)])
+    inbound = store.load(stream)[-1]
+    row = store.projection_row("participants", first.participant_id)
+    answer = {"analysis": "x", "values": [{"key": "age", "value": 40}]}
+    found = extraction.extract(
+        INTAKE, "intake", "collect", _context(), _asker(answer), row or {}, inbound, "interview"
+    )
+    store.append(stream, found)
+    with store.engine.begin() as conn:
+        conn.execute(update(participants).values(forms={"intake": {"values": {"age": 99}}}))
+
+    report = rebuild(store)
+    compare(store, report)
+
+    assert [set(d.columns) for d in report.differences] == [{"forms"}]
+    assert report.rebuilt["participants"][first.participant_id]["forms"]["intake"]["values"] == {
+        "age": 40
+    }

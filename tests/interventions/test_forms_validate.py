@@ -101,3 +101,16 @@ def test_a_form_declared_in_intervention_yaml_is_read_and_its_problems_point_the
     assert any(m.startswith("intervention.yaml:") and "no domain 'family'" in m for m in found), (
         found
     )
+
+
+def test_an_unconditional_transition_hides_only_later_ones_of_the_same_timing(
+    tmp_path: Path,
+) -> None:
+    folder = copy(tmp_path)
+    step = folder / "steps" / "intake.md"
+    edit(step, "transitions:\n", "transitions:\n  - to: mentoring\n    when: step.turns > 30\n")
+    edit(step, "    when: step.turns > 30\n", "")  # unconditional, before the reply
+    assert not any("always fires" in m for m in messages(folder))  # the other is after it
+
+    edit(step, "transitions:\n", "transitions:\n  - to: mentoring\n")
+    assert any("intake.md" in m and "always fires: later ones never" in m for m in messages(folder))
