@@ -4,8 +4,8 @@ participant_forms) so that a prompt, a condition, the API and an export all read
 
 `forms.<name>.answers.<key>` (each field's value: `values` would be a dict's method in Jinja),
 `forms.<name>.fields`, `forms.<name>.complete`, `forms.<name>.clock.<figure>` (typed in
-types.CLOCK_TYPES) and `forms.<name>.clock.text`, a rendering for prompts. A form's `complete_when` reads the same
-figures as `form.<figure>` (and `form.answers.<key>`).
+types.CLOCK_TYPES) and `forms.<name>.clock.text`, a rendering for prompts. A form's
+`complete_when` reads the same figures as `form.<figure>` (and `form.answers.<key>`).
 """
 
 from __future__ import annotations
