@@ -17,6 +17,7 @@ STYLES = (
     "classDef digression stroke-dasharray:4 3",
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
+    "classDef library fill:#efe,stroke:#8a8,font-size:11px",
 )
 
 
@@ -58,6 +59,7 @@ def mermaid(
     lines += _transitions(intervention)
     lines += _returns(intervention)
     lines += _judgements(intervention)
+    lines += _libraries(intervention)
     lines += [f"  {style}" for style in STYLES]
     return "\n".join(lines) + "\n"
 
@@ -72,7 +74,10 @@ def _transitions(intervention: Intervention) -> list[str]:
             last = n == len(step.transitions) - 1
             if last and not step.returns and (step.max_turns or step.max_minutes):
                 text += f" — or {_budget(step.max_turns, step.max_minutes)}"
-            actions = ", ".join(action.verb for action in transition.actions)
+            actions = ", ".join(
+                f"retrieve {action.retrieve}" if action.retrieve else action.verb
+                for action in transition.actions
+            )
             text += f" [{actions}]" if actions else ""
             source, target = node_id("s", slug), node_id("s", transition.to)
             # "(1)", not "1.": Mermaid reads a label starting "1. " as a Markdown list.
@@ -120,6 +125,29 @@ def _judgements(intervention: Intervention) -> list[str]:
     for name in intervention.interrupt_judgements():
         if name in intervention.judgements:
             lines.append(f'  anywhere -.-|"each turn"| {node_id("j", name)}')
+    return lines
+
+
+def _libraries(intervention: Intervention) -> list[str]:
+    """Each library as a side node, linked to the steps that retrieve from it: every turn, on
+    entering or leaving, or at one of their transitions (numbered as the transition's label)."""
+    lines = [
+        f'  {node_id("l", name)}[("library: {label(name)}")]:::library'
+        for name in intervention.config.libraries
+    ]
+    seen: set[str] = set()
+    for found in intervention.retrievals():
+        kind, _, slug = found.key.partition(":")
+        part = found.path[0]
+        if kind != "step" or found.spec.library not in intervention.libraries:
+            continue
+        when = {"retrieve": "each turn", "on_enter": "on enter", "on_exit": "on exit"}.get(
+            part, f"at transition ({int(found.path[1]) + 1})"
+        )
+        line = f'  {node_id("s", slug)} -.-|"{when}"| {node_id("l", found.spec.library)}'
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
     return lines
 
 
