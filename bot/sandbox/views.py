@@ -21,6 +21,8 @@ REMARKED = {
     "judgement.failed",
     "note.taken",
     "note.failed",
+    "retrieval.done",
+    "retrieval.failed",
     "condition.failed",
     "template.failed",
     "measurement.recorded",
@@ -112,6 +114,9 @@ def describe(event: Event, zone: ZoneInfo, timer_kind: TimerKind) -> str:
             (d.judgement, d.result) if kind == "judgement.recorded" else (d.note, d.values)
         )
         return f"{name}: {_fields(values)}"
+    if kind == "retrieval.done":
+        found = ", ".join(f"{doc.id} ({doc.score:g})" for doc in d.documents) or "no match"
+        return f"retrieved.{d.name} from {d.library} ({d.method}): {found}"
     if kind == "turn.failed":
         return f"{_short(d.reason, 90)} (the fallback was sent)"
     if kind == "alert.raised":

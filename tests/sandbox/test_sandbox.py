@@ -312,3 +312,20 @@ def test_an_intervention_is_named_by_slug_or_by_folder() -> None:
     assert locate(str(PRACTICE)) == (PRACTICE.parent, "practice")
     with pytest.raises(SandboxError, match="no intervention.yaml there"):
         locate(str(PRACTICE / "steps"))
+
+
+def test_a_retrieval_is_remarked_with_the_documents_it_found(make: Callable[..., Sandbox]) -> None:
+    library = Path(__file__).resolve().parents[1] / "interventions" / "fixtures" / "library"
+    sandbox = make(intervention=str(library))
+    sandbox.start()
+    sandbox.take_remarks()
+
+    replies = sandbox.say("a stroke at home")
+
+    remarks = sandbox.take_remarks()
+    assert replies[0].startswith("This resembles: Stroke rehabilitation at home")
+    assert any(
+        "retrieved.scenarios from scenarios (bm25): s-stroke (" in line and "s-hip (" in line
+        for line in remarks
+    ), remarks
+    assert any("retrieved.tip from tips (bm25): no match" in line for line in remarks), remarks
