@@ -77,6 +77,7 @@ class _Turn:
         self.i = turn.intervention
         self.working = Working(turn.participant, turn.history, turn.now)
         self.result = StepResult()
+        self._retrieved: tuple[int, dict[str, Any]] | None = None
 
     def emit(self, events: Sequence[EventData]) -> None:
         self.working.add(events)
@@ -99,9 +100,16 @@ class _Turn:
             "turns": context.turns_function(said, list(self.i.steps)),
             "trigger": self.turn.trigger,
             "intervention": {"title": self.i.config.title, "version": self.i.config.version},
-            "retrieved": retrieval.retrieved(self.i, self.working.history),
+            "retrieved": self.retrieved(),
             **extra,
         }
+
+    def retrieved(self) -> dict[str, Any]:
+        """`retrieved`, folded again only when the turn has added events since."""
+        size = len(self.working.history)
+        if self._retrieved is None or self._retrieved[0] != size:
+            self._retrieved = (size, retrieval.retrieved(self.i, self.working.history))
+        return self._retrieved[1]
 
     def render_text(self, key: str, source: str) -> str:
         """A question's text (`source` is what the author wrote, for the record); a failure

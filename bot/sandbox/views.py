@@ -21,6 +21,8 @@ REMARKED = {
     "judgement.failed",
     "note.taken",
     "note.failed",
+    "retrieval.done",
+    "retrieval.failed",
     "condition.failed",
     "template.failed",
     "measurement.recorded",
@@ -123,6 +125,9 @@ def describe(event: Event, zone: ZoneInfo, timer_kind: TimerKind) -> str:
         return f"{d.form}.{d.key} = {d.value!r}{was}"
     if kind == "form.rejected":
         return f"{d.form}: {d.item} {d.key or ''} refused: {_short(d.reason, 90)}"
+    if kind == "retrieval.done":
+        found = ", ".join(f"{doc.id} ({doc.score:g})" for doc in d.documents) or "no match"
+        return f"retrieved.{d.name} from {d.library} ({d.method}): {found}"
     if kind == "turn.failed":
         return f"{_short(d.reason, 90)} (the fallback was sent)"
     if kind == "alert.raised":

@@ -333,3 +333,20 @@ def test_state_shows_each_form_with_its_values_and_clock(make: Callable[..., San
         "             Turns: 1 so far.",
         "             Fields known: 1 of 18 (critical: 1 of 5).",
     ]
+
+
+def test_a_retrieval_is_remarked_with_the_documents_it_found(make: Callable[..., Sandbox]) -> None:
+    library = Path(__file__).resolve().parents[1] / "interventions" / "fixtures" / "library"
+    sandbox = make(intervention=str(library))
+    sandbox.start()
+    sandbox.take_remarks()
+
+    replies = sandbox.say("a stroke at home")
+
+    remarks = sandbox.take_remarks()
+    assert replies[0].startswith("This resembles: Stroke rehabilitation at home")
+    assert any(
+        "retrieved.scenarios from scenarios (bm25): s-stroke (" in line and "s-hip (" in line
+        for line in remarks
+    ), remarks
+    assert any("retrieved.tip from tips (bm25): no match" in line for line in remarks), remarks
