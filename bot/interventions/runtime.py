@@ -2,10 +2,13 @@
 
 On a message from the participant: an answer to a pending question is recorded (and thanked
 or clarified, or, for a `moves_on` question, followed by the step's transition that now holds)
-instead of a turn; otherwise the turn is counted, then at most one hop
+instead of a turn; otherwise the turn is counted, the step's form (if any) reads the message
+(bot.interventions.extraction), then at most one hop
 (bot.interventions.moves), with the due judgements before the step's transitions, exit
 judgements, notes and actions of the step left, the transition's actions, and the enter
-judgements and actions of the step entered; then the reply from the (possibly new) step.
+judgements and actions of the step entered; then the reply from the (possibly new) step, and
+once it has answered, its `after_reply` transitions (answer-then-switch; none if the reply
+failed).
 On enrollment the participant enters the root step and it speaks first.
 """
 
