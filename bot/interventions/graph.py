@@ -17,7 +17,9 @@ STYLES = (
     "classDef digression stroke-dasharray:4 3",
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
+    "classDef library fill:#efe,stroke:#8a8,font-size:11px",
 )
+FORM_STYLE = "classDef form fill:#fff4dd,stroke:#c90,font-size:11px"
 
 
 def node_id(prefix: str, slug: str) -> str:
@@ -58,7 +60,10 @@ def mermaid(
     lines += _transitions(intervention)
     lines += _returns(intervention)
     lines += _judgements(intervention)
+    lines += _forms(intervention)
+    lines += _libraries(intervention)
     lines += [f"  {style}" for style in STYLES]
+    lines += [f"  {FORM_STYLE}"] if intervention.forms else []
     return "\n".join(lines) + "\n"
 
 
@@ -72,8 +77,12 @@ def _transitions(intervention: Intervention) -> list[str]:
             last = n == len(step.transitions) - 1
             if last and not step.returns and (step.max_turns or step.max_minutes):
                 text += f" — or {_budget(step.max_turns, step.max_minutes)}"
-            actions = ", ".join(action.verb for action in transition.actions)
+            actions = ", ".join(
+                f"retrieve {action.retrieve}" if action.retrieve else action.verb
+                for action in transition.actions
+            )
             text += f" [{actions}]" if actions else ""
+            text += " — after the reply" if transition.after_reply else ""
             source, target = node_id("s", slug), node_id("s", transition.to)
             # "(1)", not "1.": Mermaid reads a label starting "1. " as a Markdown list.
             lines.append(f'  {source} -->|"({n + 1}) {label(text)}"| {target}')
@@ -120,6 +129,43 @@ def _judgements(intervention: Intervention) -> list[str]:
     for name in intervention.interrupt_judgements():
         if name in intervention.judgements:
             lines.append(f'  anywhere -.-|"each turn"| {node_id("j", name)}')
+    return lines
+
+
+def _forms(intervention: Intervention) -> list[str]:
+    """Each form as a side node, with its completion rule; each step that fills it."""
+    lines = []
+    for name, form in intervention.forms.items():
+        rule = f"<br/>complete when {label(form.complete_when)}" if form.complete_when else ""
+        text = f"form: {label(name)} ({len(form.fields)} fields){rule}"
+        lines.append(f'  {node_id("f", name)}[("{text}")]:::form')
+    for slug, step in intervention.steps.items():
+        if step.form is not None and step.form.name in intervention.forms:
+            mode = "fills" if step.form.mode == "collect" else "records corrections"
+            lines.append(f'  {node_id("s", slug)} -.-|"{mode}"| {node_id("f", step.form.name)}')
+    return lines
+
+
+def _libraries(intervention: Intervention) -> list[str]:
+    """Each library as a side node, linked to the steps that retrieve from it: every turn, on
+    entering or leaving, or at one of their transitions (numbered as the transition's label)."""
+    lines = [
+        f'  {node_id("l", name)}[("library: {label(name)}")]:::library'
+        for name in intervention.config.libraries
+    ]
+    seen: set[str] = set()
+    for found in intervention.retrievals():
+        kind, _, slug = found.key.partition(":")
+        part = found.path[0]
+        if kind != "step" or found.spec.library not in intervention.libraries:
+            continue
+        when = {"retrieve": "each turn", "on_enter": "on enter", "on_exit": "on exit"}.get(
+            part, f"at transition ({int(found.path[1]) + 1})"
+        )
+        line = f'  {node_id("s", slug)} -.-|"{when}"| {node_id("l", found.spec.library)}'
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
     return lines
 
 

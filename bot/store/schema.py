@@ -115,6 +115,7 @@ participants = Table(
     Column("notes", Json, nullable=False),
     # bot.store.memory: what a turn decides on beyond the columns above (NULL until replayed)
     Column("memory", Json, nullable=True),
+    Column("forms", Json, nullable=False, server_default="{}"),
     Column("enrolled_at", UtcDateTime, nullable=False),
     Column("last_inbound_at", UtcDateTime, nullable=True),
     Column("updated_at", UtcDateTime, nullable=False),

@@ -25,7 +25,7 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
 
     downloads = {
         f"{name}.{fmt}": get(client, f"/console/export/{name}.{fmt}")
-        for name in ("participants", "messages", "events")
+        for name in ("participants", "messages", "results", "retrievals", "forms", "events")
         for fmt in ("csv", "jsonl")
     }
     export(services.store, tmp_path / "csv", "csv")
@@ -47,7 +47,8 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
             assert response.get_data(as_text=True) == expected, file
     recorded = services.store.load("staff:researcher@example.org")
     assert [e.data.file for e in recorded if e.event_type == "staff.exported"] == [
-        "participants", "participants", "messages", "messages", "events", "events"
+        "participants", "participants", "messages", "messages", "results", "results",
+        "retrievals", "retrievals", "forms", "forms", "events", "events"
     ]  # fmt: skip
 
 
@@ -72,3 +73,19 @@ def test_a_supervisor_cannot_export(signed_in: Callable[[str], FlaskClient]) -> 
 
     assert get(client, "/console/export/participants.csv").status_code == 403
     assert "/console/export" not in get(client, "/console/alerts").get_data(as_text=True)
+
+
+def test_the_codebook_downloads_describe_the_participants_interventions(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    data = enrolled(intervention="demo")
+    services.store.append(participant_stream(data.participant_id), [data])
+    client = signed_in("researcher")
+
+    book = get(client, "/console/export/codebook.json")
+    markdown = get(client, "/console/export/codebook.md")
+
+    assert book.status_code == 200 and markdown.status_code == 200
+    assert [i["slug"] for i in json.loads(book.get_data(as_text=True))["interventions"]] == ["demo"]
+    assert "measurements.checkin" in markdown.get_data(as_text=True)
+    assert "codebook.md" in get(client, "/console/export").get_data(as_text=True)

@@ -28,6 +28,7 @@ from bot.store.event_types.participants import ParticipantErased, ParticipantWit
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
+from bot.store.projections.participant_forms import FORM_CASES
 
 COLUMNS = (
     "participant_id",
@@ -49,6 +50,7 @@ COLUMNS = (
     "judgements",
     "notes",
     "memory",
+    "forms",
     "enrolled_at",
     "last_inbound_at",
     "updated_at",
@@ -79,6 +81,7 @@ def _enrolled(row: Row | None, event: Event) -> Row:
         "notes": {},
         # Kept over a re-enrollment: a turn's memory is of the whole stream (bot.store.memory).
         "memory": row.get("memory") if row is not None else memory.empty(),
+        "forms": {},
         "enrolled_at": event.occurred_at,
         "last_inbound_at": None,
     }
@@ -144,6 +147,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     ParticipantErased.event_type: _erased,
     ParticipantUnenrolled.event_type: _unenrolled,
     MessageReceived.event_type: _received,
+    **FORM_CASES,  # bot.store.projections.participant_forms: the `forms` column
 }
 
 
