@@ -21,6 +21,7 @@ from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.timers.leadership import Leadership, leadership_for
 from bot.timers.scheduler import run_forever
+from tests.conftest import TEST_MASTER_KEY
 
 
 class Reporting:
@@ -71,6 +72,7 @@ def main(argv: list[str]) -> int:
             "SCHEDULER_LEASE_SECONDS": args.lease,
             "TIMER_SWEEP_SECONDS": args.sweep,
             "TIMER_GRACE": args.grace,
+            "TANDEM_MASTER_KEY": TEST_MASTER_KEY,  # the parent's store seals
         },
         env_file=None,
     )

@@ -21,6 +21,7 @@ from bot.store.event_types.messages import Media, MessageQueued, MessageReceived
 from bot.store.events import Event, EventData, participant_stream
 from bot.store.services import Services
 from bot.timers.firing import FiringPolicy, fire_due
+from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled
 from tests.fakes.openai_api import FakeOpenAI
 
@@ -125,6 +126,7 @@ def make_conversation(
             "LLM_MAX_RETRIES": "0",
             "SUPERVISOR_PHONES": SUPERVISOR,
             "INTERVENTION": "habit-coach",
+            "TANDEM_MASTER_KEY": TEST_MASTER_KEY,  # the `store` fixture seals: a restart must too
             **env,
         }
         settings = load_settings(values, env_file=None)
