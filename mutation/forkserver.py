@@ -19,6 +19,7 @@ test.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import signal
@@ -29,6 +30,7 @@ from pathlib import Path
 
 PACKAGES = ("bot", "modules", "tools")
 ORDER = "(the order the tests ran in)"
+MUTATED: list[Path] = []
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -80,6 +82,7 @@ def serve(path: str, targets: list[str], pytest_args: list[str]) -> None:
     kept = sum(1 for n in sys.modules if n.split(".")[0] in PACKAGES)
     files = [Path(t) for t in targets]
     files = [f for t in files for f in ([t] if t.suffix == ".py" else sorted(t.rglob("*.py")))]
+    MUTATED.extend(files)
     original = {f: f.read_text().splitlines() for f in files}
     covered = measure(files, pytest_args, Path(path + ".coverage.json"))
     everything = [a for a in pytest_args if not a.startswith("-") and a.startswith("tests")]
@@ -174,7 +177,10 @@ def tests_for(original: dict[Path, list[str]], covered: dict[str, dict[int, list
 def run_child(pytest_args: list[str], timeout: float) -> int:
     pid = os.fork()
     if pid == 0:
-        sys.dont_write_bytecode = True  # a mutant's .pyc could outlive it (same size, second)
+        # A mutant's .pyc could outlive it (same size, same second): compile the mutated
+        # files afresh. Every other .pyc (the rewritten test modules too) is reused.
+        for file in MUTATED:
+            Path(importlib.util.cache_from_source(str(file.resolve()))).unlink(missing_ok=True)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
