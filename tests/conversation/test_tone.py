@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -155,3 +156,46 @@ def test_the_guide_prefers_no_emojis_over_emojis_ok() -> None:
 
 def test_the_profile_guide_ignores_tags_outside_the_whitelist() -> None:
     assert tone_guide({"tone_tags": ["sarcastic"]}) == ""
+
+
+# Boundaries single-change mutants of bot/conversation/tone.py survived (make mutation)
+
+
+def _explicit(scores: dict[str, float], tone: Tone | None = None):  # noqa: ANN202
+    return apply(tone or Tone(), validate([], source="explicit", scores=scores), T0)
+
+
+def test_a_stored_profile_keeps_only_known_tags_with_numeric_scores() -> None:
+    tone = Tone.from_profile(
+        {"tone_scores": {"bogus": 0.9, "concise": "high", "formal": 0.5, "casual": 1}}
+    )
+    assert tone.scores == {"formal": 0.5, "casual": 1.0}
+
+
+def test_a_tone_and_its_update_cannot_be_changed_once_made() -> None:
+    update = _explicit({"concise": 0.9})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        update.changed = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        update.tone.version = 2  # type: ignore[misc]
+
+
+def test_an_explicit_zero_for_a_tag_never_scored_changes_nothing() -> None:
+    update = _explicit({"concise": 0.0})
+    assert (update.changed, update.reason, update.tone) == (False, "unchanged", Tone())
+
+
+def test_no_emojis_at_exactly_the_threshold_zeroes_emojis_ok() -> None:
+    update = _explicit({"no_emojis": 0.7, "emojis_ok": 0.9})
+    assert update.tone.scores["emojis_ok"] == 0.0
+    assert update.tone.tags == ("no_emojis",)
+
+
+def test_of_a_pair_at_exactly_the_threshold_the_lower_one_deactivates() -> None:
+    update = _explicit({"concise": 0.9, "detailed": 0.7})
+    assert update.tone.scores == {"concise": 0.9, "detailed": 0.39}
+    assert update.tone.tags == ("concise",)
+
+
+def test_emojis_ok_stays_active_without_no_emojis() -> None:
+    assert _explicit({"emojis_ok": 0.9}).tone.tags == ("emojis_ok",)
