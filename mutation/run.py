@@ -6,8 +6,8 @@ Run by hand, like the benchmarks; never by CI (minutes per module; `make mutatio
 working tree is never changed. One module at a time, each against its own test files only.
 
 Which mutants are run (the rest are marked skipped in cosmic-ray's session, and counted apart):
-- none inside a type annotation: every module here has `from __future__ import annotations`,
-  so an annotation is a string nobody evaluates and `str | None` -> `str & None` cannot fail;
+- none inside a type annotation: a type hint is not behaviour (with `from __future__ import
+  annotations` it is a string nobody evaluates, and `str | None` -> `str & None` cannot fail);
 - one replacement per arithmetic operator (+ <-> -, * <-> /, // -> /, % -> //, ** -> *, and
   the bit operators among themselves) instead of cosmic-ray's eleven, most of which are a
   TypeError the first test meets;

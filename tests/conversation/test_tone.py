@@ -199,3 +199,40 @@ def test_of_a_pair_at_exactly_the_threshold_the_lower_one_deactivates() -> None:
 
 def test_emojis_ok_stays_active_without_no_emojis() -> None:
     assert _explicit({"emojis_ok": 0.9}).tone.tags == ("emojis_ok",)
+
+
+def test_a_proposal_cannot_be_changed_once_validated() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        validate(["concise"]).source = "explicit"  # type: ignore[misc]
+
+
+def test_an_implicit_score_moves_the_ema_by_alpha_times_that_score() -> None:
+    update = apply(Tone(), validate([], scores={"concise": 0.5}), T0)
+    assert update.tone.scores == {"concise": 0.075}
+
+
+def test_one_tag_of_a_pair_alone_is_left_as_it_is() -> None:
+    assert _explicit({"detailed": 0.9}).tone.scores == {"detailed": 0.9}
+    assert _explicit({"concise": 0.9}).tone.scores == {"concise": 0.9}
+
+
+def test_of_a_pair_the_first_at_exactly_the_threshold_drops_below_a_higher_second() -> None:
+    assert _explicit({"concise": 0.7, "detailed": 0.9}).tone.scores == {
+        "concise": 0.39,
+        "detailed": 0.9,
+    }
+
+
+def test_a_tag_activates_at_exactly_point_seven_and_deactivates_at_exactly_point_four() -> None:
+    active = _explicit({"formal": 0.7}).tone
+    assert active.tags == ("formal",)
+    assert _explicit({"formal": 0.4}, active).tone.tags == ()
+    assert _explicit({"formal": 0.41}, active).tone.tags == ("formal",)
+
+
+def test_tone_guide_reads_the_profile_given() -> None:
+    assert "- Be concise" in tone_guide({"tone_tags": ["concise"]})
+
+
+def test_a_malformed_stored_time_is_read_as_none() -> None:
+    assert Tone.from_profile({"tone_last_updated_at": "yesterday"}).last_updated_at is None
