@@ -279,3 +279,8 @@ def test_a_catalogue_entry_that_is_not_a_mapping_is_named_as_unknown():
     raw["rules"].append("purple elephant")
     with pytest.raises(PhraseError, match=r"rule '\?' \(rules\.1\)"):
         CrisisScreen.from_catalogue(raw)
+
+
+def test_a_bad_slot_entry_is_named_with_its_slot():
+    with pytest.raises(PhraseError, match=r"slot \{x\}: unexpected characters in 'kill\.\*'"):
+        _screen_with(["purple elephant"], slots={"x": ["kill.*"]})
