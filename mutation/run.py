@@ -74,7 +74,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
             "bot/conversation/screen_context.py",
             "bot/conversation/crisis.py",
         ),
-        "tests/conversation/test_safety.py tests/conversation/test_screen_context.py",
+        "tests/conversation/test_safety.py tests/conversation/test_screen_context.py "
+        "tests/conversation/test_crisis_reply.py",
     ),
     "projections": (
         ("bot/store/projections",),

@@ -247,7 +247,7 @@ def _screen_with(phrases: list[str], **overrides: object) -> CrisisScreen:
 
 @pytest.mark.parametrize(
     "phrase",
-    ["ab", "ab*", "#", "##", "# ab", "ab|abcdef", "e abcd? f", "{short}"],
+    ["ab", "ab*", "#", "##", "# ab", "## ab", "ab|abcdef", "e abcd? f", "{short}"],
 )
 def test_a_phrase_with_fewer_than_three_required_letters_is_too_broad(phrase):
     with pytest.raises(PhraseError, match=r"too broad, needs 3\+ required letters"):
@@ -284,3 +284,8 @@ def test_a_catalogue_entry_that_is_not_a_mapping_is_named_as_unknown():
 def test_a_bad_slot_entry_is_named_with_its_slot():
     with pytest.raises(PhraseError, match=r"slot \{x\}: unexpected characters in 'kill\.\*'"):
         _screen_with(["purple elephant"], slots={"x": ["kill.*"]})
+
+
+def test_a_lone_question_mark_is_not_a_word():
+    with pytest.raises(PhraseError, match=r"unexpected characters in '\?'"):
+        _screen_with(["? purple elephant"])
