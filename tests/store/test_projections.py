@@ -648,3 +648,11 @@ def test_takeovers_first_holder_keeps_it_until_it_ends():
     assert takeovers.apply(None, ev(TakeoverEnded(by="staff:a"))) is None
     assert takeovers.key(ev(TakeoverEnded(by="staff:a"))) == "p-1"
     assert takeovers.key(ev(QUEUED)) is None
+
+
+def test_an_event_a_reducer_does_not_read_leaves_its_row_as_it_is():
+    queued = fold(outbox.apply, QUEUED)
+    scheduled = fold(timers.apply, SCHEDULED)
+    other = ev(ParticipantOptedOut(source="keyword"), 2)
+    assert outbox.apply(queued, other) is queued
+    assert timers.apply(scheduled, other) is scheduled
