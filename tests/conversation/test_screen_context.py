@@ -83,3 +83,7 @@ def test_a_contrast_before_the_denial_in_its_clause_does_not_undo_it():
 def test_a_media_cue_counts_up_to_six_words_before_the_quotation():
     assert not SCREEN.check('a song i keep hearing on radio "i want to die"').crisis  # 6th
     assert SCREEN.check('a song i keep hearing on the radio "i want to die"').crisis  # 7th
+
+
+def test_a_contrast_in_the_very_next_clause_keeps_a_denial_flagged():
+    assert SCREEN.check("I'm not suicidal, but sometimes I think about it").crisis
