@@ -289,3 +289,18 @@ def test_a_bad_slot_entry_is_named_with_its_slot():
 def test_a_lone_question_mark_is_not_a_word():
     with pytest.raises(PhraseError, match=r"unexpected characters in '\?'"):
         _screen_with(["? purple elephant"])
+
+
+def test_a_slot_entry_cannot_use_another_slot():
+    with pytest.raises(PhraseError, match=r"slot \{b\}: unknown slot \{a\}"):
+        _screen_with(["purple elephant"], slots={"a": ["abc"], "b": ["{a} def"]})
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [({"version": 2}, "catalogue: version: Input should be 1"), ({"rules": None}, "rules: ")],
+)
+def test_a_catalogue_error_outside_an_entry_names_its_key(change, said):
+    raw = {**_catalogue(), **change}
+    with pytest.raises(PhraseError, match=re.escape(said)):
+        CrisisScreen.from_catalogue(raw)
