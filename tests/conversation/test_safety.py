@@ -255,7 +255,8 @@ def test_a_phrase_with_fewer_than_three_required_letters_is_too_broad(phrase):
 
 
 @pytest.mark.parametrize(
-    "phrase", ["abc", "abc*", "# abc", "abc|abcdef", "{short} c", "ab ... c", "e abcd? fg"]
+    "phrase",
+    ["abc", "abc*", "# abc", "## abc", "abc|abcdef", "{short} c", "ab ... c", "e abcd? fg"],
 )
 def test_a_phrase_with_exactly_three_required_letters_is_specific_enough(phrase):
     screen = _screen_with([phrase], slots={"short": ["ab", "abcdef"]})
@@ -304,3 +305,8 @@ def test_a_catalogue_error_outside_an_entry_names_its_key(change, said):
     raw = {**_catalogue(), **change}
     with pytest.raises(PhraseError, match=re.escape(said)):
         CrisisScreen.from_catalogue(raw)
+
+
+def test_a_phrase_cannot_start_with_an_optional_one_letter_word():
+    with pytest.raises(PhraseError, match="must start and end with a required word"):
+        _screen_with(["a? purple elephant"])
