@@ -310,3 +310,31 @@ def test_a_catalogue_error_outside_an_entry_names_its_key(change, said):
 def test_a_phrase_cannot_start_with_an_optional_one_letter_word():
     with pytest.raises(PhraseError, match="must start and end with a required word"):
         _screen_with(["a? purple elephant"])
+
+
+def test_a_denied_phrase_does_not_hide_a_later_one_in_the_same_clause():
+    assert SCREEN.check("I'm not suicidal and I want to die").crisis
+
+
+def test_a_lone_question_mark_inside_a_phrase_is_not_a_word():
+    with pytest.raises(PhraseError, match=r"unexpected characters in '\?'"):
+        _screen_with(["purple ? elephant"])
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"rules": []}, "catalogue: rules: "),
+        ({"slots": {"x": [5]}}, "catalogue: slots.x.0: "),
+    ],
+)
+def test_a_catalogue_needs_rules_and_text_slots(change, said):
+    with pytest.raises(PhraseError, match=re.escape(said)):
+        CrisisScreen.from_catalogue({**_catalogue(), **change})
+
+
+def test_a_rule_needs_a_description():
+    raw = _catalogue()
+    raw["rules"][0]["description"] = ""
+    with pytest.raises(PhraseError, match=r"rule 'en.test' \(rules.0.description\)"):
+        CrisisScreen.from_catalogue(raw)
