@@ -18,7 +18,7 @@ mutant has it) are
 equivalent: they cannot change behaviour, and the table says why. They are printed apart and
 not counted as survivors.
 
-Usage: python mutation/run.py [--only NAME ...] [--again] [--keep] [--until HH:MM]
+Usage: python mutation/run.py [--only NAME ...] [--again] [--report] [--keep] [--until HH:MM]
 """
 
 from __future__ import annotations
@@ -135,7 +135,20 @@ def main() -> int:
         help="run only the mutants that survived the last run, and those it did not reach "
         "(the module must be unchanged): after adding tests, the killed ones stay killed",
     )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: print the last run's survivors and scores (with EQUIVALENT.md as it is)",
+    )
     args = parser.parse_args()
+    if args.report:
+        equivalent = read_equivalent()
+        scores = [
+            count(name, SESSIONS / f"{slug_of(name)}.sqlite", equivalent)
+            for name in args.only or list(TARGETS)
+        ]
+        table(scores)
+        return 0
     work = Path(tempfile.mkdtemp(prefix="tandem-mutation-"))
     copy = work / "tandem"
     shutil.copytree(ROOT, copy, ignore=lambda _d, names: [n for n in names if n in SKIP])
@@ -149,22 +162,26 @@ def main() -> int:
             print(f"the copy is kept at {copy}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    table(scores)
+    return 0
+
+
+def table(scores: list[tuple[str, int, int, int, int, int]]) -> None:
     print("\nmodule          killed / mutants  equivalent  survived  unrun   score")
     for name, killed, total, same, survived, unrun in scores:
         score = f"{100 * killed / (total - same):5.1f} %" if total > same else "    -"
         print(f"{name:15} {killed:6} / {total:<7}  {same:10}  {survived:8}  {unrun:5}   {score}")
     print("score = killed / (mutants run - equivalent); skipped mutants are not counted")
-    return 0
 
 
 def run(
     name: str, copy: Path, work: Path, args: argparse.Namespace, equivalent: set[tuple[str, ...]]
 ) -> tuple[str, int, int, int, int, int]:
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     modules, tests = TARGETS[name]
-    slug = re.sub(r"\W+", "-", name)
+    slug = slug_of(name)
     SESSIONS.mkdir(exist_ok=True)
     config, session = work / f"{slug}.toml", SESSIONS / f"{slug}.sqlite"
     stamp = SESSIONS / f"{slug}.sha256"
@@ -236,6 +253,23 @@ def run(
             execute.kill()
         server.kill()
         server.wait()
+    return count(name, session, equivalent)
+
+
+def slug_of(name: str) -> str:
+    return re.sub(r"\W+", "-", name)
+
+
+def count(
+    name: str, session: Path, equivalent: set[tuple[str, ...]]
+) -> tuple[str, int, int, int, int, int]:
+    """Print the survivors of a run (equivalent ones apart) and return its figures."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    if not session.exists():
+        print(f"{name}: never run")
+        return name, 0, 0, 0, 0, 0
     killed = total = same = survived = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
         unrun = sum(1 for _ in db.pending_work_items)
