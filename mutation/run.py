@@ -282,7 +282,8 @@ def count(
                 continue
             spec = item.mutations[0]
             line = mutated_line(result.diff or "")
-            key = (str(spec.module_path), spec.definition_name or "", short(spec), line)
+            where = spec.definition_name or "(module level)"
+            key = (str(spec.module_path), where, short(spec), line)
             if key in equivalent:
                 same += 1
                 print(f"-- equivalent: {' | '.join(key)}")
@@ -330,9 +331,14 @@ def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]
 
 
 def mutated_line(diff: str) -> str:
-    """The line as the mutant has it (the diff's first added line), stripped."""
-    added = [ln for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
-    return added[0][1:].strip() if added else ""
+    """The line as the mutant has it (the diff's first added line), stripped; for a mutant
+    that only removes a line (a decorator), "removed: " and that line."""
+    lines = diff.splitlines()
+    added = [ln for ln in lines if ln.startswith("+") and not ln.startswith("+++")]
+    if added:
+        return added[0][1:].strip()
+    removed = [ln for ln in lines if ln.startswith("-") and not ln.startswith("---") and ln[1:]]
+    return "removed: " + removed[0][1:].strip() if removed else ""
 
 
 def short(spec) -> str:
