@@ -464,6 +464,10 @@ def test_a_send_given_up_as_unknown_is_settled_by_the_provider():
         ("pending", "unknown", "pending"),
         ("queued", "mystery", "queued"),
         ("mystery", "queued", "queued"),
+        ("pending", "accepted", "accepted"),
+        ("accepted", "scheduled", "accepted"),
+        ("queued", "sending", "sending"),
+        ("sending", "queued", "sending"),
     ],
 )
 def test_advance(current, new, after):
@@ -656,3 +660,8 @@ def test_an_event_a_reducer_does_not_read_leaves_its_row_as_it_is():
     other = ev(ParticipantOptedOut(source="keyword"), 2)
     assert outbox.apply(queued, other) is queued
     assert timers.apply(scheduled, other) is scheduled
+
+
+def test_an_interrupt_entered_before_any_turn_is_at_turn_zero():
+    row = fold(participants.apply, ENROLLED, _entered("crisis", via="interrupt"))
+    assert row["step_counters"]["interrupted_at"] == {"crisis": 0}
