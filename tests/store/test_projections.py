@@ -468,6 +468,9 @@ def test_a_send_given_up_as_unknown_is_settled_by_the_provider():
         ("accepted", "scheduled", "accepted"),
         ("queued", "sending", "sending"),
         ("sending", "queued", "sending"),
+        ("deferred", "unknown", "deferred"),
+        ("pending", "scheduled", "scheduled"),
+        ("accepted", "queued", "queued"),
     ],
 )
 def test_advance(current, new, after):
@@ -665,3 +668,8 @@ def test_an_event_a_reducer_does_not_read_leaves_its_row_as_it_is():
 def test_an_interrupt_entered_before_any_turn_is_at_turn_zero():
     row = fold(participants.apply, ENROLLED, _entered("crisis", via="interrupt"))
     assert row["step_counters"]["interrupted_at"] == {"crisis": 0}
+
+
+def test_a_status_without_a_rank_leaves_a_pending_message_pending():
+    row = fold(outbox.apply, QUEUED, MessageStatus(provider_sid="SM1", status="receiving"))
+    assert (row["status"], row["provider_sid"]) == ("pending", "SM1")
