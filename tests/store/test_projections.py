@@ -471,6 +471,8 @@ def test_a_send_given_up_as_unknown_is_settled_by_the_provider():
         ("deferred", "unknown", "deferred"),
         ("pending", "scheduled", "scheduled"),
         ("accepted", "queued", "queued"),
+        ("unknown", "deferred", "unknown"),
+        ("sending", "sent", "sent"),
     ],
 )
 def test_advance(current, new, after):
@@ -673,3 +675,14 @@ def test_an_interrupt_entered_before_any_turn_is_at_turn_zero():
 def test_a_status_without_a_rank_leaves_a_pending_message_pending():
     row = fold(outbox.apply, QUEUED, MessageStatus(provider_sid="SM1", status="receiving"))
     assert (row["status"], row["provider_sid"]) == ("pending", "SM1")
+
+
+def test_answers_to_several_questions_are_all_kept():
+    row = fold(
+        participants.apply,
+        ENROLLED,
+        MeasurementRecorded(measurement="done", value=1),
+        MeasurementRecorded(measurement="mood", value=3),
+        MeasurementRecorded(measurement="done", value=0),
+    )
+    assert row["step_counters"]["measurements"] == {"done": 0, "mood": 3}
