@@ -3,6 +3,7 @@ compared, and each guard (a row already there, a late verdict, a final status) h
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -473,6 +474,7 @@ def test_a_send_given_up_as_unknown_is_settled_by_the_provider():
         ("accepted", "queued", "queued"),
         ("unknown", "deferred", "unknown"),
         ("sending", "sent", "sent"),
+        ("delivered", "read", "read"),
     ],
 )
 def test_advance(current, new, after):
@@ -686,3 +688,8 @@ def test_answers_to_several_questions_are_all_kept():
         MeasurementRecorded(measurement="done", value=0),
     )
     assert row["step_counters"]["measurements"] == {"done": 0, "mood": 3}
+
+
+def test_a_projection_cannot_be_changed_once_made():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outbox.PROJECTION.name = "other"  # type: ignore[misc]
