@@ -41,4 +41,4 @@ bench: setup
 # Mutation testing of the pure modules (mutation/run.py): by hand, never by CI; slow.
 mutation: setup
 	$(BIN)/pip install --quiet -e '.[mutation]'
-	$(BIN)/python mutation/run.py
+	nice -n 19 $(BIN)/python mutation/run.py --until $${MUTATION_UNTIL:-99:99} $(MUTATION_ARGS)

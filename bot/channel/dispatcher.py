@@ -317,8 +317,14 @@ class Dispatcher:
             if row["channel"] == "sms" and message.body and not message.content_sid
             else None
         )
-        log.info(
-            "outbox %s sent as %s (attempt %d)", row["outbox_id"], result.provider_sid, attempt
+        # A messenger that shows each send itself (the console) gets no second line per send.
+        level = logging.DEBUG if getattr(self.messenger, "shows_sends", False) else logging.INFO
+        log.log(
+            level,
+            "outbox %s sent as %s (attempt %d)",
+            row["outbox_id"],
+            result.provider_sid,
+            attempt,
         )
         return [
             MessageSent(

@@ -20,7 +20,11 @@ def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: A
     from bot.channel.factory import build_messenger
     from bot.runtime.routing import build_handler
 
-    return Runtime(services, build_handler(services), build_messenger(settings), options)
+    messenger = build_messenger(settings)
+    received = getattr(messenger, "received", None)
+    if received is not None:  # the console messenger shows what participants send, too
+        services.store.listeners.append(received)
+    return Runtime(services, build_handler(services), messenger, options)
 
 
 def _stop_on_signals(stop: threading.Event) -> None:
@@ -54,9 +58,10 @@ def _stop_on_signals(stop: threading.Event) -> None:
 def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     """Run everything in one process: the web app, workers, the dispatcher and the scheduler.
 
-    This is the zero-configuration mode: SQLite and the console messenger by default, where
-    outbound messages are printed here. Post inbound messages to /webhooks/twilio/inbound (see
-    the README); `tandem chat` is a self-contained sandbox that needs no server.
+    This is the zero-configuration mode: SQLite and the console messenger by default, which
+    prints the conversation here, one line per message (<-- received, --> sent). Post inbound
+    messages to /webhooks/twilio/inbound (see the README); `tandem chat` is a self-contained
+    sandbox that needs no server.
     """
     from bot.core.config import ConfigError
     from bot.web import create_app

@@ -26,6 +26,7 @@ import inspect
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -177,6 +178,8 @@ class ChatClient:
         # Without OPENAI_API_KEY or OPENAI_BASE_URL nothing was chosen: never guess
         # api.openai.com, fail every call at once instead.
         self.configured = configured
+        self._warned = False  # "no LLM configured" is logged once, at the first call
+        self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChatClient:
@@ -188,12 +191,9 @@ class ChatClient:
             max_retries=settings.llm_max_retries,
         )
         configured = bool(settings.openai_api_key or settings.openai_base_url)
-        if not configured:
-            log.warning(
-                "no LLM configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL): every LLM call "
-                "fails at once and sends fallbacks"
-            )
-        elif not settings.openai_api_key and sdk.base_url.host == "api.openai.com":
+        # Without an LLM nothing is said at start: an intervention in fixed wording (the demo)
+        # never calls one. The first call that needs one logs the warning (`_send`).
+        if configured and not settings.openai_api_key and sdk.base_url.host == "api.openai.com":
             log.warning("OPENAI_API_KEY is not set: every LLM call will fail and send fallbacks")
         return cls(
             sdk,
@@ -310,6 +310,13 @@ class ChatClient:
     def _send(self, send: Callable[..., Any], request: dict[str, Any], **extra: Any) -> _Sent:
         started = time.perf_counter()
         if not self.configured:
+            with self._lock:
+                first, self._warned = not self._warned, True
+            if first:
+                log.warning(
+                    "no LLM configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL): this LLM "
+                    "call and every later one fail at once and send fallbacks"
+                )
             return _Sent(None, NO_LLM, 0.0)
         try:
             raw = send(**request, **extra)

@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import logging
 
-from flask import Response, g, request
+from flask import Flask, Response, g, request
 
 from bot.core.config import ConfigError, Settings
 from bot.web.api_models import error_response
@@ -23,14 +23,20 @@ SECURITY_SCHEMES = {
 }
 SECURITY = [{SCHEME: []}]
 INSECURE_ACTOR = "api:insecure-local"
+WARNED = "tandem.auth.warned"
 
 
-def check_startup(settings: Settings) -> None:
-    """Refuse to serve the researcher API without a token, unless explicitly insecure."""
+def check_startup(app: Flask) -> None:
+    """Refuse to serve the researcher API without a token, unless explicitly insecure; each
+    API registers through here, and the warning for running without authentication is
+    logged once per app."""
+    settings: Settings = app.extensions["tandem"].settings
     if settings.api_tokens:
         return
     if settings.insecure_local:
-        log.warning("researcher API runs WITHOUT authentication (TANDEM_INSECURE_LOCAL=true)")
+        if not app.extensions.get(WARNED):
+            app.extensions[WARNED] = True
+            log.warning("researcher API runs WITHOUT authentication (TANDEM_INSECURE_LOCAL=true)")
         return
     raise ConfigError(
         [

@@ -56,7 +56,7 @@ def register(app: OpenAPI) -> None:
     """Register the participants API on the app; refuses to without a token (see auth).
 
     The routes join `api` when `participants` (writes) and `participant_reads` are imported."""
-    auth.check_startup(app.extensions["tandem"].settings)
+    auth.check_startup(app)
     app.register_api(api)
 
 

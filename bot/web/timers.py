@@ -79,7 +79,7 @@ class TimersResponse(BaseModel):
 
 def register(app: OpenAPI) -> None:
     """Register the timers API on the app."""
-    auth.check_startup(app.extensions["tandem"].settings)
+    auth.check_startup(app)
     app.register_api(api)
 
 

@@ -234,3 +234,107 @@ def test_screening_from_many_threads_gives_the_serial_verdicts():
     messages = CRISIS + EVERYDAY
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert list(pool.map(SCREEN.check, messages * 4)) == [*map(SCREEN.check, messages)] * 4
+
+
+# Boundaries single-change mutants of the crisis screen survived (make mutation)
+
+
+def _screen_with(phrases: list[str], **overrides: object) -> CrisisScreen:
+    raw = _catalogue(**overrides)
+    raw["rules"][0]["phrases"] = phrases
+    return CrisisScreen.from_catalogue(raw)
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    ["ab", "ab*", "#", "##", "# ab", "## ab", "ab|abcdef", "e abcd? f", "{short}"],
+)
+def test_a_phrase_with_fewer_than_three_required_letters_is_too_broad(phrase):
+    with pytest.raises(PhraseError, match=r"too broad, needs 3\+ required letters"):
+        _screen_with([phrase], slots={"short": ["ab", "abcdef"]})
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    ["abc", "abc*", "# abc", "## abc", "abc|abcdef", "{short} c", "ab ... c", "e abcd? fg"],
+)
+def test_a_phrase_with_exactly_three_required_letters_is_specific_enough(phrase):
+    screen = _screen_with([phrase], slots={"short": ["ab", "abcdef"]})
+    assert repr(screen) == "CrisisScreen(1 phrases)"
+
+
+def test_an_empty_slot_is_refused_rather_than_matching_everything():
+    with pytest.raises(PhraseError, match=r"slot \{nothing\}: needs at least one entry"):
+        _screen_with(["kill {nothing}"], slots={"nothing": []})
+
+
+def test_a_slot_matches_each_of_its_entries_and_nothing_else():
+    screen = _screen_with(["purple {beast}"], slots={"beast": ["elephant", "big cat"]})
+    assert screen.check("a purple big cat").crisis
+    assert screen.check("a purple elephant").crisis
+    assert not screen.check("a purple dog").crisis
+
+
+def test_a_catalogue_entry_that_is_not_a_mapping_is_named_as_unknown():
+    raw = _catalogue()
+    raw["rules"].append("purple elephant")
+    with pytest.raises(PhraseError, match=r"rule '\?' \(rules\.1\)"):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_bad_slot_entry_is_named_with_its_slot():
+    with pytest.raises(PhraseError, match=r"slot \{x\}: unexpected characters in 'kill\.\*'"):
+        _screen_with(["purple elephant"], slots={"x": ["kill.*"]})
+
+
+def test_a_lone_question_mark_is_not_a_word():
+    with pytest.raises(PhraseError, match=r"unexpected characters in '\?'"):
+        _screen_with(["? purple elephant"])
+
+
+def test_a_slot_entry_cannot_use_another_slot():
+    with pytest.raises(PhraseError, match=r"slot \{b\}: unknown slot \{a\}"):
+        _screen_with(["purple elephant"], slots={"a": ["abc"], "b": ["{a} def"]})
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [({"version": 2}, "catalogue: version: Input should be 1"), ({"rules": None}, "rules: ")],
+)
+def test_a_catalogue_error_outside_an_entry_names_its_key(change, said):
+    raw = {**_catalogue(), **change}
+    with pytest.raises(PhraseError, match=re.escape(said)):
+        CrisisScreen.from_catalogue(raw)
+
+
+def test_a_phrase_cannot_start_with_an_optional_one_letter_word():
+    with pytest.raises(PhraseError, match="must start and end with a required word"):
+        _screen_with(["a? purple elephant"])
+
+
+def test_a_denied_phrase_does_not_hide_a_later_one_in_the_same_clause():
+    assert SCREEN.check("I'm not suicidal and I want to die").crisis
+
+
+def test_a_lone_question_mark_inside_a_phrase_is_not_a_word():
+    with pytest.raises(PhraseError, match=r"unexpected characters in '\?'"):
+        _screen_with(["purple ? elephant"])
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"rules": []}, "catalogue: rules: "),
+        ({"slots": {"x": [5]}}, "catalogue: slots.x.0: "),
+    ],
+)
+def test_a_catalogue_needs_rules_and_text_slots(change, said):
+    with pytest.raises(PhraseError, match=re.escape(said)):
+        CrisisScreen.from_catalogue({**_catalogue(), **change})
+
+
+def test_a_rule_needs_a_description():
+    raw = _catalogue()
+    raw["rules"][0]["description"] = ""
+    with pytest.raises(PhraseError, match=r"rule 'en.test' \(rules.0.description\)"):
+        CrisisScreen.from_catalogue(raw)

@@ -70,3 +70,20 @@ def test_a_quotation_of_the_writers_own_thoughts_is_still_screened():
 
 def test_a_quoted_title_leaves_the_rest_of_the_message_screened():
     assert SCREEN.check('listening to "Suicide Blonde" and I want to die').crisis
+
+
+# Boundaries single-change mutants of the crisis screen survived (make mutation)
+
+
+def test_a_contrast_before_the_denial_in_its_clause_does_not_undo_it():
+    assert not SCREEN.check("but I am not suicidal").crisis
+    assert SCREEN.check("I am not suicidal but").crisis
+
+
+def test_a_media_cue_counts_up_to_six_words_before_the_quotation():
+    assert not SCREEN.check('a song i keep hearing on radio "i want to die"').crisis  # 6th
+    assert SCREEN.check('a song i keep hearing on the radio "i want to die"').crisis  # 7th
+
+
+def test_a_contrast_in_the_very_next_clause_keeps_a_denial_flagged():
+    assert SCREEN.check("I'm not suicidal, but sometimes I think about it").crisis

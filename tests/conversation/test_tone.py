@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -155,3 +156,83 @@ def test_the_guide_prefers_no_emojis_over_emojis_ok() -> None:
 
 def test_the_profile_guide_ignores_tags_outside_the_whitelist() -> None:
     assert tone_guide({"tone_tags": ["sarcastic"]}) == ""
+
+
+# Boundaries single-change mutants of bot/conversation/tone.py survived (make mutation)
+
+
+def _explicit(scores: dict[str, float], tone: Tone | None = None):  # noqa: ANN202
+    return apply(tone or Tone(), validate([], source="explicit", scores=scores), T0)
+
+
+def test_a_stored_profile_keeps_only_known_tags_with_numeric_scores() -> None:
+    tone = Tone.from_profile(
+        {"tone_scores": {"bogus": 0.9, "concise": "high", "formal": 0.5, "casual": 1}}
+    )
+    assert tone.scores == {"formal": 0.5, "casual": 1.0}
+
+
+def test_a_tone_and_its_update_cannot_be_changed_once_made() -> None:
+    update = _explicit({"concise": 0.9})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        update.changed = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        update.tone.version = 2  # type: ignore[misc]
+
+
+def test_an_explicit_zero_for_a_tag_never_scored_changes_nothing() -> None:
+    update = _explicit({"concise": 0.0})
+    assert (update.changed, update.reason, update.tone) == (False, "unchanged", Tone())
+
+
+def test_no_emojis_at_exactly_the_threshold_zeroes_emojis_ok() -> None:
+    update = _explicit({"no_emojis": 0.7, "emojis_ok": 0.9})
+    assert update.tone.scores["emojis_ok"] == 0.0
+    assert update.tone.tags == ("no_emojis",)
+
+
+def test_of_a_pair_at_exactly_the_threshold_the_lower_one_deactivates() -> None:
+    update = _explicit({"concise": 0.9, "detailed": 0.7})
+    assert update.tone.scores == {"concise": 0.9, "detailed": 0.39}
+    assert update.tone.tags == ("concise",)
+
+
+def test_emojis_ok_stays_active_without_no_emojis() -> None:
+    assert _explicit({"emojis_ok": 0.9}).tone.tags == ("emojis_ok",)
+
+
+def test_a_proposal_cannot_be_changed_once_validated() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        validate(["concise"]).source = "explicit"  # type: ignore[misc]
+
+
+def test_an_implicit_score_moves_the_ema_by_alpha_times_that_score() -> None:
+    update = apply(Tone(), validate([], scores={"concise": 0.5}), T0)
+    assert update.tone.scores == {"concise": 0.075}
+
+
+def test_one_tag_of_a_pair_alone_is_left_as_it_is() -> None:
+    assert _explicit({"detailed": 0.9}).tone.scores == {"detailed": 0.9}
+    assert _explicit({"concise": 0.9}).tone.scores == {"concise": 0.9}
+
+
+def test_of_a_pair_the_first_at_exactly_the_threshold_drops_below_a_higher_second() -> None:
+    assert _explicit({"concise": 0.7, "detailed": 0.9}).tone.scores == {
+        "concise": 0.39,
+        "detailed": 0.9,
+    }
+
+
+def test_a_tag_activates_at_exactly_point_seven_and_deactivates_at_exactly_point_four() -> None:
+    active = _explicit({"formal": 0.7}).tone
+    assert active.tags == ("formal",)
+    assert _explicit({"formal": 0.4}, active).tone.tags == ()
+    assert _explicit({"formal": 0.41}, active).tone.tags == ("formal",)
+
+
+def test_tone_guide_reads_the_profile_given() -> None:
+    assert "- Be concise" in tone_guide({"tone_tags": ["concise"]})
+
+
+def test_a_malformed_stored_time_is_read_as_none() -> None:
+    assert Tone.from_profile({"tone_last_updated_at": "yesterday"}).last_updated_at is None

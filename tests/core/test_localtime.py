@@ -1,7 +1,8 @@
 """Tests for participant-local time: parsing, DST gaps and overlaps, windows, quiet hours."""
 
+import dataclasses
 import math
-from datetime import UTC, date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -17,6 +18,7 @@ from bot.core.localtime import (
     local_day_bounds,
     next_daily,
     parse_local_time,
+    parse_quiet_hours,
     random_daily,
     to_utc,
     validate_timezone,
@@ -504,3 +506,51 @@ def test_random_daily_takes_tomorrow_when_the_draw_lands_exactly_on_after():
     after = local(TORONTO, 2026, 6, 1, 11, 0)
     drawn = random_daily(after, time(10, 0), time(12, 0), TORONTO, 0.5)
     assert fmt_local(drawn, TORONTO) == "2026-06-02T11:00:00-04:00"  # strictly after
+
+
+def test_random_daily_skips_a_gap_window_the_day_after_to_the_day_after_that():
+    after = local(TORONTO, 2026, 3, 7, 23, 0)  # today's window passed; tomorrow's is in the gap
+    drawn = random_daily(after, time(2, 10), time(2, 50), TORONTO, 0.5)
+    assert fmt_local(drawn, TORONTO) == "2026-03-09T02:30:00-04:00"
+
+
+def test_clock_reaches_a_gap_time_at_the_change_east_of_greenwich():
+    london = ZoneInfo("Europe/London")  # 01:00 GMT becomes 02:00 BST on 2026-03-29
+    assert clock_reaches(date(2026, 3, 29), time(1, 30), london) == utc(2026, 3, 29, 1, 0)
+
+
+class _NoOffset(tzinfo):  # a tzinfo that does not know its offset
+    def utcoffset(self, dt):  # noqa: ANN001, ANN201, ARG002
+        return None
+
+
+def test_a_datetime_whose_tzinfo_has_no_offset_counts_as_naive():
+    unknown = datetime(2026, 6, 1, 12, 0, tzinfo=_NoOffset())
+    with pytest.raises(ValueError, match="timezone-aware"):
+        next_daily(unknown, NINE, TORONTO)
+
+
+def test_parse_quiet_hours_reads_a_window_and_none_for_nothing():
+    assert parse_quiet_hours("22:00-08:00") == NIGHT
+    assert parse_quiet_hours(" 12:00 - 13:30 ") == QuietHours(time(12, 0), time(13, 30))
+    assert parse_quiet_hours(None) is None
+    assert parse_quiet_hours("") is None
+    assert parse_quiet_hours("   ") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("22:00", "expected HH:MM-HH:MM"),
+        ("22:00-22:00", "start and end are the same"),
+        ("22:00-25:00", "invalid local time"),
+    ],
+)
+def test_parse_quiet_hours_says_what_is_wrong(text, problem):
+    with pytest.raises(ValueError, match=problem):
+        parse_quiet_hours(text)
+
+
+def test_quiet_hours_cannot_be_changed_once_read():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        NIGHT.start = time(23, 0)  # type: ignore[misc]

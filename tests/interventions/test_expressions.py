@@ -233,3 +233,15 @@ def test_compiled_conditions_never_raise_on_json_like_contexts(source, context):
     result = condition.check(context)
     assert isinstance(result.value, bool)
     assert result.value is False or result.error is None
+
+
+# Boundaries single-change mutants of bot/interventions/expressions.py survived (make mutation)
+
+
+def test_a_condition_of_exactly_500_characters_and_200_parts_is_accepted():
+    longest = "(" + "step.turns == 1" + " " * 483 + ")"  # 500 characters, not stripped
+    assert compile_condition(longest, ROOTS).names() == {"step.turns"}
+    biggest = "step.turns in [" + "1," * 196 + "]"  # 200 parts
+    assert compile_condition(biggest, ROOTS).check(CONTEXT) == Evaluation(False)
+    assert "201 parts, max 200" in reject("step.turns in [" + "1," * 197 + "]")
+    assert "501 characters, max 500" in reject("(" + "step.turns == 1" + " " * 484 + ")")

@@ -35,10 +35,17 @@ def test_a_structured_call_fails_the_same_way():
     assert [e.error for e in events] == [NO_LLM]
 
 
-def test_the_start_says_once_that_no_llm_is_configured(caplog):
+def test_the_first_call_says_no_llm_is_configured_once_and_the_start_says_nothing(caplog):
     with caplog.at_level(logging.WARNING):
-        _client()
-    assert any("no LLM configured" in r.getMessage() for r in caplog.records)
+        client = _client()
+        assert caplog.records == []  # an intervention in fixed wording never needs one
+        client.chat([{"role": "user", "content": "hi"}], purpose="test")
+        client.chat([{"role": "user", "content": "again"}], purpose="test")
+    said = [r.getMessage() for r in caplog.records if "OPENAI_BASE_URL" in r.getMessage()]
+    assert said == [
+        "no LLM configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL): this LLM call and "
+        "every later one fail at once and send fallbacks"
+    ]
 
 
 def test_an_openai_base_url_alone_counts_as_configured():
