@@ -4,7 +4,7 @@ templates see, folded from the participant's retrieval events (so a replay rebui
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from bot.interventions import judging
@@ -17,7 +17,8 @@ from bot.store.event_types.retrieval import (
     RetrievalWhen,
     RetrievedDocument,
 )
-from bot.store.events import Event, EventData
+from bot.store.events import EventData
+from bot.store.memory import Memory
 
 
 def retrieve(
@@ -73,33 +74,27 @@ def retrieve(
     ]
 
 
-def last_retrievals(history: Sequence[Event]) -> dict[str, RetrievalDone]:
-    """The last `retrieval.done` of each name (a fold over the participant's stream)."""
-    last: dict[str, RetrievalDone] = {}
-    for ev in history:
-        if isinstance(ev.data, RetrievalDone):
-            last[ev.data.name] = ev.data
-    return last
-
-
-def retrieved(intervention: Intervention, history: Sequence[Event]) -> dict[str, Any]:
+def retrieved(intervention: Intervention, memory: Memory) -> dict[str, Any]:
     """`retrieved.<name>` for every name the intervention retrieves into: `documents` (each
-    with id, title, body, score, rank, meta) and `titles`, empty until it first runs. A
-    document recorded but no longer in its library stops the turn (never a quiet gap)."""
+    with id, title, body, score, rank, meta) and `titles`, empty until it first runs. What the
+    last `retrieval.done` of each name found is in the conversation memory (bot.store.memory),
+    so a turn never folds the stream for it. A document recorded but no longer in its library
+    stops the turn (never a quiet gap)."""
     view = {name: shelf([]) for name in intervention.retrieved_names()}
     if not view:
-        return view  # no retrieval: nothing to fold
-    for name, done in last_retrievals(history).items():
-        if name not in view or done.library not in intervention.libraries:
+        return view  # no retrieval: nothing to read
+    for name, done in memory.retrievals().items():
+        library = done.get("library")
+        if name not in view or library not in intervention.libraries:
             continue
-        documents = intervention.libraries[done.library].by_id()
+        documents = intervention.libraries[library].by_id()
         items = []
-        for found in done.documents:
-            document = documents.get(found.id)
+        for found in done.get("documents") or ():
+            document = documents.get(found["id"])
             if document is None:
-                why = f"document {found.id!r} is no longer in library {done.library!r}"
+                why = f"document {found['id']!r} is no longer in library {library!r}"
                 raise TemplateFailure(f"retrieved.{name}", LookupError(why))
-            items.append(item(document, found.score, found.rank))
+            items.append(item(document, float(found["score"]), int(found["rank"])))
         view[name] = shelf(items)
     return view
 

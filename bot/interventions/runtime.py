@@ -117,7 +117,7 @@ class _Turn:
         """`retrieved`, folded again only when the turn has added events since."""
         size = len(self.working.history)
         if self._retrieved is None or self._retrieved[0] != size:
-            self._retrieved = (size, retrieval.retrieved(self.i, self.working.history))
+            self._retrieved = (size, retrieval.retrieved(self.i, self.working.memory))
         return self._retrieved[1]
 
     def render_text(self, key: str, source: str) -> str:

@@ -38,6 +38,7 @@ from bot.store.event_types.messages import (
     MessageSent,
     MessageStatus,
 )
+from bot.store.event_types.retrieval import RetrievalDone
 from bot.store.event_types.schedules import ScheduleCreated, ScheduleDeleted
 from bot.store.event_types.timers import MeasurementAsked, TimerScheduled
 from bot.store.events import Event
@@ -68,6 +69,7 @@ TYPES = frozenset(
         MeasurementRecorded.event_type,
         MeasurementRejected.event_type,
         TimerScheduled.event_type,
+        RetrievalDone.event_type,
     }
 )
 
@@ -95,6 +97,9 @@ def empty() -> dict[str, Any]:
         "timers": [],  # [[timer_id, version]] of the last RING timers scheduled
         "verdicts": {},  # measurement -> {"measurement.recorded"|"...rejected": last version}
         "alerts": [],  # [[alert_id, AlertRaised data, closed]], the last SMALL_RING raised
+        # retrieval name -> the documents its last retrieval.done found ({library, documents}:
+        # ids, scores and ranks; one entry a name an intervention declares: bounded)
+        "retrievals": {},
     }
 
 
@@ -229,6 +234,9 @@ def apply(memory: Mapping[str, Any] | None, ev: Event) -> dict[str, Any]:  # noq
         about = data.payload.get("about")
         if isinstance(about, str) and about:
             _await(new, about)
+    elif isinstance(data, RetrievalDone):
+        found = {"library": data.library, "documents": [d.model_dump() for d in data.documents]}
+        new["retrievals"] = {**new.get("retrievals", {}), data.name: found}
     return new
 
 
@@ -332,6 +340,11 @@ class Memory:
 
     def last_prompt(self) -> Mapping[str, Any] | None:
         return self.m["prompt"]
+
+    def retrievals(self) -> dict[str, Mapping[str, Any]]:
+        """Retrieval name -> what its last `retrieval.done` found: `library`, and `documents`
+        (each id, title, score, rank, digest), best first."""
+        return dict(self.m.get("retrievals") or {})
 
 
 def _when(value: str | None) -> datetime | None:

@@ -15,6 +15,7 @@ from bot.interventions.loader import load_intervention
 from bot.interventions.retrieval import retrieved
 from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
 from bot.store.events import EventData, decode, encode
+from bot.store.memory import Memory, fold
 from tests.fakes.openai_api import FakeOpenAI
 from tests.llm_clients import chat_client
 from tests.modules.step_harness import FIXTURES, Run
@@ -80,13 +81,15 @@ def test_a_retrieval_with_no_match_is_recorded_and_the_step_still_answers() -> N
 
 
 def test_retrieved_is_rebuilt_from_the_events_alone() -> None:
+    """What a turn shows of `retrieved` is folded into the conversation memory, so a replay
+    of the events alone gives it back."""
     run = Run("library")
     run.start()
     run.say("a stroke at home")
     run.say("the phone before bed")
     intervention = load_intervention(FIXTURES / "library")
 
-    view = retrieved(intervention, run.events)
+    view = retrieved(intervention, Memory(fold(run.events)))
 
     assert view["scenarios"]["titles"] == [
         "Stroke rehabilitation at home",
@@ -96,7 +99,7 @@ def test_retrieved_is_rebuilt_from_the_events_alone() -> None:
     assert first["id"] == "s-stroke" and first["meta"]["setting"] == "home"
     assert first["body"].startswith("An older man after a stroke")
     assert view["tip"]["titles"] == ["A wind-down routine"]
-    assert retrieved(intervention, [])["scenarios"] == {"documents": [], "titles": []}
+    assert retrieved(intervention, Memory(fold([])))["scenarios"] == {"documents": [], "titles": []}
 
 
 @pytest.mark.parametrize(
