@@ -47,7 +47,7 @@ Text = Annotated[
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class FieldSpec(Strict):
@@ -127,9 +127,8 @@ class Action(Strict):
     def retrieval(self) -> Retrieve:
         """A `retrieve:` action as the retrieval it runs."""
         assert self.retrieve is not None and self.query is not None
-        return Retrieve(
-            library=self.retrieve, query=self.query, k=self.k, as_=self.as_, filter=self.filter
-        )
+        written = {"library": self.retrieve, "query": self.query, "k": self.k, "as": self.as_}
+        return Retrieve.model_validate({**written, "filter": self.filter})
 
 
 class Retrieve(Strict):

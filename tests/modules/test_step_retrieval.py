@@ -9,16 +9,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.conversation.embeddings import EmbeddingCache
 from bot.interventions.loader import load_intervention
 from bot.interventions.retrieval import retrieved
 from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
-from bot.store.events import EventData, decode, encode
+from bot.store.events import Event, EventData, decode, encode, new_id
 from bot.store.memory import Memory, fold
 from tests.fakes.openai_api import FakeOpenAI
 from tests.llm_clients import chat_client
-from tests.modules.step_harness import FIXTURES, Run
+from tests.modules.step_harness import FIXTURES, NOW, Run
 
 
 def test_a_transition_retrieves_the_two_best_scenarios_once_and_the_next_step_names_them() -> None:
@@ -174,3 +176,60 @@ def test_a_failing_embeddings_endpoint_is_recorded_and_the_step_still_answers(
     assert failed.name == "scenarios" and "HTTP 500" in failed.reason
     assert [d for d in run.data(RetrievalDone) if d.name == "scenarios"] == []
     assert reply == "This resembles: nothing we have. Tip: none."
+
+
+_LIBRARY = load_intervention(FIXTURES / "library")
+_IDS = {
+    "scenarios": ["s-burnout", "s-hip", "s-school", "s-stroke"],
+    "tip": ["t-same-time", "t-walk"],
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(sorted(_IDS)).flatmap(
+            lambda name: st.tuples(
+                st.just(name), st.lists(st.sampled_from(_IDS[name]), unique=True, max_size=2)
+            )
+        ),
+        max_size=8,
+    )
+)
+def test_retrieved_is_the_last_retrieval_of_each_name_whatever_came_before(
+    retrievals: list[tuple[str, list[str]]],
+) -> None:
+    library = {"scenarios": "scenarios", "tip": "tips"}
+    documents = {d.id: d for lib in _LIBRARY.libraries.values() for d in lib.documents}
+    history = [
+        Event(
+            seq=n + 1,
+            event_id=new_id(),
+            stream_id="participant:p1",
+            stream_version=n + 1,
+            data=RetrievalDone(
+                name=name,
+                library=library[name],
+                query="q",
+                method="bm25",
+                k=2,
+                documents=[
+                    RetrievedDocument(id=i, title=documents[i].title, score=1.0, rank=r + 1)
+                    for r, i in enumerate(ids)
+                ],
+            ),
+            meta={},
+            idempotency_key=None,
+            occurred_at=NOW,
+            recorded_at=NOW,
+        )
+        for n, (name, ids) in enumerate(retrievals)
+    ]
+
+    view = retrieved(_LIBRARY, Memory(fold(history)))
+
+    for name in _IDS:
+        last = [ids for found, ids in retrievals if found == name]
+        expected = last[-1] if last else []
+        assert [d["id"] for d in view[name]["documents"]] == expected
+        assert view[name]["titles"] == [documents[i].title for i in expected]
