@@ -19,6 +19,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     sign_in,
     study_page,
     takeover,
+    users,
 )
 from bot.console.blueprint import console
 from bot.interventions.settings import INTERVENTIONS
