@@ -16,6 +16,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     participant_edit,
     participant_list,
     participant_page,
+    participant_withdraw,
     sign_in,
     study_page,
     takeover,

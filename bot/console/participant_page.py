@@ -8,6 +8,7 @@ from typing import Any
 from flask import current_app, g, render_template, request
 from sqlalchemy import and_, select
 
+from bot.channel import withdrawal
 from bot.console import intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
@@ -27,8 +28,10 @@ def participant(participant_id: str) -> Any:
     return show(participant_id)
 
 
-def show(participant_id: str, problem: str | None = None, code: int = 200) -> Any:
-    """The page, with `problem` (a refused takeover action, say) shown beside the takeover."""
+def show(
+    participant_id: str, problem: str | None = None, code: int = 200, at: str = "takeover"
+) -> Any:
+    """The page, with `problem` (a refused action) shown beside the form of section `at`."""
     row, participant_alerts, refusal = _visible(participant_id)
     if refusal is not None:
         return refusal
@@ -43,6 +46,7 @@ def show(participant_id: str, problem: str | None = None, code: int = 200) -> An
     with services().store.reading() as conn:
         timers = pending_timers(conn, participant_id)
         timeline = _timeline(conn, participant_id, family, int(before) if before else None)
+        withdrawn = _withdrawal(conn, participant_id) if row["status"] == "withdrawn" else None
     return render_template(
         "console/participant.html",
         p=row,
@@ -59,6 +63,9 @@ def show(participant_id: str, problem: str | None = None, code: int = 200) -> An
         takeover=services().store.projection_row("takeovers", participant_id),
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
+        problem_at=at,
+        withdrawn=withdrawn,
+        requesters=withdrawal.REQUESTERS,
     ), code
 
 
@@ -116,6 +123,21 @@ def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[Trans
         return []
     lines, _ = read_page(store, participant_id, seqs[-1].seq - 1, count)
     return lines
+
+
+def _withdrawal(conn: Any, participant_id: str) -> Any:
+    """The participant's `participant.withdrawn` event: when, why, who asked, who recorded it."""
+    return conn.execute(
+        select(events.c.recorded_at, events.c.data, events.c.meta)
+        .where(
+            and_(
+                events.c.stream_id == participant_stream(participant_id),
+                events.c.event_type == "participant.withdrawn",
+            )
+        )
+        .order_by(events.c.seq.desc())
+        .limit(1)
+    ).first()
 
 
 def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -> list[Any]:

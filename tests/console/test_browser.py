@@ -217,3 +217,82 @@ def test_a_supervisor_is_refused_a_researcher_page_and_shown_no_link(
 
     assert answer is not None and answer.status == 403
     expect(page.locator("h1")).to_contain_text("403")
+
+
+def test_an_admin_adds_changes_and_disables_a_staff_account(browser: Browser, study: Study) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, "admin@example.org", "admin", "cli", now)
+    accounts.set_password(study.services.store, "admin@example.org", PASSWORD, PASSWORD, now)
+    admin = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(admin, study, "admin@example.org", PASSWORD)
+    admin.click("header nav a:has-text('Users')")
+    expect(admin.locator("h1")).to_have_text("Users")
+
+    # A bad email is named beside its field; a good one gets a one-time code, shown once.
+    admin.fill("#email", "not an email")
+    admin.click("#add")
+    expect(admin.locator("#email-error")).to_have_text("not an email address")
+    admin.fill("#email", "new@example.org")
+    admin.select_option("#role", "researcher")
+    admin.click("#add")
+    code = admin.locator("#one-time-code").inner_text()
+    _shot(admin, "users")
+
+    newcomer = browser.new_context().new_page()
+    _sign_in(newcomer, study, "new@example.org", code)
+    newcomer.fill("#password", PASSWORD)
+    newcomer.fill("#repeated", PASSWORD)
+    newcomer.click("main button[type=submit]")
+    expect(newcomer.locator("h1")).to_contain_text("Participants")
+
+    # A role change applies at the newcomer's next page; disabling ends their session.
+    row = admin.locator('#users tr[data-email="new@example.org"]')
+    row.locator("select[name=role]").select_option("supervisor")
+    row.locator("button.change-role").click()
+    expect(row.locator("td").nth(1)).to_have_text("supervisor")
+    answer = newcomer.goto(study.url + "/console/participants")
+    assert answer is not None and answer.status == 403
+    row.locator("input[name=confirm]").check()
+    row.locator("button.disable").click()
+    expect(row.locator(".badge")).to_have_text("disabled")
+    newcomer.goto(study.url + "/console/alerts")
+    expect(newcomer.locator("h1")).to_have_text("Sign in")
+    actors = {e.meta["actor"] for e in study.services.store.load("staff:new@example.org")}
+    assert "staff:admin@example.org" in actors
+
+
+def test_a_researcher_withdraws_a_participant_from_their_page(
+    browser: Browser, study: Study
+) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, "res@example.org", "researcher", "cli", now)
+    accounts.set_password(study.services.store, "res@example.org", PASSWORD, PASSWORD, now)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(page, study, "res@example.org", PASSWORD)
+    page.goto(study.url + "/console/enroll")
+    page.fill("#phone", CY)
+    page.fill("#name", "Cy")
+    page.click("main button[type=submit]")
+    study.run_bot()
+    page.reload()
+    expect(page.locator("#take-over")).to_be_visible()
+
+    # Without a reason nothing is written and the form says why, beside itself.
+    page.click("#withdraw-participant")
+    expect(page.locator("#withdraw-error")).to_contain_text("reason: say why")
+    expect(page.locator("#withdraw-error")).to_contain_text("tick the box")
+    page.fill("#withdraw-reason", "asked to leave by phone")
+    page.select_option("#requested-by", "participant")
+    page.check("#withdraw-confirm")
+    page.click("#withdraw-participant")
+
+    expect(page.locator("#withdrawn")).to_contain_text("asked to leave by phone")
+    expect(page.locator("#withdrawn")).to_contain_text("staff:res@example.org")
+    expect(page.locator("#take-over")).to_have_count(0)
+    expect(page.locator("#withdraw-participant")).to_have_count(0)
+    _shot(page, "participant-withdrawn")
+    greeted = len(study.fake.messages_to(CY))
+    assert greeted >= 1
+    study.text_in("hello?", CY)  # nothing more is ever sent to them
+    study.run_bot()
+    assert len(study.fake.messages_to(CY)) == greeted
