@@ -352,13 +352,44 @@ FILES = {"participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS, "even
 
 
 def stream_file(
-    store: EventStore, name: str, fmt: Format, *, since: datetime | None = None
+    store: EventStore,
+    name: str,
+    fmt: Format,
+    *,
+    since: datetime | None = None,
+    actor: str = "cli",
 ) -> Iterator[str]:
     """One of `export`'s files (`participants`, `messages` or `events`) as text, a row at a
     time, with the same columns and cells, bounded by the last event when it started: for
-    sending over HTTP as it is read (the researcher console's downloads)."""
-    columns = FILES[name]
+    sending over HTTP as it is read (the researcher console's downloads). When the stream
+    ends, however it ends (finished, or closed because the client went away), it is recorded
+    as `export.written` by `actor` with the rows sent, as `export` records its files."""
     upto = _last_seq(store)
+    rows = _file_lines(store, name, fmt, since, upto)
+    sent = 0
+    try:
+        for text in rows:
+            sent += 1  # handed to the server: counted even if the client goes away now
+            yield text
+    finally:
+        rows.close()
+        if sent:  # a stream closed before its first line sent nothing
+            counted = {f: (sent - (fmt == "csv") if f == name else 0) for f in FILES}
+            record = ExportWritten(
+                format=fmt,
+                files=[f"{name}.{fmt}"],
+                pseudonymised=False,
+                free_text="keep",
+                since=since,
+                **counted,
+            )
+            store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
+
+
+def _file_lines(
+    store: EventStore, name: str, fmt: Format, since: datetime | None, upto: int
+) -> Iterator[str]:
+    columns = FILES[name]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
