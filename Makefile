@@ -13,7 +13,12 @@ $(BIN)/tandem: pyproject.toml
 
 setup: $(BIN)/tandem
 
+# The first run writes a new TANDEM_MASTER_KEY into .env (it seals participants' personal data:
+# keep it, and keep .env out of version control).
 run: setup
+	@grep -qs '^TANDEM_MASTER_KEY=..' .env || { \
+		echo "TANDEM_MASTER_KEY=$$($(BIN)/tandem keys generate)" >> .env; \
+		echo "make run: wrote a new TANDEM_MASTER_KEY into .env (keep it: it opens the data)"; }
 	$(BIN)/tandem migrate
 	TANDEM_INSECURE_LOCAL=$${TANDEM_INSECURE_LOCAL:-true} $(BIN)/tandem serve
 

@@ -5,7 +5,9 @@ Each case appends one `message.received` row per transaction to an existing stre
 - tandem: `EventStore.append` (lock the stream's head, insert, project, commit);
 - core: `INSERT` + `COMMIT` of the same row through SQLAlchemy Core on the same engine, into
   `bench_events`, a table of the same columns, constraints and indexes as `events`;
-- raw: the same INSERT + COMMIT through the driver itself (sqlite3 / psycopg).
+- raw: the same INSERT + COMMIT through the driver itself (sqlite3 / psycopg);
+- sealed: `EventStore.append` with a master key, so the message's personal fields (body,
+  sender) are sealed with the participant's data key (AES-GCM), as in production.
 It prints appends/s (best and median of the rounds), the ratio of the medians, and the SQL
 statements one append issues. Run by hand:
 `python bench/event_store.py [--seconds 1] [--rounds 5] [--engines sqlite,postgresql]`.
@@ -42,11 +44,13 @@ from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench.common import database  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
+from bot.core.keys import generate_master_key  # noqa: E402
 from bot.store.engine import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
 from bot.store.events import encode, participant_stream  # noqa: E402
 from bot.store.schema import events  # noqa: E402
+from bot.store.sealing import Sealer  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
 
 
@@ -113,8 +117,10 @@ def _timed(seconds: float, once: Callable[[], None]) -> Callable[[], float]:
     return run
 
 
-def _tandem(engine: Engine, seconds: float) -> tuple[Callable[[], float], EventStore, str]:
-    store = EventStore(engine)
+def _tandem(
+    engine: Engine, seconds: float, master_key: str | None = None
+) -> tuple[Callable[[], float], EventStore, str]:
+    store = EventStore(engine, sealer=Sealer(master_key))
     first = enrolled(phone=f"+1415555{uuid.uuid4().int % 10000:04d}")
     stream = participant_stream(first.participant_id)
     store.append(stream, [first])
@@ -202,12 +208,14 @@ def run(kind: str, seconds: float, rounds: int) -> None:
         table = _bench_table()
         table.metadata.create_all(engine)
         tandem, store, stream = _tandem(engine, seconds)
+        sealed, _, _ = _tandem(engine, seconds, generate_master_key())
         core = _core(engine, table, seconds)
         raw, close = _raw(url, seconds)
-        for case in (tandem, core, raw):  # warm-up: connections, statement caches
+        for case in (tandem, sealed, core, raw):  # warm-up: connections, statement caches
             _timed(0.2, lambda: None)()
             case()
-        figures = alternate([("tandem", tandem), ("core", core), ("raw", raw)], rounds)
+        cases = [("tandem", tandem), ("sealed", sealed), ("core", core), ("raw", raw)]
+        figures = alternate(cases, rounds)
         statements = statements_per_append(store, stream)
         close()
         engine.dispose()
@@ -220,6 +228,11 @@ def run(kind: str, seconds: float, rounds: int) -> None:
         f"tandem/core {t_med / c_med:.2f}  tandem/raw {t_med / r_med:.2f}"
     )
     print(f"{kind:<11}one append = {len(statements)} statements: " + " | ".join(statements))
+    s_best, s_med = best(figures["sealed"])
+    print(
+        f"{kind:<11}sealed appends/s best/median {s_best:>7,.0f} /{s_med:>7,.0f}  "
+        f"sealed/tandem {s_med / t_med:.2f}"
+    )
 
 
 def main() -> None:

@@ -8,11 +8,15 @@ engine's. Per engine (SQLite, PostgreSQL) it prints:
   10, 1,000, 10,000 and 100,000 prior events, the sizes alternating turn by turn, as wall time and
   without the LLM round trip (`llm.called` latency, which includes the SDK's own work); the
   baseline is the turn at the smallest size ("x base" is the ratio of the p50s);
+- the same turn with personal data sealed (TANDEM_MASTER_KEY set: every participant's personal
+  fields encrypted with their data key, as in production) beside the plain one, on a second
+  database, the two alternating turn by turn ("sealed/plain" is the ratio of the p50s);
 - turns/s of 1 and of 2 single-worker processes draining 10 messages each from 100 participants,
-  in alternating rounds (best and median).
+  in alternating rounds (best and median); `--no-throughput` leaves this out.
 Prior events are realistic turns (message, `llm.called` holding the prompt as STORE_PROMPTS=true
 stores it, reply, delivery), appended directly. Run by hand:
-`python bench/turn.py [--turns 30] [--prior 10,1000,10000,100000] [--engines sqlite,postgresql]`.
+`python bench/turn.py [--turns 30] [--prior 10,1000,10000,100000] [--engines sqlite,postgresql]
+[--no-throughput]`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from sqlalchemy import func, select  # noqa: E402
 from bench.common import database, percentile  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
+from bot.core.keys import generate_master_key  # noqa: E402
 from bot.runtime.bootstrap import build_services  # noqa: E402
 from bot.runtime.routing import build_handler  # noqa: E402
 from bot.runtime.worker import Worker  # noqa: E402
@@ -67,7 +72,7 @@ def _serve_llm(ready: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-ar
     fake.stop()
 
 
-def _services(url: str, llm_url: str) -> Services:
+def _services(url: str, llm_url: str, master_key: str | None = None) -> Services:
     env = {
         "DATABASE_URL": url,
         "OPENAI_BASE_URL": llm_url + "/v1",
@@ -77,6 +82,8 @@ def _services(url: str, llm_url: str) -> Services:
         "DEFAULT_TIMEZONE": "America/Toronto",
         "INTERVENTION": "habit-coach",
     }
+    if master_key:
+        env["TANDEM_MASTER_KEY"] = master_key
     return build_services(load_settings(env, env_file=None))
 
 
@@ -169,25 +176,33 @@ def _turn(services: Services, worker: Worker, pid: str, phone: str) -> tuple[flo
     return wall, wall - llm
 
 
-def per_turn(url: str, llm_url: str, priors: list[int], turns: int) -> dict[int, list]:
-    """Turn costs per prior size, the sizes alternating turn by turn: {prior: [(wall, own)]}."""
-    services = _services(url, llm_url)
-    worker = Worker(services, build_handler(services), "bench-worker")
-    people: dict[int, list[tuple[str, str]]] = {}
-    for n, prior in enumerate(priors):
-        if prior <= 100:  # one fresh participant per turn: each turn really has `prior` behind it
-            people[prior] = [_seed(services, n * 100_000 + k, prior) for k in range(turns + 3)]
-        else:  # one participant; the turns add ~4 events each to its `prior`
-            people[prior] = [_seed(services, n * 100_000, prior)] * (turns + 3)
-    for prior in priors:  # warm-up: imports, connections, caches
-        for pid, phone in people[prior][turns:]:
-            _turn(services, worker, pid, phone)
-    costs: dict[int, list] = {prior: [] for prior in priors}
+def per_turn(
+    urls: dict[str, str], llm_url: str, priors: list[int], turns: int
+) -> dict[str, dict[int, list]]:
+    """Turn costs per mode ("plain", "sealed": one database each) and prior size, the modes and
+    sizes alternating turn by turn: {mode: {prior: [(wall, own)]}}."""
+    keys = {"plain": None, "sealed": generate_master_key()}
+    services = {mode: _services(url, llm_url, keys[mode]) for mode, url in urls.items()}
+    workers = {m: Worker(s, build_handler(s), f"bench-{m}") for m, s in services.items()}
+    people: dict[str, dict[int, list[tuple[str, str]]]] = {m: {} for m in services}
+    for mode, svc in services.items():
+        for n, prior in enumerate(priors):
+            if prior <= 100:  # one fresh participant per turn: each turn has `prior` behind it
+                people[mode][prior] = [_seed(svc, n * 100_000 + k, prior) for k in range(turns + 3)]
+            else:  # one participant; the turns add ~4 events each to its `prior`
+                people[mode][prior] = [_seed(svc, n * 100_000, prior)] * (turns + 3)
+    for mode, svc in services.items():  # warm-up: imports, connections, caches
+        for prior in priors:
+            for pid, phone in people[mode][prior][turns:]:
+                _turn(svc, workers[mode], pid, phone)
+    costs: dict[str, dict[int, list]] = {m: {prior: [] for prior in priors} for m in services}
     for k in range(turns):
         for prior in priors:
-            pid, phone = people[prior][k]
-            costs[prior].append(_turn(services, worker, pid, phone))
-    services.close()
+            for mode, svc in services.items():
+                pid, phone = people[mode][prior][k]
+                costs[mode][prior].append(_turn(svc, workers[mode], pid, phone))
+    for svc in services.values():
+        svc.close()
     return costs
 
 
@@ -240,6 +255,9 @@ def main() -> None:
         "--prior", default="10,1000,10000,100000", help="prior events per participant"
     )
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 vs 2)")
+    parser.add_argument(
+        "--throughput", action=argparse.BooleanOptionalAction, default=True, help="turns/s rows"
+    )
     args = parser.parse_args()
     priors = sorted(int(p) for p in args.prior.split(","))
     ready: mp.Queue = mp.Queue()
@@ -250,8 +268,10 @@ def main() -> None:
     try:
         print(f"{'engine':<11}{'measure':<46}{'p50':>9}{'p99':>9}{'min':>9}{'x base':>8}")
         for kind in args.engines.split(","):
-            with database(kind) as url:
-                costs = per_turn(url, llm_url, priors, args.turns)
+            with database(kind) as plain_url, database(kind) as sealed_url:
+                urls = {"plain": plain_url, "sealed": sealed_url}
+                by_mode = per_turn(urls, llm_url, priors, args.turns)
+            costs = by_mode["plain"]
             base = percentile([own for _, own in costs[priors[0]]], 50)
             for prior in priors:
                 for label, at in (("turn, wall", 0), ("turn without the LLM call", 1)):
@@ -260,6 +280,18 @@ def main() -> None:
                     p50, p99 = percentile(values, 50), percentile(values, 99)
                     ratio = f"{p50 / base:>8.2f}" if at == 1 else ""
                     print(f"{kind:<11}{name:<46}{p50:>9.1f}{p99:>9.1f}{min(values):>9.1f}{ratio}")
+            for prior in priors:
+                sealed = [own for _, own in by_mode["sealed"][prior]]
+                plain = [own for _, own in costs[prior]]
+                name = f"sealed turn w/o LLM, {prior:,} prior (ms)"
+                p50, p99 = percentile(sealed, 50), percentile(sealed, 99)
+                ratio = p50 / percentile(plain, 50)
+                print(
+                    f"{kind:<11}{name:<46}{p50:>9.1f}{p99:>9.1f}{min(sealed):>9.1f}"
+                    f"{ratio:>8.2f} sealed/plain"
+                )
+            if not args.throughput:
+                continue
 
             def rate(processes: int, kind: str = kind) -> Callable[[], float]:
                 def once() -> float:

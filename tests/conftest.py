@@ -16,11 +16,14 @@ from bot.core.clock import FakeClock
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.migrate import upgrade
+from bot.store.sealing import Sealer
 
 ADMIN_URL = os.environ.get(
     "TANDEM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 RUN = uuid.uuid4().hex[:8]
+# Stores in tests seal personal data as production does (bot.store.sealing).
+TEST_MASTER_KEY = "dGFuZGVtLXRlc3QtbWFzdGVyLWtleS0wMTIzNDU2Nzg="
 
 
 def _admin():
@@ -94,6 +97,6 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def store(database_url: str, clock: FakeClock) -> Iterator[EventStore]:
-    store = EventStore(make_engine(database_url), clock=clock)
+    store = EventStore(make_engine(database_url), clock=clock, sealer=Sealer(TEST_MASTER_KEY))
     yield store
     store.engine.dispose()

@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 
 WHATSAPP_WINDOW = timedelta(hours=24)
 WINDOW_MARGIN = timedelta(minutes=5)  # don't start a free-form send seconds before it closes
-INACTIVE = frozenset({"unenrolled", "paused", "completed", "withdrawn"})
+INACTIVE = frozenset({"unenrolled", "paused", "completed", "withdrawn", "erased"})
 ALWAYS_SENT = frozenset({"notice", "help"})  # kinds an inactive (not opted-out) participant gets
 TEMPLATE_TEXT_LIMIT = 1000  # WhatsApp template text is at most 1024 characters in all
 
@@ -195,7 +195,7 @@ class Dispatcher:
         if participant is None:
             return Claimed(row, None, False)
         queued = tx.conn.execute(select(events).where(events.c.seq == row["position"])).one()
-        to_participant = row_to_event(queued).data.to_participant  # type: ignore[attr-defined]
+        to_participant = row_to_event(queued, tx.store.sealer, tx.conn).data.to_participant  # type: ignore[attr-defined]
         return Claimed(row, participant, to_participant)
 
     def _release(self, tx: Transaction, outbox_id: str) -> None:

@@ -28,7 +28,7 @@ def withdraw(
     now: datetime,
 ) -> list[EventData]:
     """The events of withdrawing `participant`, who asked (`requested_by`) and why."""
-    if participant["status"] in ("withdrawn", "unenrolled"):
+    if participant["status"] in ("withdrawn", "unenrolled", "erased"):
         raise NotWithdrawable(f"the participant is already {participant['status']}")
     if not reason.strip():
         raise ValueError("reason: say why (it is kept with the withdrawal)")

@@ -6,9 +6,11 @@ import sys
 
 from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
     chat,
+    erase,
     events,
     export,
     interventions,
+    keys,
     run,
     safety,
     store,

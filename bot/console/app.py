@@ -14,6 +14,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     guard,
     interventions_pages,
     participant_edit,
+    participant_erase,
     participant_list,
     participant_page,
     participant_withdraw,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import hmac
 import logging
 import secrets
@@ -13,6 +12,7 @@ from typing import Any
 from flask import current_app, g, redirect, render_template, request, session, url_for
 
 from bot.console import roles
+from bot.core import keys
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ def session_key(services: Services) -> str | None:
     """The cookie-signing key, derived from TANDEM_MASTER_KEY (never the key itself)."""
     master = services.settings.master_key
     if master:
-        return hmac.new(master.encode(), b"tandem console session", hashlib.sha256).hexdigest()
+        return keys.derive(master, "session").hex()
     if services.settings.insecure_local:
         log.warning("console sessions signed with a random key: TANDEM_MASTER_KEY is not set")
         return secrets.token_hex(32)

@@ -56,7 +56,7 @@ def edit(participant_id: str) -> Any:
         row = tx.lock(stream) or tx.row(heads, participant_id)
         if row is None:
             return show(participant_id)
-        if row["status"] in ("withdrawn", "unenrolled"):
+        if row["status"] in ("withdrawn", "unenrolled", "erased"):
             problem: str | None = f"The participant is {row['status']}; nothing was applied."
         elif row["version"] != int(version):
             stale = (

@@ -12,6 +12,7 @@ from bot.channel import withdrawal
 from bot.console import intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
+from bot.store.event_store import opened_row
 from bot.store.events import participant_stream
 from bot.store.queries import pending_timers
 from bot.store.schema import alerts, events
@@ -20,6 +21,7 @@ from bot.store.transcript import LINE_TYPES, TranscriptLine, read_page, zone
 TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200
 # The timeline's filter: event-type families a researcher looks for.
+ENDINGS = {"withdrawn": "participant.withdrawn", "erased": "participant.erased"}
 FAMILIES = ("message", "participant", "step", "judgement", "timer", "alert", "llm", "work", "staff")
 
 
@@ -45,8 +47,11 @@ def show(
     drawn = intervention_graph.draw(root, row["intervention"])
     with services().store.reading() as conn:
         timers = pending_timers(conn, participant_id)
-        timeline = _timeline(conn, participant_id, family, int(before) if before else None)
-        withdrawn = _withdrawal(conn, participant_id) if row["status"] == "withdrawn" else None
+        timeline = [
+            opened_row(r, services().store.sealer, conn)
+            for r in _timeline(conn, participant_id, family, int(before) if before else None)
+        ]
+        ended = _ending(conn, participant_id, row["status"])
     return render_template(
         "console/participant.html",
         p=row,
@@ -64,7 +69,7 @@ def show(
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
         problem_at=at,
-        withdrawn=withdrawn,
+        ended=ended,
         requesters=withdrawal.REQUESTERS,
     ), code
 
@@ -125,19 +130,31 @@ def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[Trans
     return lines
 
 
-def _withdrawal(conn: Any, participant_id: str) -> Any:
-    """The participant's `participant.withdrawn` event: when, why, who asked, who recorded it."""
-    return conn.execute(
-        select(events.c.recorded_at, events.c.data, events.c.meta)
+def _ending(conn: Any, participant_id: str, status: str) -> Any:
+    """For a withdrawn or erased participant, the event that made them so: when, why, who
+    asked, who recorded it (a withdrawal's reason is sealed personal data: opened here)."""
+    event_type = ENDINGS.get(status)
+    if event_type is None:
+        return None
+    found = conn.execute(
+        select(
+            events.c.event_id,
+            events.c.stream_id,
+            events.c.event_type,
+            events.c.recorded_at,
+            events.c.data,
+            events.c.meta,
+        )
         .where(
             and_(
                 events.c.stream_id == participant_stream(participant_id),
-                events.c.event_type == "participant.withdrawn",
+                events.c.event_type == event_type,
             )
         )
         .order_by(events.c.seq.desc())
         .limit(1)
     ).first()
+    return None if found is None else opened_row(found, services().store.sealer, conn)
 
 
 def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -> list[Any]:
@@ -150,6 +167,8 @@ def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -
     query = (
         select(
             events.c.seq,
+            events.c.event_id,
+            events.c.stream_id,
             events.c.event_type,
             events.c.recorded_at,
             events.c.data,

@@ -17,7 +17,7 @@ SORTS = {
     "step": participants.c.current_step,
     "last_inbound": participants.c.last_inbound_at,
 }
-STATUSES = ("active", "paused", "completed", "withdrawn", "unenrolled")
+STATUSES = ("active", "paused", "completed", "withdrawn", "unenrolled", "erased")
 PAGE_SIZES = (25, 50, 100)
 OPEN_ALERT = exists().where(
     and_(alerts.c.participant_id == participants.c.participant_id, alerts.c.status != "resolved")

@@ -25,6 +25,8 @@ class Applied:
     quiet_hours: str | None = None  # its own "22:00-08:00", for the tools' wording
     # Its temperature and max_tokens, under a prompt file's own (the model name is per call).
     model: ModelChoice = ModelChoice()
+    # Its `redact_for_llm`: phones, e-mails and the participant's name out of LLM requests.
+    redact_for_llm: bool = False
 
 
 class AppliedSettings(Protocol):

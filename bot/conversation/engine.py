@@ -13,6 +13,7 @@ out; the worker appends them with `work.completed` in one transaction.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -29,6 +30,7 @@ from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.conversation.prompts import PromptError
+from bot.conversation.redaction import RedactingClient, Redactor
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.supervisors import alert_texts
 from bot.conversation.timer_turns import handle_fired
@@ -202,7 +204,7 @@ class ConversationFlow:
             variables=prompt_variables(working.row, turn.now, recorded, trigger),
             converse=self._converser(working, turn.now),
             notes=notes,
-            structured=self._structured,
+            structured=functools.partial(self._structured, client=self._llm(working.row)),
             inbound=current,
         )
         try:
@@ -267,7 +269,7 @@ class ConversationFlow:
         ) -> LoopResult:
             specs = resolve(tools, self.tools)
             return run_tool_loop(
-                self.client,
+                self._llm(working.row),
                 messages,
                 specs,
                 ctx,
@@ -285,8 +287,17 @@ class ConversationFlow:
         purpose: str,
         *,
         model: str | ModelChoice | None = None,
+        client: Any = None,
     ) -> tuple[BaseModel | None, list[EventData]]:
-        return self.client.structured(messages, model_cls, purpose=purpose, model=model)
+        client = client or self.client
+        return client.structured(messages, model_cls, purpose=purpose, model=model)
+
+    def _llm(self, participant: Mapping[str, Any]) -> Any:
+        """The LLM client for this participant: redacting, if their intervention says so."""
+        if not self.interventions.of(participant).redact_for_llm:
+            return self.client
+        redactor = Redactor(participant.get("name"), self.settings.default_region)
+        return RedactingClient(self.client, redactor)
 
     def _finish(
         self, turn: Turn, events: list[EventData], report: TurnReport | None

@@ -256,6 +256,9 @@ class Config(Strict):
     supervisors: list[Text] = []
     safety: Safety = Safety()
     quiet_hours: str | None = None
+    # Phone numbers, e-mail addresses and the participant's name are replaced with
+    # placeholders in everything sent to the LLM (bot.conversation.redaction).
+    redact_for_llm: bool = False
     intake: Intake | None = None
     profile: dict[str, FieldSpec] = {}
     speakers: Speakers = Speakers()

@@ -85,6 +85,7 @@ class InterventionSettings:
             supervisors=tuple(dict.fromkeys(supervisors)),
             quiet_hours=config.quiet_hours or None,
             model=ModelChoice(None, config.temperature, config.max_tokens),
+            redact_for_llm=config.redact_for_llm,
         )
         log.info(
             "intervention %r: %r, %s safety message, %d supervisor phone(s)",

@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 
 from bot.core.clock import Clock, SystemClock
-from bot.core.config import Settings
+from bot.core.config import ConfigError, Settings
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
+from bot.store.key_rotation import index_missing_phones
+from bot.store.sealing import Sealer
 from bot.store.services import Services
+
+log = logging.getLogger(__name__)
 
 
 def configure_logging(settings: Settings) -> None:
@@ -19,8 +23,31 @@ def configure_logging(settings: Settings) -> None:
 
 
 def build_store(settings: Settings, clock: Clock | None = None) -> EventStore:
-    """The event store on the configured database, with every projection."""
-    return EventStore(make_engine(settings.database_url), clock=clock or SystemClock())
+    """The event store on the configured database, with every projection, sealing personal
+    data under TANDEM_MASTER_KEY (required with MESSENGER=twilio: real participants)."""
+    check_master_key(settings)
+    return EventStore(
+        make_engine(settings.database_url),
+        clock=clock or SystemClock(),
+        sealer=Sealer(settings.master_key),
+    )
+
+
+def check_master_key(settings: Settings) -> None:
+    """Refuse a production start without a master key; say so at a development one."""
+    if settings.master_key:
+        return
+    if settings.messenger == "twilio":
+        raise ConfigError(
+            [
+                "TANDEM_MASTER_KEY: MESSENGER=twilio needs a master key to seal participants' "
+                "personal data (generate one with `tandem keys generate`; docs/operations.md)"
+            ]
+        )
+    log.warning(
+        "TANDEM_MASTER_KEY is not set: personal data is stored unsealed and cannot be erased "
+        "(development only; `make run` writes one into .env)"
+    )
 
 
 def build_services(
@@ -28,7 +55,9 @@ def build_services(
 ) -> Services:
     """Wire the store, the clock and this process's wake-ups."""
     clock = clock or SystemClock()
-    store = store or build_store(settings, clock)
+    if store is None:
+        store = build_store(settings, clock)
+        index_missing_phones(store)
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
     return services

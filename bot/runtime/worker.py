@@ -46,7 +46,7 @@ PASSIVE = {
     "timer.skipped",
     "work.requested",
 }
-INACTIVE = {"unenrolled", "paused", "completed", "withdrawn"}
+INACTIVE = {"unenrolled", "paused", "completed", "withdrawn", "erased"}
 # A participant whose conversation a staff member took over (bot.console): their items wait,
 # pending, until the hand-back (`takeover.ended`).
 NOT_TAKEN_OVER = ~exists().where(
@@ -277,7 +277,7 @@ class Worker:
                 timer = dict(found._mapping) if found else None
             else:
                 found = conn.execute(select(events).where(events.c.event_id == item["ref"])).first()
-                trigger = row_to_event(found) if found else None
+                trigger = row_to_event(found, self.store.sealer, conn) if found else None
         row = dict(participant._mapping)
         stream = participant_stream(pid)
         turn = Turn(

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import (
@@ -17,6 +18,7 @@ from sqlalchemy import (
     Update,
     and_,
     bindparam,
+    delete,
     func,
     insert,
     select,
@@ -31,9 +33,20 @@ import bot.store.event_types  # noqa: F401  (importing the catalogue registers e
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
 from bot.store.engine import READ_ONLY
-from bot.store.events import Event, EventData, NewEvent, decode, encode, participant_of
+from bot.store.event_types.participants import ParticipantEnrolled
+from bot.store.events import (
+    REGISTRY,
+    Event,
+    EventData,
+    InvalidEventData,
+    NewEvent,
+    decode,
+    encode,
+    participant_of,
+)
 from bot.store.projections import Projection, Row, all_projections
-from bot.store.schema import PROJECTION_TABLES, events
+from bot.store.schema import PROJECTION_TABLES, events, participant_phones
+from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
 
 log = logging.getLogger(__name__)
 
@@ -66,18 +79,65 @@ class AppendResult:
         return self.events[-1].stream_version if self.events else 0
 
 
-def row_to_event(row: Any) -> Event:
+def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None = None) -> Event:
+    """The event of a stored row; `sealer` and `conn` open its sealed personal fields (a row
+    from `EventStore.read_rows` is opened already)."""
+    data, meta = row.data, row.meta or {}
+    if SEALED in data:
+        if sealer is None:
+            raise SealedWithoutKey(f"event at seq {row.seq} is sealed: read it through the store")
+        data, meta = _opened(sealer, conn, row)
     return Event(
         seq=row.seq,
         event_id=row.event_id,
         stream_id=row.stream_id,
         stream_version=row.stream_version,
-        data=decode(row.event_type, row.schema_version, row.data, seq=row.seq),
-        meta=row.meta or {},
+        data=decode_stored(row.event_type, row.schema_version, data, seq=row.seq, meta=meta),
+        meta=meta,
         idempotency_key=row.idempotency_key,
         occurred_at=row.occurred_at,
         recorded_at=row.recorded_at,
     )
+
+
+def _opened(sealer: Sealer, conn: Connection | None, row: Any) -> tuple[dict[str, Any], dict]:
+    """A row's plain payload, and its meta with what the sealing kept aside put back."""
+    opened = sealer.open(conn, row.stream_id, row.event_id, row.event_type, row.data)
+    meta = dict(row.meta or {})
+    if opened.escaped:
+        meta["escaped"] = {**meta.get("escaped", {}), **opened.escaped}
+    if opened.erased:
+        meta["erased"] = opened.erased
+    return opened.data, meta
+
+
+class StoredRow(SimpleNamespace):
+    """An event row with its personal fields opened: the columns as attributes."""
+
+    @property
+    def _mapping(self) -> dict[str, Any]:
+        return vars(self)
+
+
+def opened_row(row: Any, sealer: Sealer, conn: Connection | None) -> Any:
+    """`row` as it reads with its sealed fields opened (the same row when nothing is sealed)."""
+    if SEALED not in row.data:
+        return row
+    data, meta = _opened(sealer, conn, row)
+    return StoredRow(**{**row._asdict(), "data": data, "meta": meta})
+
+
+def decode_stored(
+    event_type: str, schema_version: int, data: Any, seq: int | None, meta: Any
+) -> EventData:
+    """`decode`, except that a payload with erased fields that no longer validates (a phone
+    number that reads `[erased]`) is built as it is: erased data is shown, never refused."""
+    if not meta.get("erased"):
+        return decode(event_type, schema_version, data, seq=seq)
+    try:
+        return decode(event_type, schema_version, data, seq=seq)
+    except InvalidEventData:
+        return REGISTRY[event_type].model_construct(**data)
 
 
 # Statements are built once and reused with parameters: building them per append cost more
@@ -147,6 +207,7 @@ class Transaction:
         self._rows: dict[tuple[str, str], Row | None] = {}
         self._locked_rows: set[tuple[str, str]] = set()
         self._locked_streams: set[str] = set()
+        self.made: dict[str, Any] = {}  # data keys made in this transaction
 
     def append(
         self,
@@ -168,13 +229,20 @@ class Transaction:
         now = self.store.clock.now()
         rows: list[dict[str, Any]] = []
         payloads: list[EventData] = []
+        metas: list[dict[str, Any]] = []  # as the layers above see it (nothing kept aside)
         for offset, new in enumerate(proposed):
             data, meta = encode(new.data), dict(new.meta)
             payload = new.data
-            # Text no database stores (NUL from an SMS, say) is kept recoverable in the meta.
+            # Text no database stores (NUL from an SMS, say) is kept recoverable in the meta,
+            # or in the sealed part when it is personal.
             data, escaped = storable_json(data)
             if escaped:
                 payload = type(new.data).model_validate(data)
+            metas.append({**meta, "escaped": escaped} if escaped else dict(meta))
+            data, escaped = self.store.sealer.seal(
+                self.conn, stream_id, new.event_id, type(new.data), data, escaped, now, self.made
+            )
+            if escaped:
                 meta["escaped"] = escaped
             payloads.append(payload)
             rows.append(
@@ -195,19 +263,23 @@ class Transaction:
         if seqs is None:
             return AppendResult(duplicate=True)
         result = AppendResult()
-        for new, payload, values, seq in zip(proposed, payloads, rows, seqs, strict=True):
+        for new, payload, event_meta, values, seq in zip(
+            proposed, payloads, metas, rows, seqs, strict=True
+        ):
             recorded = Event(
                 seq=seq,
                 event_id=new.event_id,
                 stream_id=stream_id,
                 stream_version=values["stream_version"],
                 data=payload,
-                meta=values["meta"],
+                meta=event_meta,
                 idempotency_key=values["idempotency_key"],
                 occurred_at=values["occurred_at"],
                 recorded_at=now,
             )
             self._project(recorded)
+            if isinstance(payload, ParticipantEnrolled):
+                self._index_phone(payload)
             result.events.append(recorded)
         self.recorded.extend(result.events)
         return result
@@ -230,12 +302,22 @@ class Transaction:
             seqs += [seq_of[row["event_id"]] for row in rows]
         return seqs
 
+    def _index_phone(self, enrolled: ParticipantEnrolled) -> None:
+        """Keep the keyed hash by which inbound messages find this participant."""
+        pid = enrolled.participant_id
+        self.conn.execute(
+            delete(participant_phones).where(participant_phones.c.participant_id == pid)
+        )
+        digest = self.store.sealer.phones.digest(enrolled.phone)
+        self.conn.execute(insert(participant_phones).values(participant_id=pid, phone_hmac=digest))
+
     def version(self, stream_id: str) -> int:
         return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
 
     def load(self, stream_id: str) -> list[Event]:
         """A stream's events as this transaction sees them."""
-        return [row_to_event(row) for row in self.conn.execute(_LOAD_STREAM, {"s": stream_id})]
+        rows = self.conn.execute(_LOAD_STREAM, {"s": stream_id})
+        return [row_to_event(row, self.store.sealer, self.conn) for row in rows]
 
     def _seen(self, stream_id: str, key: str) -> bool:
         return self.conn.execute(_SEEN_KEY, {"s": stream_id, "k": key}).first() is not None
@@ -320,8 +402,11 @@ class EventStore:
         engine: Engine,
         projections: Sequence[Projection] | None = None,
         clock: Clock | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self.engine = engine
+        # Seals participants' personal data (TANDEM_MASTER_KEY); without it, plain payloads.
+        self.sealer = sealer or Sealer(None)
         self.projections = list(projections) if projections is not None else all_projections()
         self.clock = clock or SystemClock()
         self.head_projection = next((p for p in self.projections if p.stream_head), None)
@@ -334,6 +419,8 @@ class EventStore:
         with self.engine.begin() as conn:
             tx = Transaction(conn, self)
             yield tx
+        if tx.made:
+            self.sealer.remember(tx.made)
         if tx.recorded:
             for listener in self.listeners:
                 listener(tx.recorded)
@@ -394,7 +481,7 @@ class EventStore:
         if exclude:
             query = query.where(events.c.event_type.not_in(list(exclude)))
         with self.reading() as conn:
-            return [row_to_event(row) for row in conn.execute(query)]
+            return [row_to_event(row, self.sealer, conn) for row in conn.execute(query)]
 
     def read_all(
         self,
@@ -427,7 +514,8 @@ class EventStore:
         if event_types:
             query = query.where(events.c.event_type.in_(list(event_types)))
         with self.reading() as conn:
-            yield from conn.execution_options(yield_per=batch).execute(query)
+            for row in conn.execution_options(yield_per=batch).execute(query):
+                yield opened_row(row, self.sealer, conn)
 
     def projection_row(self, projection_name: str, key: str) -> Row | None:
         """The stored row of one projection."""

@@ -18,6 +18,12 @@ class EventData(BaseModel):
 
     event_type: ClassVar[str]
     schema_version: ClassVar[int] = 1
+    # Data protection (bot.store.personal): which text fields hold personal data, sealed with
+    # the participant's data key, and which were judged not to. Every text field of an event
+    # type is in one of the two (a test holds every registered type to it); an event type
+    # that declares neither has all its text fields sealed.
+    personal: ClassVar[frozenset[str] | None] = None
+    plain: ClassVar[frozenset[str]] = frozenset()
 
 
 class UnknownEventType(Exception):
@@ -83,6 +89,11 @@ def decode(
 def encode(data: EventData) -> dict[str, Any]:
     """The JSON form of a payload, as stored."""
     return data.model_dump(mode="json")
+
+
+def fields(*names: str) -> frozenset[str]:
+    """Field names, for an event type's `personal` and `plain` declarations."""
+    return frozenset(names)
 
 
 def new_id() -> str:

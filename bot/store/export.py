@@ -26,7 +26,7 @@ from typing import IO, Any, Literal
 
 from sqlalchemy import and_, func, or_, select
 
-from bot.store.event_store import EventStore
+from bot.store.event_store import EventStore, opened_row
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent, participant_stream
 from bot.store.schema import events, participants
@@ -345,7 +345,8 @@ def _events(
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
     query = select(events).where(*_event_filter(upto, since, ids)).order_by(events.c.seq)
     with store.reading() as conn:
-        yield from conn.execution_options(yield_per=batch).execute(query)
+        for row in conn.execution_options(yield_per=batch).execute(query):
+            yield opened_row(row, store.sealer, conn)
 
 
 FILES = {"participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS, "events": EVENT_COLUMNS}

@@ -6,16 +6,26 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, select
 
-from bot.store.schema import outbox, participants, timers
+from bot.core.keys import PhoneHasher
+from bot.store.schema import outbox, participant_phones, participants, timers
 
 
 def enrolled_with_phone(
-    conn: Connection, phone: str, *, lock: bool = False
+    conn: Connection, phone: str, phones: PhoneHasher, *, lock: bool = False
 ) -> dict[str, Any] | None:
-    """The enrolled participant with this E.164 phone, whatever channel or number they used;
-    `lock` reads the row FOR UPDATE (the lock appends to their stream take)."""
-    query = select(participants).where(
-        participants.c.phone == phone, participants.c.status != "unenrolled"
+    """The enrolled participant with this E.164 phone, whatever channel or number they used,
+    found by the phone's keyed hash (`phones`, the store's `sealer.phones`), never by the
+    number itself; `lock` reads the row FOR UPDATE (the lock appends to their stream take)."""
+    query = (
+        select(participants)
+        .join(
+            participant_phones,
+            participant_phones.c.participant_id == participants.c.participant_id,
+        )
+        .where(
+            participant_phones.c.phone_hmac == phones.digest(phone),
+            participants.c.status.not_in(("unenrolled", "erased")),
+        )
     )
     if lock:
         query = query.with_for_update()

@@ -88,6 +88,10 @@ events = Table(
     Index("ix_events_recorded_at", "recorded_at"),
 )
 
+# A phone number belongs to one participant at a time, unless they left (unenrolled) or were
+# erased (their phone then reads `[erased]`, the same for every erased participant).
+PHONE_IN_USE = "status NOT IN ('unenrolled', 'erased')"
+
 participants = Table(
     "participants",
     metadata,
@@ -117,8 +121,8 @@ participants = Table(
         "uq_participants_phone_enrolled",
         "phone",
         unique=True,
-        sqlite_where=text("status <> 'unenrolled'"),
-        postgresql_where=text("status <> 'unenrolled'"),
+        sqlite_where=text(PHONE_IN_USE),
+        postgresql_where=text(PHONE_IN_USE),
     ),
     Index("ix_participants_status", "status"),
 )
@@ -271,6 +275,29 @@ leases = Table(
     Column("name", String(100), primary_key=True),
     Column("holder", String(100), nullable=False),
     Column("expires_at", UtcDateTime, nullable=False),
+)
+
+# Not a projection: each participant's data key, wrapped by the master key (bot.store.sealing).
+# Outside the append-only `events`, so that erasing a participant can destroy it (`wrapped`
+# set to NULL); back it up apart from the events (docs/operations.md).
+data_keys = Table(
+    "data_keys",
+    metadata,
+    Column("participant_id", String(36), primary_key=True),
+    Column("wrapped", Text, nullable=True),
+    Column("master_key_id", String(16), nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("erased_at", UtcDateTime, nullable=True),
+)
+
+# Not a projection: the keyed hash (HMAC) of each participant's phone number, by which an
+# inbound message finds its participant; the row goes when the participant is erased.
+participant_phones = Table(
+    "participant_phones",
+    metadata,
+    Column("participant_id", String(36), primary_key=True),
+    Column("phone_hmac", String(64), nullable=False),
+    Index("ix_participant_phones_phone_hmac", "phone_hmac"),
 )
 
 # Projection name -> table. Every projection in bot.store.projections has a table here.

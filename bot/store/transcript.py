@@ -167,7 +167,7 @@ def read_page(
                 .limit(limit + 1)
             )
             rows = conn.execute(query).all()
-            found.extend(e for e in map(row_to_event, rows) if _is_line(e))
+            found.extend(e for e in _decoded(store, conn, rows) if _is_line(e))
             if len(rows) <= limit or len(found) > limit:
                 break
             cursor = rows[-1].seq
@@ -205,11 +205,15 @@ def read_lines(
         query = select(events).where(and_(*clauses)).order_by(events.c.stream_version).limit(batch)
         with store.reading() as conn:
             rows = conn.execute(query).all()
+            found = [e for e in _decoded(store, conn, rows) if _is_line(e)]
         if not rows:
             return
-        found = [e for e in map(row_to_event, rows) if _is_line(e)]
         yield from build(_with_details(store, stream_id, found), _outbox_of(store, found))
         cursor = rows[-1].stream_version
+
+
+def _decoded(store: EventStore, conn: Any, rows: Any) -> list[Event]:
+    return [row_to_event(row, store.sealer, conn) for row in rows]
 
 
 def _is_line(ev: Event) -> bool:
@@ -237,7 +241,7 @@ def _with_details(store: EventStore, stream_id: str, found: list[Event]) -> list
         )
     )
     with store.reading() as conn:
-        return found + [row_to_event(row) for row in conn.execute(query)]
+        return found + _decoded(store, conn, conn.execute(query))
 
 
 def _outbox_of(store: EventStore, found: Sequence[Event]) -> dict[str, dict[str, Any]]:

@@ -41,7 +41,7 @@ from bot.timers.schedules import next_occurrence
 
 log = logging.getLogger(__name__)
 
-FINAL_STATUSES = {"completed", "withdrawn", "unenrolled"}
+FINAL_STATUSES = {"completed", "withdrawn", "unenrolled", "erased"}
 # Timers fired in one transaction: a burst commits once per batch, while on SQLite the writer
 # lock is held for one batch at a time, so webhooks wait at most that long.
 BATCH = 100

@@ -23,7 +23,7 @@ from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import Event, EventData
 from bot.timers.schedules import rearm
 
-ENDING = {"completed", "withdrawn", "unenrolled"}
+ENDING = {"completed", "withdrawn", "unenrolled", "erased"}
 SUSPENDING = {"paused", "opted_out"}
 RESUMING = {"active", "opted_in"}
 

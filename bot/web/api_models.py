@@ -12,7 +12,7 @@ from bot.core.localtime import validate_timezone
 
 Channel = Literal["sms", "whatsapp"]
 SettableStatus = Literal["active", "paused", "completed", "withdrawn"]
-Status = Literal["active", "paused", "completed", "withdrawn", "unenrolled"]
+Status = Literal["active", "paused", "completed", "withdrawn", "unenrolled", "erased"]
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,99}$"
 MAX_OFFSET = 1_000_000
 MAX_SEQ = 2**53
@@ -122,6 +122,43 @@ class WithdrawRequest(_Body):
     requested_by: Literal["participant", "researcher", "ethics_board", "other"] = Field(
         description="Who asked for the withdrawal."
     )
+
+
+class EraseRequest(_Body):
+    """Erase a participant's personal data: their data key is destroyed, so every personal
+    field of their events reads `[erased]` from then on. It cannot be undone."""
+
+    confirm: str | None = Field(
+        None,
+        max_length=100,
+        description="The participant's id, repeated: an erasure cannot be undone.",
+    )
+    reason: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="Why, as it will be kept (readable after the erasure: nothing personal).",
+    )
+    requested_by: Literal["participant", "researcher", "ethics_board", "other"] = Field(
+        description="Who asked for the erasure."
+    )
+
+
+class ErasedOut(BaseModel):
+    participant_id: str
+    sealed_events: int = Field(description="Events whose personal fields now read [erased].")
+    rows_rewritten: int = Field(description="Projection rows rebuilt without the plaintext.")
+    suppressed: int = Field(description="Unsent messages suppressed.")
+    cancelled: int = Field(description="Pending timers cancelled.")
+    files_scrubbed: bool = Field(
+        description="The database files were rewritten so no freed page keeps the old text "
+        "(SQLite: VACUUM and WAL truncated; PostgreSQL: VACUUM, when the role owns the tables)."
+    )
+
+
+class EraseResponse(BaseModel):
+    status: Literal["ok"]
+    message: str
+    result: ErasedOut
 
 
 class ParticipantPath(BaseModel):

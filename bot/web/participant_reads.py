@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from flask import Response, request
 from sqlalchemy import and_, func, select
 
+from bot.store.event_store import opened_row
 from bot.store.events import participant_stream
 from bot.store.schema import events, participants
 from bot.store.transcript import read_page, zone
@@ -127,6 +128,7 @@ def participant_events(path: ParticipantPath, query: CursorQuery) -> tuple[Respo
             .order_by(events.c.seq)
             .limit(query.limit + 1)
         ).all()
+        rows = [opened_row(r, store.sealer, conn) for r in rows]
     more = len(rows) > query.limit
     rows = rows[: query.limit]
     result = [

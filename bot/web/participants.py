@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Response, g
 
-from bot.channel import outbound, withdrawal
+from bot.channel import erasure, outbound, withdrawal
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.phone_zone import choose_timezone
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
@@ -31,6 +31,9 @@ from bot.timers import lifecycle
 from bot.web import auth
 from bot.web.api_models import (
     EnrollRequest,
+    ErasedOut,
+    EraseRequest,
+    EraseResponse,
     ErrorResponse,
     ParticipantPath,
     ParticipantResponse,
@@ -45,6 +48,7 @@ from bot.web.participant_api import (
     api,
     canonical_id,
     current_services,
+    ok,
     participant_response,
 )
 
@@ -217,6 +221,43 @@ def withdraw(path: ParticipantPath, body: WithdrawRequest) -> tuple[Response, in
     return participant_response(row, "Participant withdrawn: no further contact; data kept")
 
 
+@api.post(
+    "/<participant_id>/erase",
+    summary="Erase a participant's personal data (crypto-shredding; cannot be undone)",
+    responses={200: EraseResponse, 409: ErrorResponse, **BODY_ERRORS},
+)
+def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
+    """Destroy the participant's data key: every personal field of their events (phone, name,
+    messages, profile, LLM prompts) reads `[erased]` from then on, in this API, the transcript,
+    exports and replay; their stored rows are rebuilt without it; unsent messages are
+    suppressed and timers cancelled. `confirm` must repeat the participant id (400 otherwise).
+    Who asked and why are recorded. 409: already erased, no TANDEM_MASTER_KEY, or events
+    recorded before the key was set."""
+    participant_id = canonical_id(path.participant_id)
+    services = current_services()
+    try:
+        done = erasure.erase(
+            services.store,
+            participant_id,
+            confirm=body.confirm,
+            reason=body.reason,
+            requested_by=body.requested_by,
+            actor=getattr(g, "actor", auth.INSECURE_ACTOR),
+        )
+    except erasure.NotErasable as exc:
+        raise Refused(exc.status, str(exc), exc.field) from None
+    result = ErasedOut(
+        participant_id=done.participant_id,
+        sealed_events=done.sealed_events,
+        rows_rewritten=done.rows_rewritten,
+        suppressed=done.suppressed,
+        cancelled=done.cancelled,
+        files_scrubbed=bool(done.files.get("vacuumed")) and done.files.get("wal_truncated", True),
+    )
+    message = "Participant erased: their personal data reads [erased] everywhere"
+    return ok(EraseResponse(status="ok", message=message, result=result), 200)
+
+
 def _new(data: EventData | NewEvent) -> NewEvent:
     if isinstance(data, NewEvent):
         return data
@@ -240,6 +281,8 @@ def _in_transaction(
                     raise Refused(404, "Participant not found", "participant_id")
                 if row["status"] == "unenrolled":
                     raise Refused(404, "Participant is no longer enrolled", "participant_id")
+                if row["status"] == "erased":
+                    raise Refused(409, "the participant was erased: nothing can change", "status")
                 decided = decide(tx, dict(row))
                 if decided:
                     tx.append(stream_id, [_new(e) for e in decided], row["version"])
@@ -253,4 +296,4 @@ def _in_transaction(
 
 def _phone_taken(store: EventStore, phone: str) -> bool:
     with store.reading() as conn:
-        return enrolled_with_phone(conn, phone) is not None
+        return enrolled_with_phone(conn, phone, store.sealer.phones) is not None

@@ -120,7 +120,9 @@ def register(app: OpenAPI) -> None:
         if message.sender.e164 in supervisors:
             sender = message.sender.e164
             with svc.store.reading() as conn:
-                is_participant = enrolled_with_phone(conn, sender) is not None
+                is_participant = (
+                    enrolled_with_phone(conn, sender, svc.store.sealer.phones) is not None
+                )
             if not is_participant:
                 _record_many(
                     svc.store,
@@ -132,7 +134,9 @@ def register(app: OpenAPI) -> None:
         def plan(tx: Transaction) -> Append:
             now = svc.clock.now()
             # One read: the participant by phone, under their stream's lock, to decide on.
-            found = enrolled_with_phone(tx.conn, message.sender.e164, lock=True)
+            found = enrolled_with_phone(
+                tx.conn, message.sender.e164, tx.store.sealer.phones, lock=True
+            )
             if found is None:
                 return inbound.decide(message, None, [], svc.settings, now)
             pid = found["participant_id"]

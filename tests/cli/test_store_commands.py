@@ -15,13 +15,14 @@ from bot.store.event_types import MessageReceived
 from bot.store.events import participant_stream
 from bot.store.migrate import head_revision
 from bot.store.schema import participants
+from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def tandem(*args: str, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": url}
+    env = {**os.environ, "DATABASE_URL": url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
     return subprocess.run(
         [sys.executable, "-c", "from bot.cli.main import main; main()", *args],
         cwd=ROOT,

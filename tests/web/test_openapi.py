@@ -43,6 +43,7 @@ def test_the_app_serves_every_researcher_operation(client: FlaskClient) -> None:
         (f"{BASE}/{{participant_id}}", "delete"),
         (f"{BASE}/{{participant_id}}", "get"),
         (f"{BASE}/{{participant_id}}", "put"),
+        (f"{BASE}/{{participant_id}}/erase", "post"),
         (f"{BASE}/{{participant_id}}/events", "get"),
         (f"{BASE}/{{participant_id}}/messages", "get"),
         (f"{BASE}/{{participant_id}}/timers", "get"),
@@ -129,3 +130,14 @@ def test_put_documents_null_only_where_null_is_accepted(spec: dict[str, Any]) ->
         "ethnicity",
         "background",
     }
+
+
+def test_the_erase_operation_documents_its_confirmation_and_refusals(
+    spec: dict[str, Any],
+) -> None:
+    operation = spec["paths"][f"{BASE}/{{participant_id}}/erase"]["post"]
+    assert {"200", "400", "404", "409"} <= set(operation["responses"])
+    body = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    fields = spec["components"]["schemas"][body.removeprefix(REF)]["properties"]
+    assert {"confirm", "reason", "requested_by"} <= set(fields)
+    assert "repeat" in fields["confirm"]["description"].lower()

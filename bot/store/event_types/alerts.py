@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 
 @event("alert.raised")
 class AlertRaised(EventData):
+    personal = fields("summary")
+    plain = fields("rule")
+
     alert_id: str
     kind: Literal[
         "crisis", "judgement", "tool", "work_parked", "send_unknown", "condition", "template"
@@ -24,6 +27,9 @@ class AlertAcknowledged(EventData):
     """Someone took the alert on. `by` names them as the rest of Tandem's actors are named
     (`staff:<email>`, `api:<token fingerprint>`, `supervisor:<phone>`); `via` how they said so."""
 
+    personal = fields()
+    plain = fields("by")
+
     alert_id: str
     by: str
     via: Literal["sms", "api", "console"]
@@ -32,6 +38,9 @@ class AlertAcknowledged(EventData):
 @event("alert.resolved")
 class AlertResolved(EventData):
     """The alert is closed, with a note of what was done about it."""
+
+    personal = fields("note")
+    plain = fields("by")
 
     alert_id: str
     by: str

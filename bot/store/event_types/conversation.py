@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 
 @event("llm.called")
 class LLMCalled(EventData):
     """One chat completion: what was asked (unless STORE_PROMPTS=false), what came back, cost."""
+
+    personal = fields("messages", "response", "error")
+    plain = fields("finish_reason", "model", "purpose")
 
     call_id: str
     purpose: str
@@ -31,6 +34,9 @@ class LLMCalled(EventData):
 
 @event("tool.called")
 class ToolCalled(EventData):
+    personal = fields("arguments", "result")
+    plain = fields("tool")
+
     call_id: str
     tool: str
     arguments: dict[str, Any]
@@ -40,6 +46,9 @@ class ToolCalled(EventData):
 @event("tool.failed")
 class ToolFailed(EventData):
     """A tool call that was refused or failed; the model was told `error` precisely."""
+
+    personal = fields("arguments", "error", "detail")
+    plain = fields("tool")
 
     call_id: str
     tool: str
@@ -53,12 +62,17 @@ class ToolFailed(EventData):
 class TurnFailed(EventData):
     """The turn could not be completed as intended; `fallback` says what was sent instead."""
 
+    personal = fields("fallback", "reason")
+
     reason: str
     fallback: str | None = None
 
 
 @event("state.transitioned")
 class StateTransitioned(EventData):
+    personal = fields("reason")
+    plain = fields("from_state", "to_state")
+
     from_state: str | None
     to_state: str
     reason: str | None = None
@@ -68,6 +82,9 @@ class StateTransitioned(EventData):
 @event("profile.saved")
 class ProfileSaved(EventData):
     """Profile fields set (`changes`) and cleared (`cleared`)."""
+
+    personal = fields("changes")
+    plain = fields("cleared")
 
     changes: dict[str, Any] = {}
     cleared: list[str] = []

@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 
 @event("export.written")
 class ExportWritten(EventData):
     """An export was written (on the system stream; `meta.actor` says who made it)."""
+
+    personal = fields()
+    plain = fields("files")
 
     format: Literal["csv", "jsonl"]
     files: list[str]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 QuestionKind = Literal["did_you_do_it", "intensity"]
 Intensity = Literal["low", "normal", "high"]
@@ -16,6 +16,9 @@ class QuestionAsked(EventData):
     """A numbered question went out (`outbox_id`, its last part) after the habit prompt
     `prompt_outbox_id`; `options` are shown numbered from 1, in this order. `local_date` is the
     participant's local date when it was asked (the intensity check is once per local day)."""
+
+    personal = fields()
+    plain = fields("options")
 
     question_id: str
     kind: QuestionKind
@@ -29,6 +32,8 @@ class QuestionAsked(EventData):
 class HabitReported(EventData):
     """The participant answered "Did you do it?": `answer` is the option they chose."""
 
+    personal = fields("answer")
+
     question_id: str
     done: bool
     answer: str
@@ -38,6 +43,8 @@ class HabitReported(EventData):
 class IntensityAnswered(EventData):
     """The participant answered the intensity check: `answer` is the option they chose, the
     level moved from `previous` to `level` (the same when kept, or already at the limit)."""
+
+    personal = fields("answer")
 
     question_id: str
     answer: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 Via = Literal["root", "transition", "budget", "interrupt", "return", "session", "operator"]
 JudgementWhen = Literal["turn", "enter", "exit", "interrupt"]
@@ -28,6 +28,9 @@ class StepEntered(EventData):
     (0 and now, or restored on a return).
     """
 
+    personal = fields("values")
+    plain = fields("condition", "from_step", "intervention", "revision", "stack", "step")
+
     intervention: str
     step: str
     from_step: str | None = None
@@ -44,6 +47,9 @@ class StepEntered(EventData):
 class StepTurnTaken(EventData):
     """The step answers a message from the participant: turn `turn` of this visit."""
 
+    personal = fields()
+    plain = fields("step")
+
     step: str
     turn: int
 
@@ -52,6 +58,9 @@ class StepTurnTaken(EventData):
 class StepReplied(EventData):
     """What the step produced: every completion slot (`slots`), the one sent (`sent`), or the
     index of the fixed `say` text sent."""
+
+    personal = fields("slots", "sent")
+    plain = fields("revision", "step")
 
     step: str
     slots: dict[str, Any] = {}
@@ -64,6 +73,9 @@ class StepReplied(EventData):
 class JudgementRecorded(EventData):
     """A judgement's typed result, available as `judgements.<judgement>.<field>`."""
 
+    personal = fields("result")
+    plain = fields("judgement", "step")
+
     judgement: str
     result: dict[str, Any]
     step: str | None = None
@@ -74,6 +86,9 @@ class JudgementRecorded(EventData):
 class JudgementFailed(EventData):
     """A judgement produced no valid result; conditions on it keep their earlier value."""
 
+    personal = fields("reason")
+    plain = fields("judgement", "step")
+
     judgement: str
     reason: str
     step: str | None = None
@@ -83,6 +98,9 @@ class JudgementFailed(EventData):
 class NoteTaken(EventData):
     """A note's completions, each available as `notes.<NAME>`."""
 
+    personal = fields("values")
+    plain = fields("note", "step")
+
     note: str
     values: dict[str, Any]
     step: str | None = None
@@ -91,6 +109,9 @@ class NoteTaken(EventData):
 @event("note.failed")
 class NoteFailed(EventData):
     """A note could not be taken (the LLM failed, or its template did); nothing was stored."""
+
+    personal = fields("reason")
+    plain = fields("note", "step")
 
     note: str
     reason: str
@@ -102,6 +123,9 @@ class ConditionFailed(EventData):
     """A condition could not be evaluated at run time (a value the types allowed was missing, an
     item past the end of a list): never taken as false. The turn stopped, an alert was raised
     and the participant was sent the intervention's fallback. `file`/`line` say where it is."""
+
+    personal = fields("error")
+    plain = fields("condition", "file", "step")
 
     condition: str
     error: str
@@ -116,6 +140,9 @@ class TemplateFailed(EventData):
     shape): the turn stopped, an alert was raised and the fallback was sent. `template` is the
     template's key (e.g. "step:welcome:say:0", "judgement:risk"); `file`/`line` say where."""
 
+    personal = fields("error")
+    plain = fields("file", "step", "template")
+
     template: str
     error: str
     file: str
@@ -128,6 +155,9 @@ class MeasurementRecorded(EventData):
     """The answer to question `measurement`: `value` as validated, and how it was read
     (`parsed` without the LLM, `llm` by extraction, `text` taken as written)."""
 
+    personal = fields("value")
+    plain = fields("measurement")
+
     measurement: str
     value: Any
     method: Literal["parsed", "llm", "text"] = "parsed"
@@ -137,6 +167,9 @@ class MeasurementRecorded(EventData):
 @event("measurement.rejected")
 class MeasurementRejected(EventData):
     """A reply that did not answer the question; `final` means no more clarifications."""
+
+    personal = fields("reason")
+    plain = fields("measurement")
 
     measurement: str
     reason: str

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.store.event_types.participants import Channel
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 MessageKind = Literal[
     "reply",
@@ -51,6 +51,9 @@ class MessageReceived(EventData):
     """An inbound SMS or WhatsApp message. A keyword (STOP/START/HELP) is handled by the
     webhook itself and creates no work item."""
 
+    personal = fields("from_address", "body", "media", "profile_name", "wa_id")
+    plain = fields("to_address")
+
     message_sid: str
     from_address: str
     to_address: str
@@ -64,6 +67,8 @@ class MessageReceived(EventData):
 
 @event("message.queued")
 class MessageQueued(EventData):
+    personal = fields("to_address", "body", "content_variables")
+
     outbox_id: str
     to_address: str
     channel: Channel
@@ -84,6 +89,8 @@ class MessageSent(EventData):
 
 @event("message.failed")
 class MessageFailed(EventData):
+    personal = fields("error_message")
+
     outbox_id: str
     error_code: int | None = None
     error_message: str
@@ -105,6 +112,9 @@ class MessageStatus(EventData):
 class MessageSuppressed(EventData):
     """A queued message that will not be sent (opted out, unenrolled, paused), and why."""
 
+    personal = fields()
+    plain = fields("reason")
+
     outbox_id: str
     reason: str
 
@@ -113,6 +123,9 @@ class MessageSuppressed(EventData):
 class MessageDeferred(EventData):
     """A queued message held back (e.g. the WhatsApp 24-hour window is closed) until `until`
     or until the participant writes again."""
+
+    personal = fields()
+    plain = fields("reason")
 
     outbox_id: str
     reason: str

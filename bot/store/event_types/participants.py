@@ -6,10 +6,11 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 Channel = Literal["sms", "whatsapp"]
 Status = Literal["active", "paused", "completed", "withdrawn"]
+Requester = Literal["participant", "researcher", "ethics_board", "other"]
 
 EDITABLE_FIELDS = {
     "name": (str, type(None)),
@@ -25,6 +26,9 @@ EDITABLE_FIELDS = {
 
 @event("participant.enrolled")
 class ParticipantEnrolled(EventData):
+    personal = fields("phone", "name", "gender", "ethnicity", "background")
+    plain = fields("timezone", "intervention", "conversation_state")
+
     participant_id: str
     phone: str = Field(pattern=r"^\+[1-9]\d{6,14}$")
     channel: Channel = "sms"
@@ -44,6 +48,8 @@ class ParticipantEnrolled(EventData):
 
 @event("participant.updated")
 class ParticipantUpdated(EventData):
+    personal = fields("changes")
+
     changes: dict[str, Any]
 
     @field_validator("changes")
@@ -64,6 +70,8 @@ class ParticipantUpdated(EventData):
 
 @event("participant.status_changed")
 class ParticipantStatusChanged(EventData):
+    personal = fields("reason")
+
     status: Status
     reason: str | None = None
 
@@ -73,18 +81,40 @@ class ParticipantWithdrawn(EventData):
     """The participant left the study: no more contact and no timers, and their data is kept
     (they may have consented to the use of what was collected). Erasure is a separate act."""
 
+    personal = fields("reason")
+
     reason: str
-    requested_by: Literal["participant", "researcher", "ethics_board", "other"]
+    requested_by: Requester
+
+
+@event("participant.erased")
+class ParticipantErased(EventData):
+    """The participant's data key was destroyed: every personal field of their events reads
+    `[erased]` from now on, their projections were rebuilt without it, and nothing more is
+    sent. Who asked and why stay readable (so say nothing personal in `reason`)."""
+
+    personal = fields()
+    plain = fields("reason")
+
+    reason: str
+    requested_by: Requester
+    # How many of the participant's events had sealed personal fields when the key went.
+    sealed_events: int = 0
 
 
 @event("participant.unenrolled")
 class ParticipantUnenrolled(EventData):
+    personal = fields("reason")
+
     reason: str | None = None
 
 
 @event("participant.opted_out")
 class ParticipantOptedOut(EventData):
     """The participant asked for no more messages (STOP, OptOutType, or Twilio error 21610)."""
+
+    personal = fields()
+    plain = fields("keyword")
 
     source: Literal["keyword", "opt_out_type", "error_21610", "operator"]
     keyword: str | None = None
@@ -93,6 +123,9 @@ class ParticipantOptedOut(EventData):
 @event("participant.opted_in")
 class ParticipantOptedIn(EventData):
     """The participant asked to receive messages again (START family)."""
+
+    personal = fields()
+    plain = fields("keyword")
 
     source: Literal["keyword", "opt_out_type", "operator"]
     keyword: str | None = None

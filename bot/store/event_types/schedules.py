@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from bot.core.localtime import parse_local_time
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 ScheduleKind = Literal["daily", "measurement"]
 
@@ -50,6 +50,9 @@ class ScheduleCreated(EventData):
     """A daily schedule: each day at `when` (participant-local) a timer of `kind` fires with
     `payload` (e.g. {"text": ..., "reminder": {"after_minutes": 30, "text": ...}})."""
 
+    personal = fields("payload")
+    plain = fields("when")
+
     schedule_id: str
     kind: ScheduleKind = "daily"
     when: str
@@ -63,5 +66,8 @@ class ScheduleCreated(EventData):
 
 @event("schedule.deleted")
 class ScheduleDeleted(EventData):
+    personal = fields()
+    plain = fields("reason")
+
     schedule_id: str
     reason: str = "deleted"

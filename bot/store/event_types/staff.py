@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 Role = Literal["admin", "researcher", "supervisor"]
 EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
@@ -20,6 +20,9 @@ EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
 @event("staff.added")
 class StaffAdded(EventData):
     """An account was created; `by` names who created it (`cli`, `staff:<email>`)."""
+
+    personal = fields()
+    plain = fields("by", "email")
 
     email: str = Field(pattern=EMAIL, max_length=90)
     role: Role
@@ -30,22 +33,34 @@ class StaffAdded(EventData):
 class StaffPasswordSet(EventData):
     """The staff member chose a password (the first time, or a new one)."""
 
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.signed_in")
 class StaffSignedIn(EventData):
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.signed_out")
 class StaffSignedOut(EventData):
+    personal = fields()
+    plain = fields("email")
+
     email: str
 
 
 @event("staff.role_changed")
 class StaffRoleChanged(EventData):
     """An admin gave the account another role; it applies from the account's next request."""
+
+    personal = fields()
+    plain = fields("by", "email")
 
     email: str
     role: Role
@@ -57,6 +72,9 @@ class StaffRoleChanged(EventData):
 class StaffDisabled(EventData):
     """The account can no longer sign in; its past actions stay attributed to it."""
 
+    personal = fields()
+    plain = fields("by", "email")
+
     email: str
     by: str
 
@@ -65,6 +83,9 @@ class StaffDisabled(EventData):
 class StaffExported(EventData):
     """The staff member downloaded an export file from the console (until 2026-11: console
     downloads are now `export.written`, as `tandem export`'s are; kept to read old events)."""
+
+    personal = fields()
+    plain = fields("email", "since")
 
     email: str
     file: Literal["participants", "messages", "events"]

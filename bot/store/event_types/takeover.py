@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 
 @event("takeover.started")
 class TakeoverStarted(EventData):
     """The bot is paused for this participant: its pending turns wait until the hand-back.
     `by` names the staff member (`staff:<email>`)."""
+
+    personal = fields("reason")
+    plain = fields("by")
 
     by: str
     reason: str | None = None
@@ -17,5 +20,8 @@ class TakeoverStarted(EventData):
 @event("takeover.ended")
 class TakeoverEnded(EventData):
     """The conversation is handed back to the bot, which takes up its waiting turns."""
+
+    personal = fields()
+    plain = fields("by")
 
     by: str

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 
 def _aware(value: datetime) -> datetime:
@@ -22,6 +22,9 @@ def _aware(value: datetime) -> datetime:
 class TimerScheduled(EventData):
     """A timer, due at `due_at` (UTC); `local_time`/`timezone` record what it was computed from
     and `scope` identifies the situation it belongs to, so a stale timer is recognised."""
+
+    personal = fields("payload")
+    plain = fields("kind", "local_time", "scope", "timezone")
 
     timer_id: str
     kind: str
@@ -38,6 +41,9 @@ class TimerScheduled(EventData):
 class TimerDeferred(EventData):
     """The timer moved to a later instant (e.g. out of quiet hours)."""
 
+    personal = fields()
+    plain = fields("reason")
+
     timer_id: str
     due_at: datetime
     reason: str
@@ -47,6 +53,9 @@ class TimerDeferred(EventData):
 
 @event("timer.cancelled")
 class TimerCancelled(EventData):
+    personal = fields()
+    plain = fields("reason")
+
     timer_id: str
     reason: str
 
@@ -62,6 +71,9 @@ class TimerSkipped(EventData):
     """The timer will not act: the participant is inactive, it was missed during downtime, it
     fell in quiet hours, or (after `timer.fired`) its prompt was answered or superseded."""
 
+    personal = fields()
+    plain = fields("reason")
+
     timer_id: str
     reason: str
     late_seconds: float | None = None
@@ -71,6 +83,9 @@ class TimerSkipped(EventData):
 class TransitionRequested(EventData):
     """A delayed-transition timer came due: the conversation should move to `to_state`."""
 
+    personal = fields("reason")
+    plain = fields("to_state")
+
     timer_id: str
     to_state: str
     reason: str | None = None
@@ -79,6 +94,9 @@ class TransitionRequested(EventData):
 @event("measurement.asked")
 class MeasurementAsked(EventData):
     """A timed measurement's question was queued; an answer is expected by `answer_by`."""
+
+    personal = fields()
+    plain = fields("measurement")
 
     measurement: str
     timer_id: str
@@ -91,6 +109,9 @@ class MeasurementAsked(EventData):
 @event("measurement.missed")
 class MeasurementMissed(EventData):
     """No reply came within a measurement's answer window."""
+
+    personal = fields()
+    plain = fields("measurement")
 
     measurement: str
     timer_id: str

@@ -23,7 +23,7 @@ from bot.store.event_types.interventions import (
     StepEntered,
     StepTurnTaken,
 )
-from bot.store.event_types.participants import ParticipantWithdrawn
+from bot.store.event_types.participants import ParticipantErased, ParticipantWithdrawn
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
@@ -94,6 +94,10 @@ def _withdrawn(row: Row, event: Event) -> Row:
     return {**row, "status": "withdrawn"}
 
 
+def _erased(row: Row, event: Event) -> Row:
+    return {**row, "status": "erased"}
+
+
 def _unenrolled(row: Row, event: Event) -> Row:
     return {**row, "status": "unenrolled"}
 
@@ -133,6 +137,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     ParticipantUpdated.event_type: _updated,
     ParticipantStatusChanged.event_type: _status_changed,
     ParticipantWithdrawn.event_type: _withdrawn,
+    ParticipantErased.event_type: _erased,
     ParticipantUnenrolled.event_type: _unenrolled,
     MessageReceived.event_type: _received,
 }

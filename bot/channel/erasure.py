@@ -1,0 +1,133 @@
+"""Erasure: a participant's personal data is destroyed (crypto-shredding), everywhere at once.
+
+One service function, `erase`, for the API, the CLI and the console. In one transaction it
+suppresses every unsent message, cancels every timer, records `participant.erased` (who asked
+and why), destroys the participant's data key and rebuilds their projection rows, so that the
+API, the transcript, exports and replay show `[erased]` from then on; then it rewrites the
+database files so that no freed page keeps the plaintext. Withdrawal is the other act: contact
+stops and the data stays.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.store import erasure
+from bot.store.event_store import EventStore
+from bot.store.event_types.messages import MessageSuppressed
+from bot.store.event_types.participants import ParticipantErased
+from bot.store.events import EventData, NewEvent, participant_stream
+from bot.store.queries import pending_outbox, pending_timers
+from bot.timers import lifecycle
+
+log = logging.getLogger(__name__)
+
+
+class NotErasable(ValueError):
+    """The erasure cannot be done as asked; `status` is the HTTP status that says why."""
+
+    def __init__(self, message: str, status: int = 409, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+
+
+@dataclass
+class Erased:
+    """What an erasure did."""
+
+    participant_id: str
+    sealed_events: int
+    rows_rewritten: int
+    suppressed: int
+    cancelled: int
+    files: dict[str, Any] = field(default_factory=dict)
+
+
+def check_confirmation(participant_id: str, confirm: str | None) -> None:
+    """The caller must repeat the participant's id: an erasure cannot be undone."""
+    if confirm != participant_id:
+        raise NotErasable(
+            f"confirm: erasure cannot be undone; repeat the participant id ({participant_id}) "
+            "in `confirm` to erase this participant",
+            status=400,
+            field="confirm",
+        )
+
+
+def erase(
+    store: EventStore,
+    participant_id: str,
+    *,
+    confirm: str | None,
+    reason: str,
+    requested_by: str,
+    actor: str,
+) -> Erased:
+    """Erase the participant's personal data, recording who asked (`requested_by`, `actor`)
+    and why. Refuses (NotErasable) without confirmation, without TANDEM_MASTER_KEY, for an
+    unknown or already erased participant, or when some of their events were recorded unsealed
+    (before the master key was set) and would stay readable."""
+    check_confirmation(participant_id, confirm)
+    if not reason.strip():
+        raise NotErasable("reason: say why (it is kept with the erasure)", 400, "reason")
+    if not store.sealer.enabled:
+        raise NotErasable(
+            "erasure needs TANDEM_MASTER_KEY: without it personal data is stored unsealed and "
+            "no key can be destroyed (docs/operations.md)",
+            status=409,
+        )
+    try:
+        sealing, suppressed, cancelled, rows = _in_transaction(
+            store, participant_id, reason.strip(), requested_by, actor
+        )
+    except Exception:
+        store.sealer.forget(participant_id)  # a rolled-back erasure leaves the key as it was
+        raise
+    files = erasure.scrub_files(store)
+    log.info(
+        "participant %s erased: %d sealed events, %d projection rows rewritten",
+        participant_id,
+        sealing.sealed,
+        rows,
+    )
+    return Erased(participant_id, sealing.sealed, rows, suppressed, cancelled, files)
+
+
+def _in_transaction(
+    store: EventStore, participant_id: str, reason: str, requested_by: str, actor: str
+) -> tuple[erasure.Sealing, int, int, int]:
+    stream = participant_stream(participant_id)
+    now = store.clock.now()
+    with store.transaction() as tx:
+        row = tx.lock(stream)
+        if row is None:
+            raise NotErasable(f"no participant {participant_id!r}", 404, "participant_id")
+        if row["status"] == "erased":
+            raise NotErasable("the participant is already erased", 409, "participant_id")
+        sealing = erasure.sealing_of(tx, participant_id)
+        if sealing.unsealed:
+            raise NotErasable(
+                f"{sealing.unsealed} of this participant's events were recorded before "
+                "TANDEM_MASTER_KEY was set: their personal data is not sealed and would stay "
+                "readable, so nothing was erased (docs/operations.md)",
+                status=409,
+            )
+        suppressed: list[EventData] = [
+            MessageSuppressed(outbox_id=oid, reason="erased")
+            for oid in pending_outbox(tx.conn, participant_id)
+        ]
+        cancelled = lifecycle.on_status_change(
+            {**row, "status": "erased"}, pending_timers(tx.conn, participant_id), "erased", now
+        )
+        erased = ParticipantErased(
+            reason=reason,
+            requested_by=requested_by,  # type: ignore[arg-type]
+            sealed_events=sealing.sealed,
+        )
+        decided = [*suppressed, *cancelled, erased]
+        tx.append(stream, [NewEvent(e, meta={"actor": actor}) for e in decided], row["version"])
+        rows = erasure.shred(tx, participant_id, now)
+    return sealing, len(suppressed), len(cancelled), rows

@@ -1,0 +1,72 @@
+"""Master key rotation: every data key re-wrapped, every phone hash re-keyed, in one
+transaction. The data keys themselves (and so every sealed event) do not change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select, update
+
+from bot.store.event_store import EventStore
+from bot.store.schema import data_keys, participant_phones, participants
+from bot.store.sealing import SealedWithoutKey, Sealer
+
+
+@dataclass
+class Rotated:
+    rewrapped: int
+    phones: int
+    key_id: str
+
+
+def rotate(store: EventStore, new_master_key: str) -> Rotated:
+    """Re-wrap the data keys wrapped by the store's master key under `new_master_key`."""
+    old, new = store.sealer, Sealer(new_master_key)
+    if not old.enabled:
+        raise SealedWithoutKey("rotation needs the current master key (TANDEM_MASTER_KEY)")
+    assert new.key_id is not None
+    rewrapped = phones = 0
+    with store.transaction() as tx:
+        rows = tx.conn.execute(select(data_keys).where(data_keys.c.wrapped.isnot(None))).all()
+        for row in rows:
+            if row.master_key_id == new.key_id:
+                continue  # done by an earlier, interrupted rotation
+            data_key = old.unwrap(row.participant_id, row)
+            tx.conn.execute(
+                update(data_keys)
+                .where(data_keys.c.participant_id == row.participant_id)
+                .values(wrapped=new.wrap(row.participant_id, data_key), master_key_id=new.key_id)
+            )
+            rewrapped += 1
+        query = select(participant_phones.c.participant_id, participants.c.phone).join(
+            participants, participants.c.participant_id == participant_phones.c.participant_id
+        )
+        for pid, phone in tx.conn.execute(query).all():
+            tx.conn.execute(
+                update(participant_phones)
+                .where(participant_phones.c.participant_id == pid)
+                .values(phone_hmac=new.phones.digest(phone))
+            )
+            phones += 1
+    return Rotated(rewrapped, phones, new.key_id)
+
+
+def index_missing_phones(store: EventStore) -> int:
+    """Add the phone hash of every participant who has none (enrolled before hashes were
+    kept); returns how many. Cheap when there are none: one query at start."""
+    query = (
+        select(participants.c.participant_id, participants.c.phone)
+        .outerjoin(
+            participant_phones,
+            participant_phones.c.participant_id == participants.c.participant_id,
+        )
+        .where(participant_phones.c.participant_id.is_(None), participants.c.status != "erased")
+    )
+    with store.transaction() as tx:
+        missing = tx.conn.execute(query).all()
+        for pid, phone in missing:
+            digest = store.sealer.phones.digest(phone)
+            tx.conn.execute(
+                insert(participant_phones).values(participant_id=pid, phone_hmac=digest)
+            )
+    return len(missing)

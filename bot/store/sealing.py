@@ -1,0 +1,241 @@
+"""Crypto-shredding: the personal fields of a participant's events are sealed with that
+participant's data key (AES-256-GCM from `cryptography`), and an erased key leaves `[erased]`.
+
+The store seals at append and opens at read, so every layer above sees plain payloads. A
+sealed payload keeps its plain fields and holds the rest in one `_sealed` entry:
+`{"f": [field names], "c": base64(nonce ‖ ciphertext)}`, the ciphertext bound to the event's
+id (GCM associated data), so it cannot be moved to another event. Data keys live in the
+`data_keys` table, outside the append-only `events`, each wrapped (AES-GCM again, bound to the
+participant id) by a key derived from TANDEM_MASTER_KEY. Erasing a participant destroys their
+wrapped key: the events stay, and their personal fields read as `[erased]` for ever.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from sqlalchemy import Connection, insert, select, update
+
+from bot.core import keys
+from bot.store.events import REGISTRY, EventData, participant_of
+from bot.store.personal import ERASED, erased_value, personal_fields
+from bot.store.schema import data_keys
+
+SEALED = "_sealed"
+# Another process may erase a participant: a key read from the table is trusted this long
+# (docs/operations.md: an erasure reaches other running processes within this time).
+KEY_CACHE_SECONDS = 5.0
+_ERASED = object()
+
+
+class SealedWithoutKey(Exception):
+    """A sealed event was read, or a data key used, without the master key that opens it."""
+
+
+@dataclass
+class Opened:
+    """A payload as the layers above see it, and what its sealing kept aside."""
+
+    data: dict[str, Any]
+    escaped: dict[str, str]
+    erased: list[str]
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _head(path: str) -> str:
+    """The top-level field of a dotted path from `storable_json` (`media[0].url` -> media)."""
+    return path.split(".", 1)[0].split("[", 1)[0]
+
+
+class Sealer:
+    """Seals and opens payloads with per-participant data keys; `master_key` None means the
+    store writes plain payloads (development and tests without TANDEM_MASTER_KEY)."""
+
+    def __init__(self, master_key: str | None) -> None:
+        self.enabled = master_key is not None
+        self.key_id = keys.key_id(master_key) if master_key else None
+        self._wrap = AESGCM(keys.derive(master_key, "wrap")) if master_key else None
+        self.phones = keys.PhoneHasher.for_master_key(master_key)
+        self._cache: dict[str, tuple[Any, float]] = {}
+        self._lock = threading.Lock()
+
+    # Sealing ------------------------------------------------------------------------------
+
+    def seal(
+        self,
+        conn: Connection,
+        stream_id: str,
+        event_id: str,
+        model: type[EventData],
+        data: dict[str, Any],
+        escaped: Mapping[str, str],
+        now: datetime,
+        fresh: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """The payload to store, and the escaped originals that may go in the plain meta.
+        `fresh` holds the data keys made in this transaction (`remember` them after commit)."""
+        pid = participant_of(stream_id)
+        if not self.enabled or pid is None:
+            return data, dict(escaped)
+        names = sorted(n for n in personal_fields(model) if data.get(n) is not None)
+        if not names:
+            return data, dict(escaped)
+        secret = {n: data[n] for n in names}
+        kept_aside = {p: v for p, v in escaped.items() if _head(p) in secret}
+        if kept_aside:
+            secret["_escaped"] = kept_aside
+        plain = {k: v for k, v in data.items() if k not in secret}
+        meta_escaped = {p: v for p, v in escaped.items() if p not in kept_aside}
+        key = fresh.get(pid) or self._data_key(conn, pid, create=now, fresh=fresh)
+        if key is _ERASED:  # the participant was erased: what arrives now is not kept at all
+            plain[SEALED] = {"f": names, "c": None}
+            return plain, meta_escaped
+        nonce = os.urandom(12)
+        blob = json.dumps(secret, separators=(",", ":"), ensure_ascii=False)
+        sealed = key.encrypt(nonce, blob.encode("utf-8", "surrogatepass"), event_id.encode())
+        plain[SEALED] = {"f": names, "c": _b64(nonce + sealed)}
+        return plain, meta_escaped
+
+    def open(
+        self,
+        conn: Connection | None,
+        stream_id: str,
+        event_id: str,
+        event_type: str,
+        data: Mapping[str, Any],
+    ) -> Opened:
+        """The plain payload of a stored one (its personal fields `[erased]` if the key is)."""
+        if SEALED not in data:
+            return Opened(dict(data), {}, [])
+        sealed = data[SEALED]
+        plain = {k: v for k, v in data.items() if k != SEALED}
+        pid = participant_of(stream_id)
+        if not self.enabled:
+            raise SealedWithoutKey(
+                f"event {event_id} holds sealed personal data: set TANDEM_MASTER_KEY to read it"
+            )
+        key = _ERASED if sealed["c"] is None or pid is None else self._data_key(conn, pid)
+        if key is _ERASED:
+            model = REGISTRY.get(event_type)
+            for name in sealed["f"]:
+                plain[name] = erased_value(model, name) if model else ERASED
+            return Opened(plain, {}, list(sealed["f"]))
+        raw = base64.b64decode(sealed["c"])
+        try:
+            blob = key.decrypt(raw[:12], raw[12:], event_id.encode())
+        except InvalidTag:
+            raise SealedWithoutKey(f"event {event_id}: sealed data fails its check") from None
+        secret = json.loads(blob.decode("utf-8", "surrogatepass"))
+        escaped = secret.pop("_escaped", {})
+        plain.update(secret)
+        return Opened(plain, escaped, [])
+
+    # Data keys ----------------------------------------------------------------------------
+
+    def _data_key(
+        self,
+        conn: Connection | None,
+        pid: str,
+        create: datetime | None = None,
+        fresh: dict[str, Any] | None = None,
+    ) -> Any:
+        """The participant's data key (an AESGCM), `_ERASED`, or a new one (put in `fresh`)
+        when `create` (the time) is given and there is none."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._cache.get(pid)
+        if cached is not None and now - cached[1] < KEY_CACHE_SECONDS:
+            return cached[0]
+        row = self._read_key(conn, pid)
+        if row is None:
+            if create is None:
+                # A sealed event whose key row is gone entirely reads as erased.
+                return _ERASED
+            fresh_key = AESGCM.generate_key(bit_length=256)
+            conn.execute(  # type: ignore[union-attr]
+                insert(data_keys).values(
+                    participant_id=pid,
+                    wrapped=self.wrap(pid, fresh_key),
+                    master_key_id=self.key_id,
+                    created_at=create,
+                    erased_at=None,
+                )
+            )
+            made = AESGCM(fresh_key)
+            if fresh is not None:
+                fresh[pid] = made
+            return made
+        key = _ERASED if row.wrapped is None else AESGCM(self.unwrap(pid, row))
+        with self._lock:
+            self._cache[pid] = (key, now)
+        return key
+
+    def _read_key(self, conn: Connection | None, pid: str) -> Any:
+        query = select(data_keys).where(data_keys.c.participant_id == pid)
+        if conn is not None:
+            return conn.execute(query).first()
+        raise SealedWithoutKey("no connection to read a data key with")
+
+    def wrap(self, pid: str, data_key: bytes) -> str:
+        assert self._wrap is not None
+        nonce = os.urandom(12)
+        return _b64(nonce + self._wrap.encrypt(nonce, data_key, pid.encode()))
+
+    def unwrap(self, pid: str, row: Any) -> bytes:
+        assert self._wrap is not None
+        raw = base64.b64decode(row.wrapped)
+        try:
+            return self._wrap.decrypt(raw[:12], raw[12:], pid.encode())
+        except InvalidTag:
+            raise SealedWithoutKey(
+                f"the data key of participant {pid} was wrapped by master key "
+                f"{row.master_key_id}, not by the configured one ({self.key_id})"
+            ) from None
+
+    def destroy(self, conn: Connection, pid: str, now: datetime) -> bool:
+        """Destroy the participant's data key (True if there was one to destroy)."""
+        done = conn.execute(
+            update(data_keys)
+            .where(data_keys.c.participant_id == pid, data_keys.c.wrapped.isnot(None))
+            .values(wrapped=None, erased_at=now)
+        ).rowcount
+        if not done:
+            exists = conn.execute(
+                select(data_keys.c.participant_id).where(data_keys.c.participant_id == pid)
+            ).first()
+            if exists is None:  # never had one (erased before any sealed event): mark it
+                conn.execute(
+                    insert(data_keys).values(
+                        participant_id=pid,
+                        wrapped=None,
+                        master_key_id=self.key_id,
+                        created_at=now,
+                        erased_at=now,
+                    )
+                )
+        self.forget(pid)
+        return bool(done)
+
+    def remember(self, made: Mapping[str, Any]) -> None:
+        """Cache the data keys a committed transaction made."""
+        now = time.monotonic()
+        with self._lock:
+            for pid, key in made.items():
+                self._cache[pid] = (key, now)
+
+    def forget(self, pid: str) -> None:
+        with self._lock:
+            self._cache.pop(pid, None)

@@ -1,0 +1,162 @@
+"""Sealing at the store's boundary: personal fields are stored encrypted with the participant's
+data key and read back in plain; the wrong or a missing master key is a clear error; the master
+key rotates without touching an event."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from bot.core import keys
+from bot.core.clock import FakeClock
+from bot.core.config import ConfigError, load_settings
+from bot.runtime.bootstrap import build_store
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
+from bot.store.events import participant_stream
+from bot.store.key_rotation import rotate
+from bot.store.queries import enrolled_with_phone
+from bot.store.schema import data_keys, events, participant_phones
+from bot.store.sealing import SealedWithoutKey, Sealer
+from tests.conftest import TEST_MASTER_KEY
+from tests.factories import enrolled, received
+
+PHONE = "+14155550123"
+NEW_KEY = keys.generate_master_key()
+
+
+def _raw(store: EventStore, stream: str) -> list[dict]:
+    with store.reading() as conn:
+        query = select(events.c.data, events.c.meta).where(events.c.stream_id == stream)
+        return [{"data": r.data, "meta": r.meta} for r in conn.execute(query)]
+
+
+def _person(store: EventStore, body: str = "my secret walk") -> str:
+    person = enrolled(PHONE, name="Ada Sealwright")
+    stream = participant_stream(person.participant_id)
+    store.append(stream, [person, received("SM1", body=body, phone=PHONE)])
+    return stream
+
+
+def test_personal_fields_are_stored_sealed_and_read_back_plain(store: EventStore) -> None:
+    stream = _person(store)
+
+    stored = str(_raw(store, stream))
+    loaded = store.load(stream)
+
+    for secret in (PHONE, "Ada Sealwright", "my secret walk"):
+        assert secret not in stored
+    assert (loaded[0].data.name, loaded[1].data.body) == ("Ada Sealwright", "my secret walk")
+    assert list(store.read_all(stream_id=stream))[1].data.body == "my secret walk"
+    # What is not personal stays queryable in plain.
+    assert _raw(store, stream)[1]["data"]["message_sid"] == "SM1"
+
+
+def test_a_nul_in_a_sealed_field_is_kept_inside_the_seal_not_in_the_meta(
+    store: EventStore,
+) -> None:
+    stream = _person(store, body="walk\x00ed")
+
+    [_, row] = _raw(store, stream)
+    [_, event] = store.load(stream)
+
+    assert "escaped" not in row["meta"]
+    assert event.data.body == "walk\ufffded"
+    assert "body" in event.meta["escaped"]
+
+
+def test_the_sealed_part_cannot_be_moved_to_another_event(store: EventStore) -> None:
+    stream = _person(store)
+    [enrolled_row, received_row] = _raw(store, stream)
+    sealer = store.sealer
+    with store.reading() as conn:
+        with pytest.raises(SealedWithoutKey, match="fails its check"):
+            sealer.open(conn, stream, "another-event-id", "message.received", received_row["data"])
+
+
+def test_a_store_with_another_master_key_refuses_to_read_naming_both_keys(
+    store: EventStore, database_url: str
+) -> None:
+    stream = _person(store)
+    other = EventStore(make_engine(database_url), sealer=Sealer(NEW_KEY))
+    try:
+        with pytest.raises(SealedWithoutKey, match="wrapped by master key"):
+            other.load(stream)
+    finally:
+        other.engine.dispose()
+
+
+def test_a_store_without_a_master_key_refuses_to_read_sealed_events(
+    store: EventStore, database_url: str
+) -> None:
+    stream = _person(store)
+    plain = EventStore(make_engine(database_url))
+    try:
+        with pytest.raises(SealedWithoutKey, match="set TANDEM_MASTER_KEY"):
+            plain.load(stream)
+    finally:
+        plain.engine.dispose()
+
+
+def test_rotation_rewraps_every_data_key_and_rekeys_the_phone_lookup(
+    store: EventStore, database_url: str
+) -> None:
+    stream = _person(store)
+    before = _raw(store, stream)
+
+    done = rotate(store, NEW_KEY)
+
+    assert (done.rewrapped, done.phones) == (1, 1)
+    assert _raw(store, stream) == before  # not one event changed
+    rotated = EventStore(make_engine(database_url), clock=FakeClock(), sealer=Sealer(NEW_KEY))
+    try:
+        assert rotated.load(stream)[1].data.body == "my secret walk"
+        with rotated.reading() as conn:
+            assert enrolled_with_phone(conn, PHONE, rotated.sealer.phones) is not None
+            assert enrolled_with_phone(conn, PHONE, store.sealer.phones) is None
+            [key_id] = conn.execute(select(data_keys.c.master_key_id)).scalars()
+        assert key_id == keys.key_id(NEW_KEY)
+    finally:
+        rotated.engine.dispose()
+
+
+def test_phones_are_looked_up_by_a_keyed_hash_not_the_number(store: EventStore) -> None:
+    _person(store)
+    with store.reading() as conn:
+        [digest] = conn.execute(select(participant_phones.c.phone_hmac)).scalars()
+        found = enrolled_with_phone(conn, PHONE, store.sealer.phones)
+    assert PHONE not in digest and len(digest) == 64
+    assert digest == keys.PhoneHasher.for_master_key(TEST_MASTER_KEY).digest(PHONE)
+    assert digest != keys.PhoneHasher().digest(PHONE)  # keyed: not the unkeyed hash
+    assert found is not None and found["phone"] == PHONE
+
+
+def test_each_purpose_gets_its_own_key_never_the_master_key() -> None:
+    derived = {p: keys.derive(TEST_MASTER_KEY, p) for p in ("wrap", "phone", "session")}
+    assert len(set(derived.values())) == 3
+    assert TEST_MASTER_KEY.encode() not in derived.values()
+    assert all(len(k) == 32 for k in derived.values())
+
+
+def test_production_without_a_master_key_refuses_to_start(database_url: str) -> None:
+    settings = load_settings(
+        {
+            "DATABASE_URL": database_url,
+            "MESSENGER": "twilio",
+            "SUPERVISOR_PHONES": "+15005550001",
+            "TWILIO_ACCOUNT_SID": "AC" + "0" * 32,
+            "TWILIO_AUTH_TOKEN": "x" * 32,
+            "TWILIO_FROM_NUMBER": "+15005550006",
+        },
+        env_file=None,
+    )
+    with pytest.raises(ConfigError, match="TANDEM_MASTER_KEY: MESSENGER=twilio needs"):
+        build_store(settings)
+
+
+def test_a_generated_master_key_is_32_random_bytes_in_urlsafe_base64() -> None:
+    import base64
+
+    made = {keys.generate_master_key() for _ in range(5)}
+    assert len(made) == 5
+    assert all(len(base64.urlsafe_b64decode(k)) == 32 for k in made)
