@@ -36,6 +36,7 @@ bench: setup
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/timers.py --postgres $${BENCH_POSTGRES_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}
 	$(BIN)/python bench/export.py
+	$(BIN)/python bench/retrieval.py
 
 # Mutation testing of the pure modules (mutation/run.py): by hand, never by CI; slow.
 mutation: setup

@@ -13,8 +13,10 @@ import click
 from tqdm import tqdm
 
 from bot.cli.root import cli, database_errors, settings_from_env
+from bot.interventions import codebook
+from bot.interventions.settings import INTERVENTIONS
 from bot.runtime.bootstrap import build_store
-from bot.store.export import UnknownParticipant, export, parse_since
+from bot.store.export import UnknownParticipant, export, intervention_slugs, parse_since
 
 
 class Since(click.ParamType):
@@ -73,7 +75,8 @@ class ParticipantId(click.ParamType):
     type=click.Choice(["keep", "drop"]),
     default="keep",
     show_default=True,
-    help="With --pseudonymise: keep or drop message texts, media, profile, notes, judgements.",
+    help="With --pseudonymise: keep or drop message texts, media, profile, notes, judgements, "
+    "text answers and retrieval queries.",
 )
 @click.option(
     "--progress/--no-progress",
@@ -90,13 +93,20 @@ def export_command(
     free_text: str,
     progress: bool | None,
 ) -> None:
-    """Write participants, messages and events files for analysis.
+    """Write participants, messages, results, retrievals, forms and events files, and a
+    codebook, for analysis.
 
     messages.* is every inbound and outbound message of each participant (direction, text,
-    status, error code, segments, UTC and participant-local times); events.* is the raw event
-    stream. Participants are all included; --since only limits messages and events. Files are
-    written readable by their owner only (0600), and the export is recorded as an event
-    (`export.written`: who, when, what).
+    status, error code, segments, UTC and participant-local times); results.* is one row per
+    participant and measurement occasion (question, scheduled and answered local times,
+    value, latency, answered/missed/rejected/pending); retrievals.* is one row per document
+    each retrieval found; forms.* is one row per form field with a value (type, domain, when
+    it was set, the message it came from); codebook.md and codebook.json describe every
+    variable of the participants' interventions (type, options, unit, range, the file and
+    line defining it) and every column of results, retrievals and forms; events.* is the raw
+    event stream. Participants are all included; --since only limits messages, results,
+    retrievals, forms and events. Files are written readable by their owner only (0600), and
+    the export is recorded as an event (`export.written`: who, when, what).
     """
     store = build_store(settings_from_env())
     bars: list[tqdm] = []
@@ -113,6 +123,7 @@ def export_command(
         return shown.update
 
     try:
+        slugs = intervention_slugs(store, participant_ids)
         counts = export(
             store,
             out_dir,
@@ -123,6 +134,7 @@ def export_command(
             pseudonymise=pseudonymise,
             free_text=free_text,  # type: ignore[arg-type]
             actor=f"cli:{getpass.getuser()}",
+            documents=codebook.documents(INTERVENTIONS, slugs),
         )
     except UnknownParticipant as exc:
         raise click.BadParameter(str(exc), param_hint="--participant") from None
@@ -134,11 +146,15 @@ def export_command(
         store.engine.dispose()
     if pseudonymise:
         click.echo(
-            f"exported {counts.participants} participants and {counts.messages} messages, "
+            f"exported {counts.participants} participants, {counts.messages} messages, "
+            f"{counts.results} results, {counts.retrievals} retrievals and {counts.forms} form "
+            "values, with a codebook, "
             f"pseudonymised (free text: {free_text}; no raw events file), to {out_dir} ({fmt})"
         )
         return
     click.echo(
-        f"exported {counts.participants} participants, {counts.messages} messages and "
-        f"{counts.events} events to {out_dir} ({fmt})"
+        f"exported {counts.participants} participants, {counts.messages} messages, "
+        f"{counts.results} results, {counts.retrievals} retrievals, {counts.forms} form values "
+        f"and {counts.events} events, "
+        f"with a codebook, to {out_dir} ({fmt})"
     )

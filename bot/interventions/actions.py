@@ -1,6 +1,7 @@
 """Actions on transitions, steps and judgements, as the events they decide: take a note, raise
 an alert to supervisors, ask or schedule a question, send a message later (a template, rendered
-when the action runs), set profile fields (typed expressions; only changed values are saved).
+when the action runs), set profile fields (typed expressions; only changed values are saved),
+retrieve documents from a library (once, through the `retrieve` callable).
 
 Each action may have a `when` condition, checked against the data as it is when the action
 runs. Pure: notes (which need the LLM) are taken through the `take_note` callable.
@@ -39,6 +40,7 @@ class Situation:
     data: Mapping[str, Any]
     render: Callable[[str, str], str]  # a template's key and its source -> its text
     take_note: Callable[[str], list[EventData]]
+    retrieve: Callable[[Action], list[EventData]]  # a `retrieve:` action -> its events
 
 
 Source = Literal["condition", "judgement"]
@@ -59,6 +61,8 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
     participant, now = situation.participant, situation.now
     if action.note is not None:
         return situation.take_note(action.note)
+    if action.retrieve is not None:
+        return situation.retrieve(action)
     if action.alert is not None:
         where = f" (step {step})" if step else ""
         return [

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.conversation.module import Converse, Structured
 from bot.core.model_choice import ModelChoice
+from bot.interventions.libraries import Embed
 from bot.interventions.templates import Rendered, Slot
 from bot.store.events import EventData
 
@@ -29,6 +30,7 @@ class Asker:
     converse: Converse
     structured: Structured | None
     model: str | ModelChoice | None = None
+    embed: Embed | None = None  # for libraries ranked by embeddings
 
 
 @dataclass

@@ -11,20 +11,24 @@ from bot.interventions.context import ROOTS
 from bot.interventions.expressions import Condition, compile_condition
 from bot.interventions.failures import ConditionFailure
 
+FORM_ROOTS = ("form",)  # a form's `complete_when` reads only its own figures
+
 
 @lru_cache(maxsize=1024)
-def condition(source: str) -> Condition:
+def condition(source: str, roots: tuple[str, ...] = ROOTS) -> Condition:
     """Raises bot.interventions.expressions.ConditionError for a condition authors may not write."""
-    return compile_condition(source, ROOTS)
+    return compile_condition(source, roots)
 
 
-def holds(source: str | None, data: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
+def holds(
+    source: str | None, data: Mapping[str, Any], roots: tuple[str, ...] = ROOTS
+) -> tuple[bool, dict[str, Any]]:
     """Whether `source` holds (no condition always does) and the values of the names it read.
     A condition that cannot be evaluated (a value missing that the types allowed, an item
     past the end of a list) raises ConditionFailure: it is never silently false."""
     if source is None:
         return True, {}
-    compiled = condition(source)
+    compiled = condition(source, roots)
     found = compiled.check(data)
     if found.error is not None:
         raise ConditionFailure(compiled.source, found.error)

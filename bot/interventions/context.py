@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.transcript_llm import PREFIXES, inbound_text, shown
+from bot.interventions.forms import forms_data
 from bot.interventions.intervention import Intervention
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import StepEntered, StepReplied
@@ -21,7 +22,7 @@ from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
 from bot.timers.one_shot import zone_of
 
-ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements")
+ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms")
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
 PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged")
@@ -96,6 +97,7 @@ def data(
         },
         "participant": {**participant(row, now), "flagged": flagged(history)},
         "measurements": measured,
+        "forms": forms_data(intervention, row),
     }
 
 

@@ -19,7 +19,8 @@ from pydantic import (
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FieldType = Literal["text", "int", "number", "bool", "choice", "list", "date", "time"]
-VERBS = ("note", "alert", "ask", "schedule", "send", "set")
+VERBS = ("note", "alert", "ask", "schedule", "send", "set", "retrieve")
+FilterValue = str | int | float | bool
 
 
 def parse_duration(value: Any) -> timedelta:
@@ -46,7 +47,7 @@ Text = Annotated[
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class FieldSpec(Strict):
@@ -58,6 +59,7 @@ class FieldSpec(Strict):
     options: dict[str, str] | list[str] | None = None
     min: float | None = None
     max: float | None = None
+    unit: str | None = None  # what a number counts (minutes, kg): for the codebook
     optional: bool = False
 
     @model_validator(mode="after")
@@ -68,6 +70,8 @@ class FieldSpec(Strict):
             raise ValueError(f"`options` only go with type choice, not {self.type}")
         if (self.min is not None or self.max is not None) and self.type not in ("int", "number"):
             raise ValueError("`min`/`max` only go with type int or number")
+        if self.unit is not None and self.type not in ("int", "number"):
+            raise ValueError("`unit` only goes with type int or number")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"`min` ({self.min:g}) is above `max` ({self.max:g})")
         return self
@@ -92,6 +96,11 @@ class Action(Strict):
     send: str | None = None
     after: Duration | None = None
     set: dict[str, str | int | float | bool | None] | None = None
+    retrieve: str | None = None  # a library: with `query`, `k`, `as`, `filter` (see Retrieve)
+    query: str | None = None
+    k: int = Field(2, ge=1, le=50)
+    as_: str | None = Field(None, alias="as")
+    filter: dict[str, FilterValue] = {}
 
     @model_validator(mode="after")
     def _one_verb(self) -> Action:
@@ -103,17 +112,109 @@ class Action(Strict):
             raise ValueError("`at` goes with `schedule` only")
         if self.after is not None and not (self.ask or self.send):
             raise ValueError("`after` goes with `ask` or `send` only")
+        if self.retrieve is None:
+            given = [k for k in ("query", "as_", "filter") if getattr(self, k)]
+            if given or "k" in self.model_fields_set:
+                raise ValueError("`query`, `k`, `as` and `filter` go with `retrieve` only")
+        elif not (self.query or "").strip():
+            raise ValueError("`retrieve` needs a `query` (a template)")
         return self
 
     @property
     def verb(self) -> str:
         return next(verb for verb in VERBS if getattr(self, verb) is not None)
 
+    def retrieval(self) -> Retrieve:
+        """A `retrieve:` action as the retrieval it runs."""
+        assert self.retrieve is not None and self.query is not None
+        return Retrieve(
+            library=self.retrieve, query=self.query, k=self.k, as_=self.as_, filter=self.filter
+        )
+
+
+class Retrieve(Strict):
+    """The top `k` documents of `library` for `query` (a template), those whose metadata
+    match `filter` (equality; `tags` holds the value), available as `retrieved.<as>`."""
+
+    library: str
+    query: str
+    k: int = Field(2, ge=1, le=50)
+    as_: str | None = Field(None, alias="as")
+    filter: dict[str, FilterValue] = {}
+
+    @property
+    def name(self) -> str:
+        """What templates call it: `retrieved.<name>` (default: the library's name)."""
+        return self.as_ or self.library
+
+
+class Library(Strict):
+    """A folder of markdown documents (front matter `id`, `title`, `tags`, any metadata),
+    ranked by BM25 or by embeddings from a model alias."""
+
+    path: str
+    method: Literal["bm25", "embeddings"] = "bm25"
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Library:
+        if self.method == "embeddings" and not self.model:
+            raise ValueError("`method: embeddings` needs `model:` (an alias from `models:`)")
+        if self.method == "bm25" and self.model:
+            raise ValueError("`model` goes with `method: embeddings` only")
+        return self
+
 
 class Transition(Strict):
+    """`after_reply`: checked once the step has answered the message (answer-then-switch): the
+    participant moves then, and the next message is handled by the new step."""
+
     to: str
     when: str | None = None
     actions: list[Action] = []
+    after_reply: bool = False
+
+
+class FormField(FieldSpec):
+    """A field of a form: a typed value, the domain it belongs to, whether it is critical."""
+
+    domain: str | None = None
+    critical: bool = False
+
+
+class FormDomain(Strict):
+    """A part of a form, with a soft target of turns the conversation spends on it."""
+
+    title: Text | None = None
+    description: str | None = None
+    target: int | None = Field(None, ge=1)
+
+
+class Form(Strict):
+    """A record built up over turns (forms/<name>.yaml, or under `forms:` in intervention.yaml).
+
+    `complete_when` is a condition over `form.*` (the clock's figures), checked after each
+    extraction; `model_completes` lets the model mark the form complete; `open` lets it propose
+    new fields. `prompt` is a template added to each extraction's instructions."""
+
+    title: Text
+    description: str | None = None
+    fields: dict[str, FormField] = {}
+    domains: dict[str, FormDomain] = {}
+    target_turns: int | None = Field(None, ge=1)
+    complete_when: str | None = None
+    model_completes: bool = False
+    open: bool = False
+    model: str | None = None
+    prompt: str | None = None
+
+
+class StepForm(Strict):
+    """The form a step fills: `collect` (every message is extracted, turns count on the clock)
+    or `passive` (extraction continues, only to record corrections; no turns are counted)."""
+
+    name: str
+    mode: Literal["collect", "passive"] = "collect"
 
 
 def _named(value: Any) -> Any:
@@ -156,6 +257,10 @@ class Step(Strict):
     digression: bool = False
     return_when: str | None = None
     interrupt: Interrupt | None = None
+    form: (
+        Annotated[StepForm, BeforeValidator(_named, json_schema_input_type=str | StepForm)] | None
+    ) = None
+    retrieve: list[Retrieve] = []  # run every turn the step answers, before its reply
 
     @property
     def returns(self) -> bool:
@@ -261,8 +366,10 @@ class Config(Strict):
     redact_for_llm: bool = False
     intake: Intake | None = None
     profile: dict[str, FieldSpec] = {}
+    libraries: dict[str, Library] = {}
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
+    forms: dict[str, Form] = {}
 
     @model_validator(mode="after")
     def _starts(self) -> Config:

@@ -18,6 +18,7 @@ STYLES = (
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
 )
+FORM_STYLE = "classDef form fill:#efe,stroke:#8a8,font-size:11px"
 
 
 def node_id(prefix: str, slug: str) -> str:
@@ -58,7 +59,9 @@ def mermaid(
     lines += _transitions(intervention)
     lines += _returns(intervention)
     lines += _judgements(intervention)
+    lines += _forms(intervention)
     lines += [f"  {style}" for style in STYLES]
+    lines += [f"  {FORM_STYLE}"] if intervention.forms else []
     return "\n".join(lines) + "\n"
 
 
@@ -74,6 +77,7 @@ def _transitions(intervention: Intervention) -> list[str]:
                 text += f" — or {_budget(step.max_turns, step.max_minutes)}"
             actions = ", ".join(action.verb for action in transition.actions)
             text += f" [{actions}]" if actions else ""
+            text += " — after the reply" if transition.after_reply else ""
             source, target = node_id("s", slug), node_id("s", transition.to)
             # "(1)", not "1.": Mermaid reads a label starting "1. " as a Markdown list.
             lines.append(f'  {source} -->|"({n + 1}) {label(text)}"| {target}')
@@ -120,6 +124,20 @@ def _judgements(intervention: Intervention) -> list[str]:
     for name in intervention.interrupt_judgements():
         if name in intervention.judgements:
             lines.append(f'  anywhere -.-|"each turn"| {node_id("j", name)}')
+    return lines
+
+
+def _forms(intervention: Intervention) -> list[str]:
+    """Each form as a side node, with its completion rule; each step that fills it."""
+    lines = []
+    for name, form in intervention.forms.items():
+        rule = f"<br/>complete when {label(form.complete_when)}" if form.complete_when else ""
+        text = f"form: {label(name)} ({len(form.fields)} fields){rule}"
+        lines.append(f'  {node_id("f", name)}[("{text}")]:::form')
+    for slug, step in intervention.steps.items():
+        if step.form is not None and step.form.name in intervention.forms:
+            mode = "fills" if step.form.mode == "collect" else "records corrections"
+            lines.append(f'  {node_id("s", slug)} -.-|"{mode}"| {node_id("f", step.form.name)}')
     return lines
 
 

@@ -15,7 +15,8 @@ from bot.conversation.context import PROFILE_FIELDS
 from bot.conversation.safety import CrisisScreen
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.core.model_choice import ModelChoice
-from bot.interventions.format import Action, Config, Judgement, Note, Question, Step
+from bot.interventions.format import Action, Config, Form, Judgement, Note, Question, Retrieve, Step
+from bot.interventions.libraries import Library
 from bot.interventions.results import result_model
 from bot.interventions.templates import Slot, TemplateSet
 
@@ -58,6 +59,18 @@ class Compiled:
     line: int | None = None
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """A retrieval as written: the source key and key path (for `file:line`), what it asks
+    for, the compiled key of its query template, and the action it is (None: a step's)."""
+
+    key: str
+    path: tuple[Any, ...]
+    spec: Retrieve
+    template: str
+    action: Action | None = None
+
+
 @dataclass
 class Intervention:
     """Everything in one folder under interventions/. Keys of `sources` and `compiled` are
@@ -76,6 +89,8 @@ class Intervention:
     compiled: dict[str, Compiled]
     digest: str
     unreadable: set[str] = field(default_factory=set)  # slugs of files that did not load
+    forms: dict[str, Form] = field(default_factory=dict)
+    libraries: dict[str, Library] = field(default_factory=dict)
     _models: dict[str, type[BaseModel]] = field(default_factory=dict, repr=False)
 
     @property
@@ -89,6 +104,13 @@ class Intervention:
 
     def source(self, kind: str, slug: str) -> Source:
         return self.sources[f"{kind}:{slug}"]
+
+    def form_source(self, name: str) -> tuple[str, tuple[Any, ...]]:
+        """Where form `name` is written: its source key and the key path of its declaration
+        (forms/<name>.yaml, or `forms.<name>` in intervention.yaml)."""
+        if f"form:{name}" in self.sources:
+            return f"form:{name}", ()
+        return "config", ("forms", name)
 
     def template(self, key: str) -> Compiled | None:
         return self.compiled.get(key)
@@ -136,6 +158,28 @@ class Intervention:
             key = f"judgement:{slug}"
             found += [(key, ("actions", n), a) for n, a in enumerate(judgement.actions)]
         return found
+
+    def retrievals(self) -> list[Retrieval]:
+        """Every retrieval: each step's `retrieve:` and each `retrieve:` action."""
+        found: list[Retrieval] = []
+        for slug, step in self.steps.items():
+            for n, spec in enumerate(step.retrieve):
+                key = f"step:{slug}"
+                found.append(Retrieval(key, ("retrieve", n), spec, f"{key}:query:retrieve.{n}"))
+        for key, path, action in self.actions():
+            if action.retrieve is not None and action.query is not None:
+                where = ".".join(str(part) for part in path)
+                template = f"{key}:query:{where}"
+                found.append(Retrieval(key, path, action.retrieval(), template, action))
+        return found
+
+    def retrieval_of(self, action: Action) -> Retrieval:
+        """The retrieval a `retrieve:` action runs (this very action object)."""
+        return next(r for r in self.retrievals() if r.action is action)
+
+    def retrieved_names(self) -> dict[str, str]:
+        """Each `retrieved.<name>` templates may use, and the library it comes from."""
+        return {r.spec.name: r.spec.library for r in self.retrievals()}
 
     def result_model(self, slug: str) -> type[BaseModel]:
         """The pydantic model of a judgement's result (KeyError: no such judgement)."""

@@ -19,14 +19,16 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
-from bot.interventions.format import KINDS, Config, Strict
+from bot.interventions.format import KINDS, Config, Form, Strict
 from bot.interventions.intervention import Compiled, Intervention, Source
+from bot.interventions.libraries import Document, Library, document_problems, folder_documents
 from bot.interventions.problems import InterventionError, Problem
 from bot.interventions.templates import SlotError, TemplateSet
 
 CONFIG = "intervention.yaml"
 FOLDERS = {"steps": "step", "judgements": "judgement", "notes": "note", "questions": "question"}
 PARTIALS = "partials"
+FORMS = "forms"
 SHARED_PARTIALS = Path(__file__).resolve().parents[2] / "prompts" / "partials"
 STEP_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 NAME_SLUG = re.compile(r"^[a-z][a-z0-9_]*$")  # judgements and questions appear in conditions
@@ -125,11 +127,15 @@ class _Reader:
             self.problem(str(self.folder), None, f"no {CONFIG} in this folder")
             return None
         config = self.read_config(config_path)
+        forms = self.read_forms(config)
         partials = self.read_partials()
+        libraries = self.read_libraries(config)
+        shelves = [(self.folder / lib.spec.path).resolve() for lib in libraries.values()]
         for path in sorted(self.folder.rglob("*.md")):
             relative = path.relative_to(self.folder)
             readme = path.name.lower() == "readme.md"
-            if path.is_file() and relative.parts[0] != PARTIALS and not readme:
+            shelved = any(path.resolve().is_relative_to(shelf) for shelf in shelves)
+            if path.is_file() and relative.parts[0] != PARTIALS and not readme and not shelved:
                 self.read_primitive(path, relative)
         if config is None and not self.keep_going:
             return None
@@ -154,14 +160,77 @@ class _Reader:
             compiled=compiled,
             digest=self.digest.hexdigest(),
             unreadable=self.unreadable,
+            forms=forms,
+            libraries=libraries,
         )
-        for key, path, action in intervention.actions():
-            if action.send is not None:  # a template like any other, rendered when it runs
+        for name, form in forms.items():
+            if form.prompt is not None:
+                key, prefix = intervention.form_source(name)
                 source = self.sources[key]
-                where = ".".join(str(part) for part in path)
+                line = source.line(*prefix, "prompt")
+                self.compile(templates, compiled, f"form:{name}:prompt", form.prompt, source, line)
+        for key, path, action in intervention.actions():
+            source = self.sources[key]
+            where = ".".join(str(part) for part in path)
+            if action.send is not None:  # a template like any other, rendered when it runs
                 line = source.line(*path, "send")
                 self.compile(templates, compiled, f"{key}:send:{where}", action.send, source, line)
+            if action.retrieve is not None and action.query is not None:
+                line = source.line(*path, "query")
+                self.compile(
+                    templates, compiled, f"{key}:query:{where}", action.query, source, line
+                )
+        for slug, step in self.found["step"].items():
+            source = self.sources[f"step:{slug}"]
+            for n, retrieve in enumerate(step.retrieve):
+                line = source.line("retrieve", n, "query")
+                key = f"step:{slug}:query:retrieve.{n}"
+                self.compile(templates, compiled, key, retrieve.query, source, line)
         return intervention
+
+    def read_libraries(self, config: Config | None) -> dict[str, Library]:
+        """Each declared library's documents, in id order; a missing or empty folder, and a
+        document without an id or title, or with an id used before, is a problem."""
+        libraries: dict[str, Library] = {}
+        config_source = self.sources["config"]
+        for name, spec in (config.libraries if config else {}).items():
+            folder = self.folder / spec.path
+            line = config_source.line("libraries", name, "path")
+            files = folder_documents(folder)
+            if not folder.is_dir():
+                self.problem(config_source, line, f"library {name!r}: no folder {spec.path}")
+            elif not files:
+                self.problem(config_source, line, f"library {name!r}: {spec.path} has no documents")
+            documents: list[Document] = []
+            seen: dict[str, str] = {}
+            for path in files:
+                document = self.read_document(path, seen)
+                if document is not None:
+                    seen[document.id] = document.file
+                    documents.append(document)
+            documents.sort(key=lambda doc: doc.id)
+            model = config.models.get(spec.model, spec.model) if config and spec.model else None
+            libraries[name] = Library(name, spec, documents, model)
+        return libraries
+
+    def read_document(self, path: Path, seen: dict[str, str]) -> Document | None:
+        file = str(path)
+        try:
+            meta, source, body = parse_file(self.text(path), file)
+        except _Unreadable as exc:
+            self.problem(file, exc.line, str(exc))
+            return None
+        problems = document_problems(meta, seen)
+        for key, message in problems:
+            self.problem(source, source.line(key) if key else source.line("id"), message)
+        if problems:
+            return None
+        extra = {k: v for k, v in meta.items() if k not in ("id", "title")}
+        extra["tags"] = [str(tag) for tag in meta.get("tags") or []]
+        title = str(meta["title"]).strip()
+        return Document(
+            str(meta["id"]).strip(), title, body.strip(), extra, file, source.line("id")
+        )
 
     def text(self, path: Path) -> str:
         """The file's text; _Unreadable if it cannot be read or is not UTF-8."""
@@ -187,6 +256,32 @@ class _Reader:
         source = Source(file, lines, 1)
         self.sources["config"] = source
         return self.validated(Config, meta, source)  # type: ignore[return-value]
+
+    def read_forms(self, config: Config | None) -> dict[str, Form]:
+        """Forms under `forms:` in intervention.yaml, then one per forms/<name>.yaml file."""
+        forms = dict(config.forms) if config is not None else {}
+        base = self.folder / FORMS
+        for path in sorted(base.glob("*.y*ml")) if base.is_dir() else ():
+            file, name = str(path), path.stem
+            if not NAME_SLUG.match(name):
+                self.problem(file, None, f"the file name {name!r} must use a-z, 0-9 and _")
+            if name in forms:
+                self.problem(file, None, f"form {name!r} is also declared in {CONFIG}")
+                continue
+            try:
+                meta, lines = parse_yaml(self.text(path), 1)
+            except _Unreadable as exc:
+                self.problem(file, exc.line, str(exc))
+                self.unreadable.add(name)
+                continue
+            source = Source(file, lines, 1)
+            self.sources[f"form:{name}"] = source
+            form = self.validated(Form, meta, source)
+            if form is None:
+                self.unreadable.add(name)
+            else:
+                forms[name] = form
+        return forms
 
     def read_partials(self) -> dict[str, str]:
         """Shared partials (prompts/partials/), then the intervention's own, which win."""

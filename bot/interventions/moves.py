@@ -96,9 +96,12 @@ def step_move(
     return None
 
 
-def transition_move(step: Step, data: Mapping[str, Any]) -> Move | None:
-    """The first of the step's transitions whose condition holds."""
+def transition_move(step: Step, data: Mapping[str, Any], after_reply: bool = False) -> Move | None:
+    """The first of the step's transitions whose condition holds: those checked before the
+    reply, or (`after_reply`) those checked once the step has answered."""
     for transition in step.transitions:
+        if transition.after_reply != after_reply:
+            continue
         held, values = holds(transition.when, data)
         if held:
             return Move(transition.to, "transition", transition.when, values, transition.actions)

@@ -62,7 +62,20 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems.append(unknown("participant value", rest[0], PARTICIPANT_KEYS))
         elif root == "profile" and not intervention.declares_profile(rest[0]):
             problems.append(_undeclared(rest[0], intervention))
+        elif root == "forms" and rest[0] not in intervention.unreadable:
+            problems += _form(dotted, intervention)
     return problems
+
+
+def _form(dotted: str, intervention: Intervention) -> list[str]:
+    """`forms.<name>.…` must be a value the form has (bot.interventions.forms names them)."""
+    name = dotted.split(".")[1]
+    if name not in intervention.forms:
+        return [unknown("form", name, intervention.forms)]
+    known = [key for key in name_types(intervention) if key.startswith(f"forms.{name}.")]
+    if dotted in known:
+        return []
+    return [unknown("form value", dotted, known)]
 
 
 def _undeclared(name: str, intervention: Intervention) -> str:

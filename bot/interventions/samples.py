@@ -9,8 +9,10 @@ from typing import Any
 
 from bot.interventions.context import NO_MESSAGES
 from bot.interventions.format import Question
+from bot.interventions.forms import sample_view
 from bot.interventions.intervention import Intervention
 from bot.interventions.results import sample
+from bot.interventions.retrieval import sample_retrieved
 
 PARTICIPANT = {
     "name": "Alex",
@@ -73,6 +75,7 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
         "measurements": {
             slug: answer_sample(question) for slug, question in intervention.questions.items()
         },
+        "forms": {name: sample_view(form) for name, form in intervention.forms.items()},
     }
 
 
@@ -86,4 +89,5 @@ def sample_context(intervention: Intervention, step: str | None = None) -> dict[
             "title": intervention.config.title,
             "version": intervention.config.version,
         },
+        "retrieved": sample_retrieved(intervention),
     }

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.interventions.format import KINDS, Config, Strict
+from bot.interventions.format import KINDS, Config, Form, Strict
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-    """File name -> schema: `intervention.schema.json` and `<kind>.schema.json` per kind."""
+    """File name -> schema: `intervention.schema.json`, `form.schema.json` (forms/<name>.yaml)
+    and `<kind>.schema.json` per kind."""
     found = {"intervention.schema.json": _schema(Config, "intervention.yaml")}
+    found["form.schema.json"] = _schema(Form, "a form file (forms/<name>.yaml)")
     for kind, model in KINDS.items():
         found[f"{kind}.schema.json"] = _schema(model, f"the front matter of a {kind} file")
     return found

@@ -112,7 +112,9 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types["step.name"] = Type("choice", tuple(intervention.steps))
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
-    return types
+    from bot.interventions import forms  # forms' figures are typed with this module's types
+
+    return types | forms.name_types(intervention)
 
 
 def value_problem(value: Any, expected: Type) -> str | None:

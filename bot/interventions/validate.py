@@ -23,6 +23,8 @@ from bot.interventions.problems import Problem
 from bot.interventions.samples import answer_sample, sample_context, sample_data
 from bot.interventions.templates import RenderError, error_location
 from bot.interventions.validate_config import config_problems, result_problems
+from bot.interventions.validate_forms import form_problems
+from bot.interventions.validate_libraries import library_problems
 
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
@@ -84,6 +86,10 @@ class _Checker:
                 self.add("config", path, message)
         for key, path, message in result_problems(self.i):
             self.add(key, path, message)
+        for key, path, message in form_problems(self.i):
+            self.add(key, path, message)
+        for key, path, message in library_problems(self.i):
+            self.add(key, path, message)
         self.titles()
         for slug in self.i.steps:
             self.step(slug)
@@ -127,7 +133,10 @@ class _Checker:
         for n, transition in enumerate(step.transitions):
             where = ("transitions", n)
             self.refs(key, (*where, "to"), [transition.to], i.steps, "step")
-            if transition.when is None and n < len(step.transitions) - 1:
+            later = [
+                t for t in step.transitions[n + 1 :] if t.after_reply == transition.after_reply
+            ]
+            if transition.when is None and later:
                 self.add(key, where, "a transition without `when` always fires: later ones never")
             self.conditions(key, (*where, "when"), transition.when)
         self.conditions(key, ("return_when",), step.return_when)
@@ -173,7 +182,7 @@ class _Checker:
         except _RENDER_ERRORS as exc:
             self.render_problem(key, compiled.line, exc, context)
             return
-        source = self.i.sources[_owner(key)]
+        source = self.i.sources[self.owner(key)]
         speakable = [slot for slot in rendered.slots if slot.speakable]
         trailing = rendered.texts[-1].strip() if rendered.slots else ""
         problem = None
@@ -193,7 +202,8 @@ class _Checker:
         self, key: str, first: int | None, exc: BaseException, context: dict[str, Any]
     ) -> None:
         partial, line = error_location(exc)
-        source = self.i.sources[f"partial:{partial}"] if partial else self.i.sources[_owner(key)]
+        owner = self.owner(key)
+        source = self.i.sources[f"partial:{partial}"] if partial else self.i.sources[owner]
         where = line if partial else (first + line - 1 if first and line else first)
         if isinstance(exc, jinja2.TemplateNotFound):
             message = f"no partial named {exc.name!r} (partials/ here, or prompts/partials/)"
@@ -206,6 +216,11 @@ class _Checker:
         else:
             message = f"the template fails: {exc}"
         self.problems.append(Problem(source.file, where, message))
+
+    def owner(self, key: str) -> str:
+        """The source key of a compiled template (a form's prompt may be in intervention.yaml)."""
+        kind, slug = key.split(":")[:2]
+        return self.i.form_source(slug)[0] if kind == "form" else _owner(key)
 
     def graph(self) -> None:
         """Steps nothing leads to (from the root, the session start or an interrupt)."""

@@ -1,13 +1,17 @@
-"""`tandem export`'s work: participants, messages and raw events to CSV or JSON Lines, streamed.
+"""`tandem export`'s work: participants, messages, results (one row per measurement occasion),
+retrievals (one row per document retrieved), forms (one row per form field with a value) and
+raw events to CSV or JSON Lines, streamed, and
+any text files the caller adds (the codebook, bot.interventions.codebook).
 
 Everything is read in batches and written as it is read; the export is bounded by the last event
-recorded when it started, so the three files describe the same moment. Files are readable by
+recorded when it started, so the files describe the same moment. Files are readable by
 their owner only (0600), and every export is recorded as `export.written` on the system stream.
 
 Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
 of the participant id, itself random) stands for the participant id; phone numbers and names
 are left out; free text (message texts and media, profile, notes, judgements, background) is
-kept or dropped as `free_text` says; and the raw events file is not written, because event
+kept or dropped as `free_text` says (retrieval queries and text answers too); and the raw
+events file is not written, because event
 payloads carry phone numbers and names.
 """
 
@@ -18,7 +22,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -29,6 +33,16 @@ from sqlalchemy import and_, func, or_, select
 from bot.store.event_store import EventStore, opened_row
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent, participant_stream
+from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.store.results import (
+    RESULT_COLUMNS,
+    RESULT_TYPES,
+    RETRIEVAL_COLUMNS,
+    RETRIEVAL_TYPES,
+    participant_events,
+    result_rows,
+    retrieval_rows,
+)
 from bot.store.schema import events, participants
 from bot.store.transcript import LINE_TYPES, TranscriptLine, local, read_lines, zone
 
@@ -39,6 +53,7 @@ SYSTEM_STREAM = "system"
 IDENTIFYING = ("phone_number", "name")
 # Columns of free text a participant (or the model) wrote, dropped with free_text="drop".
 FREE_TEXT = ("text", "media", "error_message", "profile", "notes", "judgements", "background")
+FREE_TEXT += ("query",)
 # progress(file name, rows expected or None) -> advance(rows written)
 Progress = Callable[[str, int | None], Callable[[int], None]]
 
@@ -54,6 +69,9 @@ MESSAGE_COLUMNS = (
     "media", "status", "error_code", "error_message", "segments", "provider_sid", "timezone",
     "created_at_utc", "created_at_local", "sent_at_utc", "sent_at_local", "status_at_utc",
 )  # fmt: skip
+RESULTS = tuple(column.name for column in RESULT_COLUMNS)
+RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
+FORMS = tuple(column.name for column in FORM_COLUMNS)
 EVENT_COLUMNS = (
     "seq", "event_id", "stream_id", "stream_version", "type", "schema_version", "occurred_at",
     "recorded_at", "idempotency_key", "data", "meta",
@@ -65,6 +83,9 @@ class Counts:
     participants: int = 0
     messages: int = 0
     events: int = 0
+    results: int = 0
+    retrievals: int = 0
+    forms: int = 0
 
 
 class UnknownParticipant(ValueError):
@@ -96,8 +117,10 @@ def export(
     pseudonymise: bool = False,
     free_text: FreeText = "keep",
     actor: str = "cli",
+    documents: Mapping[str, str] | None = None,
 ) -> Counts:
-    """Write participants, messages and events files into `out_dir`; returns the row counts."""
+    """Write participants, messages, results, retrievals and events files into `out_dir`,
+    and each of `documents` (file name -> text, e.g. the codebook); returns the row counts."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
     ids = _existing(store, participant_ids)
@@ -123,6 +146,36 @@ def export(
                 counts.messages += 1
                 step(1)
     written.append(out.path.name)
+    with _Writer(out_dir, "results", fmt, shape.columns(RESULTS)) as out:
+        step = advance("results", None)
+        for row in _participants(store, ids):
+            history = participant_events(store, row["participant_id"], RESULT_TYPES, upto)
+            for record in result_rows(history, row, since):
+                out.write(shape.result(record))
+                counts.results += 1
+                step(1)
+    written.append(out.path.name)
+    with _Writer(out_dir, "retrievals", fmt, shape.columns(RETRIEVALS)) as out:
+        step = advance("retrievals", None)
+        for row in _participants(store, ids):
+            pid = row["participant_id"]
+            history = participant_events(store, pid, RETRIEVAL_TYPES, upto)
+            for record in retrieval_rows(history, pid, since):
+                out.write(shape.record(record))
+                counts.retrievals += 1
+                step(1)
+    written.append(out.path.name)
+    with _Writer(out_dir, "forms", fmt, shape.columns(FORMS)) as out:
+        step = advance("forms", None)
+        for row in _participants(store, ids):
+            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
+            for record in form_rows(history, row, since):
+                out.write(shape.form_value(record))
+                counts.forms += 1
+                step(1)
+    written.append(out.path.name)
+    for name, text in (documents or {}).items():
+        written.append(_document(out_dir, name, text))
     if not pseudonymise:
         with _Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
             step = advance("events", _count_events(store, upto, since, ids))
@@ -144,6 +197,15 @@ def export(
     )
     store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
     return counts
+
+
+def intervention_slugs(store: EventStore, participant_ids: Sequence[str] = ()) -> list[str]:
+    """The interventions the participants (all, or these) are in, for the codebook."""
+    query = select(participants.c.intervention).distinct()
+    if participant_ids:
+        query = query.where(participants.c.participant_id.in_(list(participant_ids)))
+    with store.reading() as conn:
+        return sorted(str(slug) for (slug,) in conn.execute(query) if slug)
 
 
 def study_code(participant_id: str) -> str:
@@ -170,6 +232,29 @@ class _Shape:
         if not self.pseudonymise:
             return record
         return {**record, "study_code": study_code(record["participant_id"])}
+
+    def result(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A results row: a text answer is free text (its value dropped with free text)."""
+        dropped = self.pseudonymise and self.free_text == "drop" and record.get("method") == "text"
+        return self.record({**record, "value": None} if dropped else record)
+
+    def form_value(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A forms row: a text or list value is free text (dropped with free text)."""
+        free = record.get("type") in ("text", "list")
+        dropped = self.pseudonymise and self.free_text == "drop" and free
+        return self.record({**record, "value": None} if dropped else record)
+
+
+def _document(out_dir: Path, name: str, text: str) -> str:
+    """A text file of the export (owner-only, replaced whole); its name."""
+    path = out_dir / name
+    partial = path.with_name(name + ".partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(fd, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(partial, path)
+    return name
 
 
 def participant_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -349,7 +434,14 @@ def _events(
             yield opened_row(row, store.sealer, conn)
 
 
-FILES = {"participants": PARTICIPANT_COLUMNS, "messages": MESSAGE_COLUMNS, "events": EVENT_COLUMNS}
+FILES = {
+    "participants": PARTICIPANT_COLUMNS,
+    "messages": MESSAGE_COLUMNS,
+    "results": RESULTS,
+    "retrievals": RETRIEVALS,
+    "forms": FORMS,
+    "events": EVENT_COLUMNS,
+}
 
 
 def stream_file(
@@ -360,11 +452,13 @@ def stream_file(
     since: datetime | None = None,
     actor: str = "cli",
 ) -> Iterator[str]:
-    """One of `export`'s files (`participants`, `messages` or `events`) as text, a row at a
-    time, with the same columns and cells, bounded by the last event when it started: for
-    sending over HTTP as it is read (the researcher console's downloads). When the stream
-    ends, however it ends (finished, or closed because the client went away), it is recorded
-    as `export.written` by `actor` with the rows sent, as `export` records its files."""
+    """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`
+    or `events`) as text, a row at a time, with the same columns and cells, bounded by the last
+    event when it started: for sending over HTTP as it is read (the researcher console's
+    downloads). When the stream ends, however it ends (finished, or closed because the client
+    went away), it is recorded as `export.written` by `actor`, as `export` records its files,
+    with the rows sent in its count (`export.written` counts participants, messages and events
+    only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
     upto = _last_seq(store)
     rows = _file_lines(store, name, fmt, since, upto)
     sent = 0
@@ -375,7 +469,10 @@ def stream_file(
     finally:
         rows.close()
         if sent:  # a stream closed before its first line sent nothing
-            counted = {f: (sent - (fmt == "csv") if f == name else 0) for f in FILES}
+            counted = {
+                f: (sent - (fmt == "csv") if f == name else 0)
+                for f in ("participants", "messages", "events")
+            }
             record = ExportWritten(
                 format=fmt,
                 files=[f"{name}.{fmt}"],
@@ -414,6 +511,23 @@ def _file_lines(
         for row in _participants(store, ()):
             for message in read_lines(store, row["participant_id"], since=since, upto=upto):
                 yield line(message_record(message, row["timezone"]))
+    elif name == "results":
+        for row in _participants(store, ()):
+            history = participant_events(store, row["participant_id"], RESULT_TYPES, upto)
+            for record in result_rows(history, row, since):
+                yield line(record)
+    elif name == "forms":
+        for row in _participants(store, ()):
+            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
+            for record in form_rows(history, row, since):
+                yield line(record)
+    elif name == "retrievals":
+        for row in _participants(store, ()):
+            pid = row["participant_id"]
+            for record in retrieval_rows(
+                participant_events(store, pid, RETRIEVAL_TYPES, upto), pid, since
+            ):
+                yield line(record)
     else:
         for raw in _events(store, upto, since, ()):
             yield line(event_record(raw))

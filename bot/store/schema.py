@@ -113,6 +113,7 @@ participants = Table(
     Column("step_counters", Json, nullable=False),
     Column("judgements", Json, nullable=False),
     Column("notes", Json, nullable=False),
+    Column("forms", Json, nullable=False, server_default="{}"),
     Column("enrolled_at", UtcDateTime, nullable=False),
     Column("last_inbound_at", UtcDateTime, nullable=True),
     Column("updated_at", UtcDateTime, nullable=False),

@@ -313,6 +313,36 @@ class EventListResponse(BaseModel):
     page: CursorPage
 
 
+class FormFieldOut(BaseModel):
+    key: str
+    value: Any = Field(None, description="The latest value (null: not known yet).")
+    type: str = Field(description="text, int, number, bool, choice, list, date or time.")
+    domain: str | None
+    critical: bool
+    added: bool = Field(description="A field the model proposed and the engine accepted.")
+    options: list[str] = Field(description="A choice's options.")
+    set_at: datetime | None = Field(description="When the latest value was set.")
+    message_id: str | None = Field(description="The message.received it came from.")
+    message_seq: int | None
+
+
+class FormOut(BaseModel):
+    name: str
+    title: str
+    complete: bool
+    fields: list[FormFieldOut]
+    clock: dict[str, Any] = Field(
+        description="known, wanted, critical_known, critical_total, others_known, missing, "
+        "missing_critical, turns, target, left, domains ({title, turns, target, complete, "
+        "known, wanted} each), domains_completed, domains_open, complete, text."
+    )
+
+
+class FormListResponse(BaseModel):
+    status: Literal["ok"]
+    result: list[FormOut]
+
+
 def error_response(
     code: int, message: str, errors: list[FieldError] | None = None
 ) -> tuple[Response, int]:

@@ -18,6 +18,7 @@ from bot.web import (
     health,
     home,
     participant_api,
+    participant_forms,  # noqa: F401  (its routes join the participants blueprint)
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
     participants,  # noqa: F401  (its routes join the participants blueprint)
     timers,

@@ -10,7 +10,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '0013'
-down_revision = '0005'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 

@@ -85,8 +85,11 @@ def test_csv_export_writes_participants_messages_and_events(
     assert json.loads(events[0]["data"])["name"] == "Ana"
     assert sorted(os.listdir(tmp_path / "out")) == [
         "events.csv",
+        "forms.csv",
         "messages.csv",
         "participants.csv",
+        "results.csv",
+        "retrievals.csv",
     ]
 
 
@@ -177,7 +180,14 @@ def test_progress_is_reported_per_file_with_its_total(
         return advance
 
     export(store, tmp_path, "csv", progress=progress)
-    assert seen == {"participants": [2, 2], "messages": [4, 4], "events": [9, 9]}
+    assert seen == {
+        "participants": [2, 2],
+        "messages": [4, 4],
+        "results": [0, 0],
+        "retrievals": [0, 0],
+        "forms": [0, 0],
+        "events": [9, 9],
+    }
 
 
 def test_the_transcript_is_read_in_batches(store: EventStore, clock: FakeClock) -> None:
@@ -225,7 +235,15 @@ def test_the_command_writes_the_files_and_prints_a_summary(
     study(store, clock)
     result = tandem("export", "--out", str(tmp_path / "x"), "--format", "jsonl", url=database_url)
     assert result.returncode == 0, result.stderr
-    assert "exported 2 participants, 4 messages and 9 events" in result.stdout
+    assert (
+        "exported 2 participants, 4 messages, 0 results, 0 retrievals, 0 form values and 9 "
+        "events, "
+        "with a codebook" in result.stdout
+    )
+    assert sorted(p.name for p in (tmp_path / "x").glob("codebook.*")) == [
+        "codebook.json",
+        "codebook.md",
+    ]
     assert len(read_jsonl(tmp_path / "x" / "messages.jsonl")) == 4
 
 

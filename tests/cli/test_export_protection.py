@@ -26,7 +26,15 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
 
     assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o700
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()}
-    assert modes == {"participants.csv": 0o600, "messages.csv": 0o600, "events.csv": 0o600}
+    assert set(modes) == {
+        "participants.csv",
+        "messages.csv",
+        "results.csv",
+        "retrievals.csv",
+        "forms.csv",
+        "events.csv",
+    }
+    assert set(modes.values()) == {0o600}
 
 
 def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
@@ -38,7 +46,14 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
     [record] = [e for e in store.load("system") if e.event_type == "export.written"]
     assert record.meta["actor"] == "cli:ana"
     assert (record.data.format, record.data.participant_ids) == ("jsonl", [ids["toronto"]])
-    assert record.data.files == ["participants.jsonl", "messages.jsonl", "events.jsonl"]
+    assert record.data.files == [
+        "participants.jsonl",
+        "messages.jsonl",
+        "results.jsonl",
+        "retrievals.jsonl",
+        "forms.jsonl",
+        "events.jsonl",
+    ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)
 
 
@@ -58,7 +73,13 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
     written = _text_of(out)
     for secret in ("+14155552671", "+919876543210", "14155552671", ids["toronto"]):
         assert secret not in written
-    assert sorted(p.name for p in out.iterdir()) == ["messages.csv", "participants.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "forms.csv",
+        "messages.csv",
+        "participants.csv",
+        "results.csv",
+        "retrievals.csv",
+    ]
     assert "winter hello" in [m["text"] for m in read_csv(out / "messages.csv")]
 
 

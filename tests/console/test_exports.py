@@ -25,7 +25,7 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
 
     downloads = {
         f"{name}.{fmt}": get(client, f"/console/export/{name}.{fmt}")
-        for name in ("participants", "messages", "events")
+        for name in ("participants", "messages", "results", "retrievals", "forms", "events")
         for fmt in ("csv", "jsonl")
     }
     export(services.store, tmp_path / "csv", "csv")
@@ -48,8 +48,9 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
     recorded = [e for e in services.store.load("system") if e.event_type == "export.written"]
     downloaded = [e for e in recorded if e.meta["actor"] == "staff:researcher@example.org"]
     assert [e.data.files for e in downloaded] == [
-        ["participants.csv"], ["participants.jsonl"], ["messages.csv"], ["messages.jsonl"],
-        ["events.csv"], ["events.jsonl"],
+        [f"{name}.{fmt}"]
+        for name in ("participants", "messages", "results", "retrievals", "forms", "events")
+        for fmt in ("csv", "jsonl")
     ]  # fmt: skip
     assert [(e.data.participants, e.data.messages) for e in downloaded[:4]] == [
         (1, 0), (1, 0), (0, 1), (0, 1)
@@ -99,3 +100,24 @@ def test_a_supervisor_cannot_export(signed_in: Callable[[str], FlaskClient]) -> 
 
     assert get(client, "/console/export/participants.csv").status_code == 403
     assert "/console/export" not in get(client, "/console/alerts").get_data(as_text=True)
+
+
+def test_the_codebook_downloads_describe_the_participants_interventions(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    data = enrolled(intervention="demo")
+    services.store.append(participant_stream(data.participant_id), [data])
+    client = signed_in("researcher")
+
+    book = get(client, "/console/export/codebook.json")
+    markdown = get(client, "/console/export/codebook.md")
+
+    assert book.status_code == 200 and markdown.status_code == 200
+    assert [i["slug"] for i in json.loads(book.get_data(as_text=True))["interventions"]] == ["demo"]
+    assert "measurements.checkin" in markdown.get_data(as_text=True)
+    assert "codebook.md" in get(client, "/console/export").get_data(as_text=True)
+    recorded = [e for e in services.store.load("system") if e.event_type == "export.written"]
+    assert [(e.data.files, e.meta["actor"]) for e in recorded] == [
+        (["codebook.json"], "staff:researcher@example.org"),
+        (["codebook.md"], "staff:researcher@example.org"),
+    ]

@@ -28,6 +28,10 @@ habit-coach, the harness's INTERVENTION), optional `settings` (environment names
       state: feedback                          the conversation state now
       step: tip                                the intervention step now (state step)
       profile: {field: value}                  profile fields now
+      forms: {form: {field: value}}            form values now (the participants row's forms)
+      form_complete: {form: true}              whether each form is complete now
+      retrieved: {name: [id, ...]}             the documents (ids, best first) of every
+                                               retrieval.done of that name since, each
 The file must end with an `expect`, and every scripted LLM answer must be used.
 """
 
@@ -161,6 +165,20 @@ def check(h: Harness, seen: Seen, expected: dict[str, Any], where: str) -> None:
         assert h.participant()["current_step"] == expected["step"], where
     for field, value in (expected.get("profile") or {}).items():
         assert h.participant()["profile"].get(field) == value, f"{where}: profile {field}"
+    forms = h.participant()["forms"]
+    for form, values in (expected.get("forms") or {}).items():
+        stored = (forms.get(form) or {}).get("values") or {}
+        for field, value in values.items():
+            assert stored.get(field) == value, f"{where}: form {form} field {field}: {stored}"
+    for name, ids in (expected.get("retrieved") or {}).items():
+        done = [
+            [d.id for d in e.data.documents]
+            for e in h.events()[seen.events :]
+            if e.event_type == "retrieval.done" and e.data.name == name
+        ]
+        assert done and all(found == ids for found in done), f"{where}: retrieved {done}"
+    for form, complete in (expected.get("form_complete") or {}).items():
+        assert bool((forms.get(form) or {}).get("completed")) == complete, f"{where}: {form}"
 
 
 def assert_messages(bodies: list[str], expected: list[Any], where: str) -> None:

@@ -33,22 +33,27 @@ def validators(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Draft20201
         schema = json.loads(path.read_text())
         Draft202012Validator.check_schema(schema)
         found[path.name.removesuffix(".schema.json")] = Draft202012Validator(schema)
-    assert sorted(found) == sorted(["intervention", *KINDS])
+    assert sorted(found) == sorted(["intervention", "form", *KINDS])
     return found
 
 
 def _files(folder: Path) -> list[tuple[str, Path]]:
-    """(schema name, file) for intervention.yaml and every primitive's markdown file."""
+    """(schema name, file) for intervention.yaml, each form file and every primitive's markdown
+    file (library documents are not primitives)."""
     found = [("intervention", folder / CONFIG)]
+    found += [("form", path) for path in sorted(folder.glob("forms/*.yaml"))]
+    libraries = (yaml.safe_load((folder / CONFIG).read_text()) or {}).get("libraries") or {}
+    shelves = [folder / spec["path"] for spec in libraries.values()]
     for path in sorted(folder.rglob("*.md")):
         relative = path.relative_to(folder)
-        if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md":
+        shelved = any(path.is_relative_to(shelf) for shelf in shelves)
+        if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md" and not shelved:
             found.append((FOLDERS[relative.parts[0]], path))
     return found
 
 
 def _data(path: Path) -> dict[str, Any]:
-    if path.name == CONFIG:
+    if path.name == CONFIG or path.suffix == ".yaml":
         return yaml.safe_load(path.read_text())
     return parse_file(path.read_text(), str(path))[0]
 

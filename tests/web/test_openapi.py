@@ -45,6 +45,7 @@ def test_the_app_serves_every_researcher_operation(client: FlaskClient) -> None:
         (f"{BASE}/{{participant_id}}", "put"),
         (f"{BASE}/{{participant_id}}/erase", "post"),
         (f"{BASE}/{{participant_id}}/events", "get"),
+        (f"{BASE}/{{participant_id}}/forms", "get"),
         (f"{BASE}/{{participant_id}}/messages", "get"),
         (f"{BASE}/{{participant_id}}/timers", "get"),
         (f"{BASE}/{{participant_id}}/withdraw", "post"),

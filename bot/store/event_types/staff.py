@@ -88,6 +88,8 @@ class StaffExported(EventData):
     plain = fields("email", "since")
 
     email: str
-    file: Literal["participants", "messages", "events"]
-    format: Literal["csv", "jsonl"]
+    file: Literal[
+        "participants", "messages", "results", "retrievals", "forms", "events", "codebook"
+    ]
+    format: Literal["csv", "jsonl", "md", "json"]
     since: str | None = None

@@ -27,6 +27,7 @@ from bot.store.event_types.participants import ParticipantErased, ParticipantWit
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
+from bot.store.projections.participant_forms import FORM_CASES
 
 COLUMNS = (
     "participant_id",
@@ -47,6 +48,7 @@ COLUMNS = (
     "step_counters",
     "judgements",
     "notes",
+    "forms",
     "enrolled_at",
     "last_inbound_at",
     "updated_at",
@@ -75,6 +77,7 @@ def _enrolled(row: Row | None, event: Event) -> Row:
         "step_counters": {},
         "judgements": {},
         "notes": {},
+        "forms": {},
         "enrolled_at": event.occurred_at,
         "last_inbound_at": None,
     }
@@ -140,6 +143,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     ParticipantErased.event_type: _erased,
     ParticipantUnenrolled.event_type: _unenrolled,
     MessageReceived.event_type: _received,
+    **FORM_CASES,  # bot.store.projections.participant_forms: the `forms` column
 }
 
 

@@ -1,0 +1,292 @@
+"""The codebook of an export: every variable an intervention declares (questions, judgement
+result fields, profile and intake fields, notes, form fields), with its type, options, unit and
+range, the file and line that defines it, and where it appears in the export; and the columns
+of the analysis files (results.csv, retrievals.csv, forms.csv), typed. Written as
+codebook.json and codebook.md.
+
+Extension point: a *source* is a function `(Intervention) -> Iterable[Variable]`; `SOURCES`
+lists them in the order they are written, and `register(source)` adds one (forms add their
+fields this way). Analysis files add their columns to `FILES`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.interventions.format import FieldSpec
+from bot.interventions.intervention import Intervention, Source
+from bot.interventions.loader import read_intervention
+from bot.store.form_results import FORM_COLUMNS
+from bot.store.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One variable: `name` as conditions and templates write it (`measurements.mood`),
+    `kind` (question, judgement, profile, intake, note, ...), the typed language's `type`,
+    `options` (value -> meaning), `unit`, `min`/`max`, the defining `file` (relative to the
+    interventions folder) and `line`, and `appears_in` (the export file and column)."""
+
+    intervention: str
+    name: str
+    kind: str
+    type: str
+    description: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+    unit: str | None = None
+    min: float | None = None
+    max: float | None = None
+    optional: bool = False
+    file: str = ""
+    line: int | None = None
+    appears_in: str = ""
+
+
+Source_ = Callable[[Intervention], Iterable[Variable]]
+
+
+def where(intervention: Intervention, source: Source, *path: Any) -> tuple[str, int | None]:
+    """The file (relative to the interventions folder, e.g. `demo/questions/mood.md`) and the
+    line of `path` in it."""
+    file = source.file
+    folder = str(intervention.folder).rstrip("/") + "/"
+    relative = file[len(folder) :] if file.startswith(folder) else file
+    return f"{intervention.slug}/{relative}", source.line(*path)
+
+
+def typed(
+    intervention: Intervention,
+    name: str,
+    kind: str,
+    spec: FieldSpec,
+    place: tuple[str, int | None],
+    appears_in: str,
+) -> Variable:
+    """A variable declared with the typed language's field declaration."""
+    return Variable(
+        intervention=intervention.slug,
+        name=name,
+        kind=kind,
+        type=spec.type,
+        description=spec.description or "",
+        options=spec.choices() if spec.type == "choice" else {},
+        unit=spec.unit,
+        min=spec.min,
+        max=spec.max,
+        optional=spec.optional,
+        file=place[0],
+        line=place[1],
+        appears_in=appears_in,
+    )
+
+
+def questions(intervention: Intervention) -> Iterable[Variable]:
+    for slug, question in intervention.questions.items():
+        source = intervention.source("question", slug)
+        file, line = where(intervention, source, "text")
+        kind = {"options": "choice", "scale": "int", "text": "text"}[question.answer]
+        yield Variable(
+            intervention=intervention.slug,
+            name=f"measurements.{slug}",
+            kind="question",
+            type=kind,
+            description=question.text.strip(),
+            options={str(o): "" for o in question.options},
+            min=question.min if question.answer == "scale" else None,
+            max=question.max if question.answer == "scale" else None,
+            file=file,
+            line=line,
+            appears_in=f"results.csv value (question == {slug})",
+        )
+
+
+def judgements(intervention: Intervention) -> Iterable[Variable]:
+    for slug, judgement in intervention.judgements.items():
+        source = intervention.source("judgement", slug)
+        for name, spec in (judgement.result or {}).items():
+            place = where(intervention, source, "result", name)
+            column = f"participants.csv judgements ({slug}.{name}, the latest)"
+            yield typed(intervention, f"judgements.{slug}.{name}", "judgement", spec, place, column)
+
+
+def profile(intervention: Intervention) -> Iterable[Variable]:
+    config = intervention.sources.get("config")
+    if config is None:
+        return
+    intake = intervention.config.intake.fields if intervention.config.intake else {}
+    for name, spec in intake.items():
+        place = where(intervention, config, "intake", "fields", name)
+        yield typed(intervention, f"profile.{name}", "intake", spec, place, _profile(name))
+    for name, spec in intervention.config.profile.items():
+        if name not in intake:
+            place = where(intervention, config, "profile", name)
+            yield typed(intervention, f"profile.{name}", "profile", spec, place, _profile(name))
+
+
+def _profile(name: str) -> str:
+    return f"participants.csv profile ({name})"
+
+
+NOTE_TYPES = {"pick": "choice", "bool": "bool", "int": "int"}
+
+
+def notes(intervention: Intervention) -> Iterable[Variable]:
+    """Each note slot: text, or the type of a `[[pick:…]]`, `[[bool:…]]`, `[[int:…]]` slot."""
+    for slug in intervention.notes:
+        source = intervention.source("note", slug)
+        compiled = intervention.template(f"note:{slug}")
+        file, line = where(intervention, source)
+        for slot in compiled.slots if compiled else ():
+            yield Variable(
+                intervention=intervention.slug,
+                name=f"notes.{slot.name}",
+                kind="note",
+                type=NOTE_TYPES.get(slot.kind, "text"),
+                description=intervention.notes[slug].title,
+                options={option: "" for option in slot.options},
+                file=file,
+                line=compiled.line if compiled and compiled.line else line,
+                appears_in=f"participants.csv notes ({slot.name}, the latest)",
+            )
+
+
+def forms(intervention: Intervention) -> Iterable[Variable]:
+    """Each declared field of each form (fields the model adds at run time are in forms.csv,
+    with `added` true and their type)."""
+    for name, form in intervention.forms.items():
+        key, prefix = intervention.form_source(name)
+        source = intervention.sources[key]
+        for field_key, spec in form.fields.items():
+            place = where(intervention, source, *prefix, "fields", field_key)
+            column = f"forms.csv value (form == {name}, field == {field_key})"
+            variable = typed(
+                intervention, f"forms.{name}.answers.{field_key}", "form", spec, place, column
+            )
+            extra = [f"domain {spec.domain}"] if spec.domain else []
+            extra += ["critical"] if spec.critical else []
+            described = "; ".join([variable.description, *extra]).strip("; ")
+            yield Variable(**{**_plain(variable), "description": described})
+
+
+SOURCES: list[Source_] = [questions, judgements, profile, notes, forms]
+FILES: dict[str, Sequence[Column]] = {
+    "results.csv": RESULT_COLUMNS,
+    "retrievals.csv": RETRIEVAL_COLUMNS,
+    "forms.csv": FORM_COLUMNS,
+}
+
+
+def register(source: Source_) -> Source_:
+    """Add a source of variables (usable as a decorator)."""
+    if source not in SOURCES:
+        SOURCES.append(source)
+    return source
+
+
+def codebook(interventions: Sequence[Intervention]) -> dict[str, Any]:
+    """The codebook as plain data (what codebook.json holds)."""
+    variables = [
+        _plain(variable)
+        for intervention in interventions
+        for source in SOURCES
+        for variable in source(intervention)
+    ]
+    files = {
+        name: [
+            {
+                "name": c.name,
+                "type": c.type,
+                "description": c.description,
+                **({"options": list(c.options)} if c.options else {}),
+            }
+            for c in columns
+        ]
+        for name, columns in FILES.items()
+    }
+    return {
+        "interventions": [
+            {"slug": i.slug, "title": i.config.title, "revision": i.revision} for i in interventions
+        ],
+        "files": files,
+        "variables": variables,
+    }
+
+
+def documents(root: Path, slugs: Iterable[str]) -> dict[str, str]:
+    """codebook.json and codebook.md for the interventions `slugs` under `root` (those of the
+    participants exported). One that cannot be read is listed as unavailable, with why."""
+    loaded: list[Intervention] = []
+    unavailable: dict[str, str] = {}
+    for slug in sorted(set(slugs)):
+        intervention, problems = read_intervention(root / slug)
+        if intervention is None or problems:
+            unavailable[slug] = str(problems[0]) if problems else "cannot be read"
+        else:
+            loaded.append(intervention)
+    book = {**codebook(loaded), "unavailable": unavailable}
+    return {"codebook.json": as_json(book), "codebook.md": as_markdown(book)}
+
+
+def _plain(variable: Variable) -> dict[str, Any]:
+    found = asdict(variable)
+    found["options"] = dict(variable.options)
+    return found
+
+
+def as_json(book: Mapping[str, Any]) -> str:
+    return json.dumps(book, ensure_ascii=False, indent=2) + "\n"
+
+
+def as_markdown(book: Mapping[str, Any]) -> str:
+    """codebook.md: the files' columns, then each intervention's variables, one table each."""
+    lines = ["# Codebook", ""]
+    lines += [
+        "Types: text, int, number, bool (true/false), choice (one of the options), list (JSON "
+        "list of text), date (YYYY-MM-DD), time (HH:MM), datetime (ISO 8601 with UTC offset). "
+        "A blank cell is no value.",
+        "",
+    ]
+    for name, columns in book["files"].items():
+        lines += [f"## {name}", "", "| column | type | description |", "|---|---|---|"]
+        for column in columns:
+            kind = column["type"]
+            if column.get("options"):
+                kind += ": " + ", ".join(column["options"])
+            lines.append(f"| `{column['name']}` | {kind} | {_cell(column['description'])} |")
+        lines.append("")
+    for intervention in book["interventions"]:
+        slug = intervention["slug"]
+        lines += [
+            f"## {intervention['title']} (`{slug}`, revision {intervention['revision']})",
+            "",
+            "| variable | kind | type | options | unit / range | defined at | in the export |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for v in (v for v in book["variables"] if v["intervention"] == slug):
+            options = "; ".join(f"`{k}`" + (f" {m}" if m else "") for k, m in v["options"].items())
+            lines.append(
+                f"| `{v['name']}` | {v['kind']} | {v['type']} | {_cell(options)} | "
+                f"{_range(v)} | {v['file']}:{v['line'] or ''} | {_cell(v['appears_in'])} |"
+            )
+        lines.append("")
+    for slug, why in (book.get("unavailable") or {}).items():
+        lines += [f"## `{slug}`: not described", "", f"It could not be read: {_cell(why)}", ""]
+    return "\n".join(lines)
+
+
+def _range(variable: Mapping[str, Any]) -> str:
+    low, high = variable.get("min"), variable.get("max")
+    span = f"{_num(low)}–{_num(high)}" if low is not None or high is not None else ""
+    return " ".join(part for part in (variable.get("unit") or "", span) if part)
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")

@@ -1,0 +1,194 @@
+"""The tables a researcher analyses, folded from a participant's events (pure but for reading):
+`results` (one row per measurement occasion: a question asked, and what became of it) and
+`retrievals` (one row per document a retrieval found). Their columns, with a type and a
+description each, are what the codebook (bot.interventions.codebook) describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.store.event_store import EventStore
+from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
+from bot.store.event_types.retrieval import RetrievalDone
+from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed, TimerScheduled
+from bot.store.events import Event, participant_stream
+from bot.store.transcript import local, zone
+
+
+@dataclass(frozen=True)
+class Column:
+    """An exported column: its name, its type (the typed language's, or `datetime`: ISO 8601
+    with the UTC offset, blank when there is none), and what it holds."""
+
+    name: str
+    type: str
+    description: str
+    options: tuple[str, ...] = ()
+
+
+STATUSES = ("answered", "missed", "rejected", "pending")
+RESULT_COLUMNS = (
+    Column("participant_id", "text", "the participant (a study code when pseudonymised)"),
+    Column("intervention", "text", "the intervention the participant was in when exported"),
+    Column("question", "text", "the question's slug: its variable is measurements.<question>"),
+    Column("timezone", "text", "the participant's IANA time zone: the local times' zone"),
+    Column("scheduled_local", "datetime", "when the question was due, participant-local"),
+    Column("asked_local", "datetime", "when the question was queued to be sent, local"),
+    Column("answered_local", "datetime", "when the valid answer came, local (blank if none)"),
+    Column(
+        "value",
+        "variable",
+        "the answer, of the type of measurements.<question> in the codebook (blank unless "
+        "answered, and for text answers in a pseudonymised export with free text dropped)",
+    ),
+    Column("method", "text", "how the answer was read: parsed, llm or text (blank if none)"),
+    Column("latency_seconds", "number", "seconds from asked to answered (blank if none)"),
+    Column("attempts", "int", "replies that were not an answer (each re-asked once at most)"),
+    Column(
+        "status",
+        "choice",
+        "answered; missed (no answer in the window); rejected (no valid answer after the "
+        "re-asks); pending (the window is still open)",
+        STATUSES,
+    ),
+)
+RETRIEVAL_COLUMNS = (
+    Column("participant_id", "text", "the participant (a study code when pseudonymised)"),
+    Column("at_utc", "datetime", "when the retrieval ran"),
+    Column("name", "text", "what templates called it: retrieved.<name>"),
+    Column("library", "text", "the library searched"),
+    Column("query", "text", "the query as rendered (free text: dropped with free text)"),
+    Column("method", "choice", "bm25 or embeddings", ("bm25", "embeddings")),
+    Column("model", "text", "the embedding model (blank for bm25)"),
+    Column("step", "text", "the step the participant was in"),
+    Column("when", "choice", "turn (a step's retrieve:) or action", ("turn", "action")),
+    Column("rank", "int", "1 for the best document; blank when nothing matched"),
+    Column("doc_id", "text", "the document's id (blank when nothing matched)"),
+    Column("title", "text", "the document's title"),
+    Column("score", "number", "its BM25 score or cosine similarity"),
+    Column("digest", "text", "a hash of the document's text as the model read it"),
+)
+RESULT_TYPES = ("measurement.asked", "measurement.recorded", "measurement.rejected")
+RESULT_TYPES += ("measurement.missed", "timer.scheduled")
+RETRIEVAL_TYPES = ("retrieval.done",)
+
+
+def participant_events(
+    store: EventStore, participant_id: str, types: Sequence[str], upto: int
+) -> Iterator[Event]:
+    """A participant's events of `types`, in order, up to seq `upto`."""
+    stream = participant_stream(participant_id)
+    for ev in store.read_all(stream_id=stream, event_types=types):
+        if ev.seq > upto:
+            return
+        yield ev
+
+
+def result_rows(
+    history: Iterable[Event], row: dict[str, Any], since: datetime | None = None
+) -> list[dict[str, Any]]:
+    """One row per question asked (from `since` on), in the order they were asked."""
+    tz_name = str(row.get("timezone") or "UTC")
+    tz = zone(tz_name)
+    due: dict[str, datetime] = {}
+    occasions: list[dict[str, Any]] = []
+    by_outbox: dict[str, dict[str, Any]] = {}
+    for ev in history:
+        data = ev.data
+        if isinstance(data, TimerScheduled):
+            due[data.timer_id] = data.due_at
+        elif isinstance(data, MeasurementAsked):
+            occasion = {
+                "participant_id": row["participant_id"],
+                "intervention": row.get("intervention"),
+                "question": data.measurement,
+                "timezone": tz_name,
+                "scheduled_local": local(due.get(data.timer_id), tz),
+                "asked_local": local(ev.occurred_at, tz),
+                "asked_at": ev.occurred_at,
+                "attempts": 0,
+                "status": "pending",
+            }
+            occasions.append(occasion)
+            by_outbox[data.outbox_id] = occasion
+        else:
+            occasion = _occasion(data, by_outbox, occasions)
+            if occasion is not None:
+                _settle(occasion, data, ev.occurred_at, tz)
+    return [o for o in occasions if since is None or o["asked_at"] >= since]
+
+
+def _occasion(
+    data: Any, by_outbox: dict[str, dict[str, Any]], occasions: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The occasion an answer, rejection or miss belongs to: by its message, else the last
+    occasion of that question still pending."""
+    if not isinstance(data, MeasurementRecorded | MeasurementRejected | MeasurementMissed):
+        return None
+    outbox_id = getattr(data, "outbox_id", None)
+    if outbox_id and outbox_id in by_outbox:
+        return by_outbox[outbox_id]
+    pending = [
+        o for o in occasions if o["question"] == data.measurement and o["status"] == "pending"
+    ]
+    return pending[-1] if pending else None
+
+
+def _settle(occasion: dict[str, Any], data: Any, at: datetime, tz: Any) -> None:
+    if occasion["status"] not in ("pending", "rejected"):
+        return
+    if isinstance(data, MeasurementRecorded):
+        occasion.update(
+            status="answered",
+            value=data.value,
+            method=data.method,
+            answered_local=local(at, tz),
+            latency_seconds=round((at - occasion["asked_at"]).total_seconds(), 3),
+        )
+    elif isinstance(data, MeasurementRejected):
+        occasion["attempts"] = data.attempt
+        if data.final:
+            occasion["status"] = "rejected"
+    elif occasion["status"] == "pending":
+        occasion["status"] = "missed"
+
+
+def retrieval_rows(
+    history: Iterable[Event], participant_id: str, since: datetime | None = None
+) -> list[dict[str, Any]]:
+    """One row per document found by each retrieval (one row with no document for a
+    retrieval that matched nothing), in order."""
+    rows: list[dict[str, Any]] = []
+    for ev in history:
+        data = ev.data
+        if not isinstance(data, RetrievalDone) or (since is not None and ev.occurred_at < since):
+            continue
+        common = {
+            "participant_id": participant_id,
+            "at_utc": ev.occurred_at,
+            "name": data.name,
+            "library": data.library,
+            "query": data.query,
+            "method": data.method,
+            "model": data.model,
+            "step": data.step,
+            "when": data.when,
+        }
+        if not data.documents:
+            rows.append(common)
+        for doc in data.documents:
+            rows.append(
+                {
+                    **common,
+                    "rank": doc.rank,
+                    "doc_id": doc.id,
+                    "title": doc.title,
+                    "score": doc.score,
+                    "digest": doc.digest,
+                }
+            )
+    return rows

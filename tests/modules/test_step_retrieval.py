@@ -1,0 +1,116 @@
+"""Retrieval in the step module: a transition's `retrieve:` action runs once and what it found
+stays visible in later steps; a step's `retrieve:` runs every turn, filtered; each retrieval is
+`retrieval.done` with what the model saw, and `retrieved` is a fold over those events."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.interventions.loader import load_intervention
+from bot.interventions.retrieval import retrieved
+from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
+from bot.store.events import EventData, decode, encode
+from tests.modules.step_harness import FIXTURES, Run
+
+
+def test_a_transition_retrieves_the_two_best_scenarios_once_and_the_next_step_names_them() -> None:
+    run = Run("library")
+    run.start()
+
+    reply = run.say("My patient had a stroke and wants to cook at home again")
+
+    assert run.step == "mentoring"
+    done = [d for d in run.data(RetrievalDone) if d.name == "scenarios"]
+    assert len(done) == 1
+    assert done[0].when == "action" and done[0].method == "bm25" and done[0].k == 2
+    assert done[0].query == "PARTICIPANT: My patient had a stroke and wants to cook at home again"
+    assert [d.id for d in done[0].documents] == ["s-stroke", "s-hip"]
+    assert [d.rank for d in done[0].documents] == [1, 2]
+    assert done[0].documents[0].score > done[0].documents[1].score > 0
+    assert reply is not None
+    assert reply.startswith(
+        "This resembles: Stroke rehabilitation at home and Hip replacement and dressing."
+    )
+
+
+def test_what_a_transition_retrieved_is_still_seen_on_later_turns() -> None:
+    run = Run("library")
+    run.start()
+    run.say("a stroke at home")
+
+    reply = run.say("handwriting at school, and sleep")
+
+    assert len([d for d in run.data(RetrievalDone) if d.name == "scenarios"]) == 1
+    assert reply is not None and "Stroke rehabilitation at home" in reply
+
+
+def test_a_step_retrieves_every_turn_only_among_documents_its_filter_allows() -> None:
+    run = Run("library")
+    run.start()
+    run.say("stroke")
+
+    first = run.say("my phone keeps me up after my walk, long past bed")
+    second = run.say("what time should I wake up?")
+
+    tips = [d for d in run.data(RetrievalDone) if d.name == "tip"]
+    assert [d.when for d in tips] == ["turn", "turn", "turn"]
+    assert all(d.filter == {"tags": "sleep"} for d in tips)
+    assert "t-walk" not in [doc.id for d in tips for doc in d.documents]
+    assert first is not None and first.endswith("Tip: A wind-down routine.")
+    assert second is not None and second.endswith("Tip: The same wake-up time.")
+
+
+def test_a_retrieval_with_no_match_is_recorded_and_the_step_still_answers() -> None:
+    run = Run("library")
+    run.start()
+
+    reply = run.say("zebra quantum")
+
+    done = [d for d in run.data(RetrievalDone) if d.name == "scenarios"][0]
+    assert done.documents == []
+    assert done.query == "PARTICIPANT: zebra quantum"
+    assert reply == "This resembles: nothing we have. Tip: none."
+
+
+def test_retrieved_is_rebuilt_from_the_events_alone() -> None:
+    run = Run("library")
+    run.start()
+    run.say("a stroke at home")
+    run.say("the phone before bed")
+    intervention = load_intervention(FIXTURES / "library")
+
+    view = retrieved(intervention, run.events)
+
+    assert view["scenarios"]["titles"] == [
+        "Stroke rehabilitation at home",
+        "Hip replacement and dressing",
+    ]
+    first = view["scenarios"]["documents"][0]
+    assert first["id"] == "s-stroke" and first["meta"]["setting"] == "home"
+    assert first["body"].startswith("An older man after a stroke")
+    assert view["tip"]["titles"] == ["A wind-down routine"]
+    assert retrieved(intervention, [])["scenarios"] == {"documents": [], "titles": []}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        RetrievalDone(
+            name="scenarios",
+            library="scenarios",
+            query="stroke at home",
+            method="bm25",
+            k=2,
+            filter={"tags": "home"},
+            documents=[
+                RetrievedDocument(id="s-stroke", title="Stroke", score=1.25, rank=1, digest="ab")
+            ],
+            step="intake",
+            when="action",
+        ),
+        RetrievalFailed(name="q", library="q", query="x", reason="endpoint down", step="a"),
+    ],
+    ids=lambda d: d.event_type,
+)
+def test_a_retrieval_event_round_trips_through_its_stored_form(data: EventData) -> None:
+    assert decode(data.event_type, data.schema_version, encode(data)) == data
