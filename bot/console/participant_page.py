@@ -9,7 +9,7 @@ from flask import current_app, g, render_template, request
 from sqlalchemy import and_, select
 
 from bot.channel import withdrawal
-from bot.console import intervention_graph, roles
+from bot.console import form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
 from bot.store.event_store import opened_row
@@ -70,6 +70,7 @@ def show(
         problem=problem,
         problem_at=at,
         ended=ended,
+        forms=form_panel.panels(drawn.intervention, row),
         requesters=withdrawal.REQUESTERS,
     ), code
 

@@ -468,20 +468,20 @@ def stream_file(
             yield text
     finally:
         rows.close()
-        if sent:  # a stream closed before its first line sent nothing
-            counted = {
-                f: (sent - (fmt == "csv") if f == name else 0)
-                for f in ("participants", "messages", "events")
-            }
-            record = ExportWritten(
-                format=fmt,
-                files=[f"{name}.{fmt}"],
-                pseudonymised=False,
-                free_text="keep",
-                since=since,
-                **counted,
-            )
-            store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
+        # (A stream closed before it began runs none of this: nothing was sent.)
+        counted = {
+            f: (max(sent - (fmt == "csv"), 0) if f == name else 0)
+            for f in ("participants", "messages", "events")
+        }
+        record = ExportWritten(
+            format=fmt,
+            files=[f"{name}.{fmt}"],
+            pseudonymised=False,
+            free_text="keep",
+            since=since,
+            **counted,
+        )
+        store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
 
 
 def _file_lines(
