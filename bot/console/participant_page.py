@@ -22,7 +22,9 @@ TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200
 # The timeline's filter: event-type families a researcher looks for.
 ENDINGS = {"withdrawn": "participant.withdrawn", "erased": "participant.erased"}
-FAMILIES = ("message", "participant", "step", "judgement", "timer", "alert", "llm", "work", "staff")
+FAMILIES = (
+    "message", "participant", "step", "form", "judgement", "timer", "alert", "llm", "work", "staff",
+)  # fmt: skip
 
 
 @console.route("/participants/<participant_id>")
