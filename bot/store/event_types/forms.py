@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 FormMode = Literal["collect", "passive"]
 
@@ -20,6 +20,9 @@ class FormExtracted(EventData):
     """Form `form` read one participant message in `step`: the model's `analysis`, the domain
     the message was about (`domain`, counted against its target in `collect` mode) and what it
     means to ask next (`next`). Starts a new extraction: earlier rejections are cleared."""
+
+    personal = fields("analysis", "next")
+    plain = fields("domain", "form", "step")
 
     form: str
     step: str | None = None
@@ -35,6 +38,9 @@ class FormExtracted(EventData):
 class FormValueSet(EventData):
     """Field `key` of form `form` is now `value` (set, or corrected from `previous`); `type`,
     `domain` and `critical` are the field's declaration when it was set (for the export)."""
+
+    personal = fields("previous", "value")
+    plain = fields("domain", "form", "key", "step", "type")
 
     form: str
     key: str
@@ -53,6 +59,9 @@ class FormFieldAdded(EventData):
     """A field the model proposed (an `open` form), validated and accepted: its declaration
     (`type`, `domain`, `options`, `description`) and why the model wanted it."""
 
+    personal = fields("description", "options", "why")
+    plain = fields("domain", "form", "key", "type")
+
     form: str
     key: str
     type: str
@@ -68,6 +77,9 @@ class FormFieldAdded(EventData):
 class FormDomainCompleted(EventData):
     """The model marked `domain` of form `form` complete."""
 
+    personal = fields()
+    plain = fields("domain", "form")
+
     form: str
     domain: str
     message_id: str | None = None
@@ -77,6 +89,9 @@ class FormDomainCompleted(EventData):
 class FormCompleted(EventData):
     """Form `form` is complete: its `complete_when` rule held (`by` rule, with the values it
     read), or the model marked it complete (`by` model, where the form allows it)."""
+
+    personal = fields("values")
+    plain = fields("condition", "form")
 
     form: str
     by: Literal["rule", "model"] = "rule"
@@ -91,6 +106,9 @@ class FormRejected(EventData):
     proposed field, a domain or the completion mark, with `key` and the `reason`. The reasons
     are shown to the model in the next extraction."""
 
+    personal = fields("reason")
+    plain = fields("form", "key")
+
     form: str
     item: Literal["value", "field", "domain", "complete"]
     key: str | None = None
@@ -102,6 +120,9 @@ class FormRejected(EventData):
 class FormFailed(EventData):
     """No extraction could be made (the LLM failed, or gave no valid structured reply):
     nothing was stored and the turn carried on."""
+
+    personal = fields("reason")
+    plain = fields("form", "step")
 
     form: str
     reason: str

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.store.events import EventData, event
+from bot.store.events import EventData, event, fields
 
 RetrievalWhen = Literal["turn", "action"]
 
@@ -34,6 +34,9 @@ class RetrievalDone(EventData):
     retrieval with no match: recorded, and the step still answers. `when` says whether a
     step's `retrieve:` ran it (every turn) or a `retrieve:` action (once)."""
 
+    personal = fields("filter", "query")
+    plain = fields("documents", "library", "model", "name", "step")
+
     name: str
     library: str
     query: str
@@ -50,6 +53,9 @@ class RetrievalDone(EventData):
 class RetrievalFailed(EventData):
     """A retrieval that could not be made (the embeddings endpoint failed): templates keep
     the previous `retrieved.<name>`, as a failed judgement keeps its previous value."""
+
+    personal = fields("query", "reason")
+    plain = fields("library", "name", "step")
 
     name: str
     library: str
