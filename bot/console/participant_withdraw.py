@@ -22,7 +22,7 @@ from bot.store.events import EventData, NewEvent, participant_stream
 from bot.store.queries import pending_outbox, pending_timers
 
 log = logging.getLogger(__name__)
-REASON_LIMIT = 500
+REASON_LIMIT = 2000  # as POST /conversation/participants/{id}/withdraw allows
 
 
 @console.route("/participants/<participant_id>/withdraw", methods=["POST"])
