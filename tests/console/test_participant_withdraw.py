@@ -15,13 +15,14 @@ from bot.store.services import Services
 from tests.console.conftest import get, post
 from tests.factories import enrolled
 from tests.runtime.test_worker import echo
+from tests.web.researcher import AUTH, BASE
 
 FORM = {"reason": "moved abroad", "requested_by": "participant", "confirm": "yes"}
 RESEARCHER = "staff:researcher@example.org"
 
 
-def _participant(services: Services) -> str:
-    data = enrolled(name="Ada", timezone="Europe/London")
+def _participant(services: Services, phone: str = "+14155552671") -> str:
+    data = enrolled(phone, name="Ada", timezone="Europe/London")
     services.store.append(participant_stream(data.participant_id), [data], expected_version=0)
     Worker(services, echo, "w").run_once()  # the greeting is queued, not yet sent
     return data.participant_id
@@ -146,3 +147,32 @@ def test_a_supervisor_cannot_withdraw(
 
     assert answer.status_code == 403
     assert services.store.projection_row("participants", pid)["status"] == "active"
+
+
+def test_the_console_and_the_api_withdraw_alike_but_for_the_actor(
+    app, signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:  # noqa: ANN001
+    by_console, by_api = _participant(services), _participant(services, phone="+14155552672")
+    client = signed_in("researcher")
+    before = services.store.version(participant_stream(by_console))
+
+    post(client, f"/console/participants/{by_console}/withdraw", FORM)
+    answer = app.test_client().post(
+        f"{BASE}/{by_api}/withdraw",
+        json={"reason": FORM["reason"], "requested_by": FORM["requested_by"]},
+        headers=AUTH,
+    )
+
+    assert answer.status_code == 200
+    console_events = services.store.load(participant_stream(by_console))[before:]
+    api_events = services.store.load(participant_stream(by_api))[before:]
+    assert [(e.event_type, _shape(e.data)) for e in console_events] == [
+        (e.event_type, _shape(e.data)) for e in api_events
+    ]
+    assert {e.meta["actor"] for e in console_events} == {RESEARCHER}
+    assert RESEARCHER not in {e.meta.get("actor") for e in api_events}
+
+
+def _shape(data: object) -> dict:
+    """A payload without its ids (each participant has their own outbox rows and timers)."""
+    return {k: v for k, v in data.model_dump().items() if not k.endswith("_id")}  # type: ignore[attr-defined]
