@@ -34,30 +34,35 @@ def build_store(settings: Settings, clock: Clock | None = None) -> EventStore:
 
 
 def check_master_key(settings: Settings) -> None:
-    """Refuse a production start without a master key; say so at a development one."""
-    if settings.master_key:
-        return
-    if settings.messenger == "twilio":
+    """Refuse a production start without a master key."""
+    if not settings.master_key and settings.messenger == "twilio":
         raise ConfigError(
             [
                 "TANDEM_MASTER_KEY: MESSENGER=twilio needs a master key to seal participants' "
                 "personal data (generate one with `tandem keys generate`; docs/operations.md)"
             ]
         )
-    log.warning(
-        "TANDEM_MASTER_KEY is not set: personal data is stored unsealed and cannot be erased "
-        "(development only; `make run` writes one into .env)"
-    )
 
 
 def build_services(
-    settings: Settings, *, clock: Clock | None = None, store: EventStore | None = None
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    store: EventStore | None = None,
+    sandbox: bool = False,
 ) -> Services:
-    """Wire the store, the clock and this process's wake-ups."""
+    """Wire the store, the clock and this process's wake-ups; a serving process without a
+    master key says at start that it stores personal data unsealed (not `sandbox`, the
+    throwaway database of `tandem chat`)."""
     clock = clock or SystemClock()
     if store is None:
         store = build_store(settings, clock)
         index_missing_phones(store)
+        if not settings.master_key and not sandbox:
+            log.warning(
+                "TANDEM_MASTER_KEY is not set: personal data is stored unsealed and cannot be "
+                "erased (development only; `make run` writes one into .env)"
+            )
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
     return services

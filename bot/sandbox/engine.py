@@ -97,7 +97,7 @@ class Sandbox:
         self.folder = Path(tempfile.mkdtemp(prefix="tandem-chat-"))
         url = f"sqlite:///{self.folder / 'chat.db'}"
         self.settings = self.base_settings.model_copy(update={"database_url": url})
-        self.services = build_services(self.settings, clock=self.clock)
+        self.services = build_services(self.settings, clock=self.clock, sandbox=True)
         self.store = self.services.store
         upgrade(self.store.engine)
         s = self.settings

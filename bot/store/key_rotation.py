@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, inspect, select, update
 
 from bot.store.event_store import EventStore
 from bot.store.schema import data_keys, participant_phones, participants
@@ -53,7 +53,10 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
 
 def index_missing_phones(store: EventStore) -> int:
     """Add the phone hash of every participant who has none (enrolled before hashes were
-    kept); returns how many. Cheap when there are none: one query at start."""
+    kept); returns how many. Cheap when there are none: one query at start. Nothing to do on a
+    database not migrated yet (`tandem chat` migrates its own after start)."""
+    if not inspect(store.engine).has_table(participant_phones.name):
+        return 0
     query = (
         select(participants.c.participant_id, participants.c.phone)
         .outerjoin(

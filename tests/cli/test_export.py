@@ -20,6 +20,7 @@ from bot.store.event_types import MessageFailed, MessageSent, MessageStatus
 from bot.store.events import participant_stream
 from bot.store.export import export, parse_since
 from bot.store.transcript import read_lines
+from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -222,7 +223,7 @@ def tandem(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from bot.cli.main import main; main()", *args],
         cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": url},
+        env={**os.environ, "DATABASE_URL": url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY},
         capture_output=True,
         text=True,
         timeout=120,

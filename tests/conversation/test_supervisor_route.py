@@ -11,6 +11,7 @@ from bot.cli.main import cli
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import ConfigError, load_settings
 from bot.web import create_app
+from tests.conftest import TEST_MASTER_KEY
 from tests.web.conftest import settings_for
 
 TWILIO = {
@@ -18,6 +19,7 @@ TWILIO = {
     "TWILIO_ACCOUNT_SID": "AC" + "0" * 32,
     "TWILIO_AUTH_TOKEN": "secret",
     "TWILIO_FROM_NUMBER": "+15005550006",
+    "TANDEM_MASTER_KEY": TEST_MASTER_KEY,  # production needs one (checked before supervisors)
 }
 
 

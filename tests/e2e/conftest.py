@@ -15,6 +15,7 @@ from bot.runtime.threads import Runtime, RuntimeOptions
 from bot.store.events import participant_stream
 from bot.store.services import Services
 from bot.web import create_app
+from tests.conftest import TEST_MASTER_KEY
 from tests.e2e.echo import echo
 from tests.factories import enrolled
 from tests.fakes.http_server import LocalServer
@@ -57,6 +58,7 @@ def pipe(database_url: str) -> Iterator[Pipe]:
     settings = settings_for(
         database_url,
         MESSENGER="twilio",
+        TANDEM_MASTER_KEY=TEST_MASTER_KEY,
         SUPERVISOR_PHONES="none",
         TWILIO_API_BASE_URL=twilio.url,
         TWILIO_ACCOUNT_SID=twilio.account_sid,

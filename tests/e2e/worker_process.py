@@ -13,11 +13,14 @@ from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.worker import Worker
 from bot.store.events import EventData
+from tests.conftest import TEST_MASTER_KEY
 from tests.e2e.echo import echo
 
 
 def main(url: str, mode: str, lease_seconds: float, marker: str) -> int:
-    services = build_services(load_settings({"DATABASE_URL": url}, env_file=None))
+    services = build_services(
+        load_settings({"DATABASE_URL": url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}, env_file=None)
+    )
 
     def slow(turn: Turn) -> list[EventData]:
         Path(marker).write_text(turn.item["work_id"])

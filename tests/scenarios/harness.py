@@ -34,6 +34,7 @@ from bot.timers.scheduler import Scheduler
 from bot.web import create_app
 from modules import MODULES
 from modules.step import StepModule
+from tests.conftest import TEST_MASTER_KEY
 from tests.fakes.openai_api import FakeOpenAI, RecordedChat, Script
 from tests.fakes.twilio_api import FakeTwilio
 from tests.web.conftest import AUTH_TOKEN, TOKEN
@@ -49,6 +50,7 @@ BASE_ENV = {
     "TANDEM_API_TOKENS": TOKEN,
     "PUBLIC_BASE_URL": PUBLIC,
     "MESSENGER": "twilio",
+    "TANDEM_MASTER_KEY": TEST_MASTER_KEY,
     "SUPERVISOR_PHONES": "none",  # scenarios that need a supervisor set one
     "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
     "TWILIO_FROM_NUMBER": "+15005550006",

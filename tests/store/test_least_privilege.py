@@ -12,13 +12,15 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
+from bot.channel import erasure
 from bot.core.clock import FakeClock
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import participant_stream
 from bot.store.migrate import grant_app_role
-from tests.conftest import ADMIN_URL, _admin, fresh_database
+from bot.store.sealing import Sealer
+from tests.conftest import ADMIN_URL, TEST_MASTER_KEY, _admin, fresh_database
 from tests.factories import enrolled
 
 
@@ -141,3 +143,34 @@ def test_sqlite_refuses_an_insert_that_would_replace_an_event(
         assert store.load(participant_stream(person.participant_id)) == before
     finally:
         store.engine.dispose()
+
+
+def test_the_app_role_can_erase_a_participant_without_owning_any_table(
+    app_role_url: str,
+) -> None:
+    engine = make_engine(app_role_url)
+    store = EventStore(engine, clock=FakeClock(), sealer=Sealer(TEST_MASTER_KEY))
+    person = enrolled(name="Ada Roleless")
+    stream = participant_stream(person.participant_id)
+    store.append(stream, [person])
+    try:
+        done = erasure.erase(
+            store,
+            person.participant_id,
+            confirm=person.participant_id,
+            reason="asked",
+            requested_by="participant",
+            actor="test",
+        )
+        assert done.files["vacuumed"] is False  # autovacuum's job: the role owns no table
+        assert [e.event_type for e in store.load(stream)][-1] == "participant.erased"
+        assert store.load(stream)[0].data.name == "[erased]"
+        with engine.connect() as conn:
+            assert (
+                conn.execute(
+                    text("SELECT count(*) FROM participants WHERE name = 'Ada Roleless'")
+                ).scalar()
+                == 0
+            )
+    finally:
+        engine.dispose()

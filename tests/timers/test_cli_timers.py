@@ -10,11 +10,16 @@ from bot.cli import timers as _commands  # noqa: F401  (registers the commands)
 from bot.cli.root import cli
 from bot.timers import one_shot
 from bot.timers.schedules import create_daily
+from tests.conftest import TEST_MASTER_KEY
 from tests.timers.conftest import Harness
 
 
 def tandem(database_url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["timers", *args], env={"DATABASE_URL": database_url})
+    return CliRunner().invoke(
+        cli,
+        ["timers", *args],
+        env={"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY},
+    )
 
 
 def test_list_shows_a_participants_timers_filtered_by_status(

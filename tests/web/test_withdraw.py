@@ -15,6 +15,7 @@ from bot.store.event_store import EventStore
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import participant_stream
 from bot.store.schema import outbox, timers
+from tests.conftest import TEST_MASTER_KEY
 from tests.web.researcher import AUTH, BASE, enroll, event_types, events_of
 
 
@@ -106,7 +107,11 @@ def test_tandem_withdraw_takes_a_phone_number_and_names_the_operator(
     result = CliRunner().invoke(
         cli,
         ["withdraw", "+14155552671", "--reason", "asked by phone", "--requested-by", "researcher"],
-        env={"DATABASE_URL": database_url, "DEFAULT_REGION": "US"},
+        env={
+            "DATABASE_URL": database_url,
+            "DEFAULT_REGION": "US",
+            "TANDEM_MASTER_KEY": TEST_MASTER_KEY,
+        },
     )
 
     assert result.exit_code == 0, result.output
@@ -120,7 +125,11 @@ def test_tandem_withdraw_of_an_unknown_number_exits_1(database_url: str) -> None
     result = CliRunner().invoke(
         cli,
         ["withdraw", "+14155550000", "--reason", "x", "--requested-by", "other"],
-        env={"DATABASE_URL": database_url, "DEFAULT_REGION": "US"},
+        env={
+            "DATABASE_URL": database_url,
+            "DEFAULT_REGION": "US",
+            "TANDEM_MASTER_KEY": TEST_MASTER_KEY,
+        },
     )
 
     assert result.exit_code == 1

@@ -88,3 +88,18 @@ def test_tool_call_arguments_are_redacted_too() -> None:
     }
     [out] = Redactor("Ada").messages([message])
     assert out["tool_calls"][0]["function"]["arguments"] == '{"a": "[name]"}'
+
+
+def test_redact_for_llm_is_a_checked_key_of_intervention_yaml_and_in_its_schema() -> None:
+    from pydantic import ValidationError
+
+    from bot.interventions.format import Config
+    from bot.interventions.schema import schemas
+
+    base = {"title": "T", "version": "1", "module": "intake"}
+    assert Config.model_validate({**base, "redact_for_llm": True}).redact_for_llm is True
+    assert Config.model_validate(base).redact_for_llm is False
+    with pytest.raises(ValidationError, match="redact_for_llm"):
+        Config.model_validate({**base, "redact_for_llm": "maybe"})
+    properties = schemas()["intervention.schema.json"]["properties"]
+    assert properties["redact_for_llm"]["type"] == "boolean"
