@@ -110,5 +110,5 @@ class StepModule:
             frame=f"{frame}\n\n{guide}" if guide else frame,
             notes=ctx.notes,
         )
-        result = run_turn(turn, Asker(ctx.converse, ctx.structured))
+        result = run_turn(turn, Asker(ctx.converse, ctx.structured, embed=ctx.embed))
         return ModuleReply(result, intervention.config.fallback)  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
 from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
+from bot.conversation.embeddings import EmbeddingCache
 from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
@@ -78,6 +79,7 @@ class ConversationFlow:
         for module in modules.values():
             resolve(module.tools, self.tools)  # an unknown tool name fails here, at start
         self.client, self.settings = client, settings
+        self.embed = EmbeddingCache(client.embed, settings.embeddings_cache_dir)
         self.modules = dict(modules)
         self.reply_parser = reply_parser
         # Per participant: their intervention's screen, safety message and supervisors.
@@ -206,6 +208,7 @@ class ConversationFlow:
             notes=notes,
             structured=functools.partial(self._structured, client=self._llm(working.row)),
             inbound=current,
+            embed=self.embed,
         )
         try:
             reply = module.run(context)

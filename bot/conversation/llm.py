@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from bot.conversation.embeddings import EmbeddingError
 from bot.conversation.strict_mode import field_errors, schema_problems
 from bot.conversation.thinking import split_thinking
 from bot.conversation.tooling import ToolSpec
@@ -282,6 +283,18 @@ class ChatClient:
                 events.append(self._event(request, purpose, sent, answer, reply.thinking))
                 return value, events
         return None, events  # pragma: no cover - the loop always returns
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """One vector per text from the `/embeddings` endpoint (bot.conversation.embeddings
+        caches them); EmbeddingError when it fails."""
+        if not self.configured:
+            raise EmbeddingError("no LLM is configured (OPENAI_API_KEY or OPENAI_BASE_URL)")
+        try:
+            answer = self._sdk.embeddings.create(model=model, input=texts, encoding_format="float")
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"/embeddings failed: {self._describe(exc)}") from None
+        ordered = sorted(answer.data, key=lambda item: item.index)
+        return [list(item.embedding) for item in ordered]
 
     def _request(self, model: str | ModelChoice | None, messages: Messages) -> dict[str, Any]:
         """The request's model and sampling: the call's choice over the server's defaults.

@@ -44,6 +44,10 @@ class Converse(Protocol):
     ) -> LoopResult: ...
 
 
+# model, texts -> one vector each (raises bot.conversation.embeddings.EmbeddingError)
+Embed = Callable[[str, Sequence[str]], list[list[float]]]
+
+
 class Structured(Protocol):
     """One LLM reply validated as `model_cls` (bot.conversation.llm.ChatClient.structured):
     the value, or None if no valid reply came, and the `llm.called` events."""
@@ -79,6 +83,7 @@ class ModuleContext:
     notes: Sequence[str] = ()
     structured: Structured | None = None
     inbound: Event | None = None
+    embed: Embed | None = None  # model, texts -> vectors (bot.conversation.embeddings)
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,8 @@ class Settings(BaseModel):
     supervisors_declined: bool = False
     debug_phones: list[str] = Field(default_factory=list, alias="DEBUG_PHONES")
     store_prompts: bool = Field(True, alias="STORE_PROMPTS")
+    # Where embedding vectors are cached, one file per model and text (bot.conversation.embeddings).
+    embeddings_cache_dir: str = Field(".tandem/embeddings", alias="EMBEDDINGS_CACHE_DIR")
     intervention: str = Field("demo", alias="INTERVENTION")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="LOG_LEVEL")
     # Twilio webhooks: what a message from an unknown number does, and the reply to HELP.

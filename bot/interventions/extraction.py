@@ -213,9 +213,11 @@ class _Check:
             self.reject("value", key, "set twice in one reply: give each field once")
             return
         self.seen.add(key)
-        if value is None:
+        if value is None or (isinstance(value, str) and not value.strip()):
             self.reject("value", key, "no value: leave out a field the message does not fill")
             return
+        if spec.type == "int" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # 74.0 is the integer 74 (JSON numbers do not say which)
         problem = value_problem(value, of_spec(spec))
         if problem:
             self.reject("value", key, f"{problem} (the field is {describe_type(spec)})")

@@ -3,9 +3,9 @@ completeness figures the engine computes from the form's state (bot.store.projec
 participant_forms) so that a prompt, a condition, the API and an export all read the same.
 
 `forms.<name>.answers.<key>` (each field's value: `values` would be a dict's method in Jinja),
-`forms.<name>.fields`, `forms.<name>.complete`, `forms.<name>.clock.<figure>` (CLOCK_TYPES) and
-`forms.<name>.clock.text`, a rendering for prompts. A form's `complete_when` reads the same
-figures as `form.<figure>` (and `form.answers.<key>`).
+`forms.<name>.fields`, `forms.<name>.complete`, `forms.<name>.clock.<figure>` (typed in
+types.CLOCK_TYPES) and `forms.<name>.clock.text`, a rendering for prompts. A form's
+`complete_when` reads the same figures as `form.<figure>` (and `form.answers.<key>`).
 """
 
 from __future__ import annotations
@@ -16,34 +16,7 @@ from typing import Any
 from bot.interventions.format import FieldSpec, Form, FormField
 from bot.interventions.intervention import Intervention
 from bot.interventions.results import sample
-from bot.interventions.types import INTEGER, TEXT, YES_NO, Type, of_spec
 from bot.store.projections.participant_forms import state
-
-LIST_OF_TEXT = Type("list", item=TEXT)
-CLOCK_TYPES: dict[str, Type] = {
-    "known": INTEGER,
-    "wanted": INTEGER,
-    "critical_known": INTEGER,
-    "critical_total": INTEGER,
-    "others_known": INTEGER,
-    "missing": LIST_OF_TEXT,
-    "missing_critical": LIST_OF_TEXT,
-    "turns": INTEGER,
-    "target": INTEGER.maybe(),
-    "left": INTEGER.maybe(),
-    "domains_completed": LIST_OF_TEXT,
-    "domains_open": LIST_OF_TEXT,
-    "complete": YES_NO,
-    "text": TEXT,
-}
-DOMAIN_TYPES: dict[str, Type] = {
-    "title": TEXT,
-    "turns": INTEGER,
-    "target": INTEGER.maybe(),
-    "complete": YES_NO,
-    "known": INTEGER,
-    "wanted": INTEGER,
-}
 
 
 def fields(form: Form, form_state: Mapping[str, Any]) -> dict[str, FormField]:
@@ -175,31 +148,6 @@ def rule_data(form: Form, form_state: Mapping[str, Any]) -> dict[str, Any]:
     """What a form's `complete_when` reads: `form.<figure>` and `form.answers.<key>`."""
     view = form_view(form, form_state)
     return {"form": {**view["clock"], "answers": view["answers"]}}
-
-
-def name_types(intervention: Intervention) -> dict[str, Type]:
-    """The dotted names of every form, typed, for conditions (bot.interventions.types)."""
-    types: dict[str, Type] = {}
-    for name, form in intervention.forms.items():
-        base = f"forms.{name}"
-        types[f"{base}.complete"] = YES_NO
-        types[f"{base}.title"] = TEXT
-        types[f"{base}.next"] = TEXT.maybe()
-        for key, spec in form.fields.items():
-            types[f"{base}.answers.{key}"] = of_spec(spec)
-        for figure, kind in CLOCK_TYPES.items():
-            types[f"{base}.clock.{figure}"] = kind
-        for domain in form.domains:
-            for figure, kind in DOMAIN_TYPES.items():
-                types[f"{base}.clock.domains.{domain}.{figure}"] = kind
-    return types
-
-
-def rule_types(form: Form) -> dict[str, Type]:
-    """The names a form's `complete_when` may read."""
-    types = {f"form.{figure}": kind for figure, kind in CLOCK_TYPES.items()}
-    types |= {f"form.answers.{key}": of_spec(spec) for key, spec in form.fields.items()}
-    return types
 
 
 def sample_view(form: Form) -> dict[str, Any]:

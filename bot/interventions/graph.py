@@ -17,8 +17,9 @@ STYLES = (
     "classDef digression stroke-dasharray:4 3",
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
+    "classDef library fill:#efe,stroke:#8a8,font-size:11px",
 )
-FORM_STYLE = "classDef form fill:#efe,stroke:#8a8,font-size:11px"
+FORM_STYLE = "classDef form fill:#fff4dd,stroke:#c90,font-size:11px"
 
 
 def node_id(prefix: str, slug: str) -> str:
@@ -60,6 +61,7 @@ def mermaid(
     lines += _returns(intervention)
     lines += _judgements(intervention)
     lines += _forms(intervention)
+    lines += _libraries(intervention)
     lines += [f"  {style}" for style in STYLES]
     lines += [f"  {FORM_STYLE}"] if intervention.forms else []
     return "\n".join(lines) + "\n"
@@ -75,7 +77,10 @@ def _transitions(intervention: Intervention) -> list[str]:
             last = n == len(step.transitions) - 1
             if last and not step.returns and (step.max_turns or step.max_minutes):
                 text += f" — or {_budget(step.max_turns, step.max_minutes)}"
-            actions = ", ".join(action.verb for action in transition.actions)
+            actions = ", ".join(
+                f"retrieve {action.retrieve}" if action.retrieve else action.verb
+                for action in transition.actions
+            )
             text += f" [{actions}]" if actions else ""
             text += " — after the reply" if transition.after_reply else ""
             source, target = node_id("s", slug), node_id("s", transition.to)
@@ -138,6 +143,29 @@ def _forms(intervention: Intervention) -> list[str]:
         if step.form is not None and step.form.name in intervention.forms:
             mode = "fills" if step.form.mode == "collect" else "records corrections"
             lines.append(f'  {node_id("s", slug)} -.-|"{mode}"| {node_id("f", step.form.name)}')
+    return lines
+
+
+def _libraries(intervention: Intervention) -> list[str]:
+    """Each library as a side node, linked to the steps that retrieve from it: every turn, on
+    entering or leaving, or at one of their transitions (numbered as the transition's label)."""
+    lines = [
+        f'  {node_id("l", name)}[("library: {label(name)}")]:::library'
+        for name in intervention.config.libraries
+    ]
+    seen: set[str] = set()
+    for found in intervention.retrievals():
+        kind, _, slug = found.key.partition(":")
+        part = found.path[0]
+        if kind != "step" or found.spec.library not in intervention.libraries:
+            continue
+        when = {"retrieve": "each turn", "on_enter": "on enter", "on_exit": "on exit"}.get(
+            part, f"at transition ({int(found.path[1]) + 1})"
+        )
+        line = f'  {node_id("s", slug)} -.-|"{when}"| {node_id("l", found.spec.library)}'
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
     return lines
 
 

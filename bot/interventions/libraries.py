@@ -22,9 +22,10 @@ import bm25s
 import numpy
 from bm25s.stopwords import STOPWORDS_EN
 
+from bot.conversation.embeddings import EmbeddingError
 from bot.interventions.format import Library as LibrarySpec
 
-# model, texts -> one vector each; raises RankingError when the vectors cannot be had
+# model, texts -> one vector each; raises EmbeddingError when they cannot be had
 Embed = Callable[[str, Sequence[str]], list[list[float]]]
 WORD = re.compile(r"\w\w+")
 STOPWORDS = frozenset(STOPWORDS_EN)
@@ -145,10 +146,15 @@ class Library:
     def _cosine(self, query: str, embed: Embed | None) -> list[float]:
         if embed is None or self.model is None:
             raise RankingError(f"library {self.name!r} ranks by embeddings: none are available")
-        with self._lock:
-            if self._vectors is None:
-                self._vectors = embed(self.model, [doc.text for doc in self.documents])
-        (wanted,) = embed(self.model, [query])
+        try:
+            with self._lock:
+                if self._vectors is None:
+                    self._vectors = embed(self.model, [doc.text for doc in self.documents])
+            (wanted,) = embed(self.model, [query])
+        except EmbeddingError as exc:
+            raise RankingError(str(exc)) from None
+        if len(wanted) != len(self._vectors[0]):
+            raise RankingError("the query's vector and the documents' differ in length")
         return [cosine(wanted, vector) for vector in self._vectors]
 
 

@@ -197,7 +197,11 @@ class _Reader:
             folder = self.folder / spec.path
             line = config_source.line("libraries", name, "path")
             files = folder_documents(folder)
-            if not folder.is_dir():
+            if not folder.resolve().is_relative_to(self.folder.resolve()):
+                message = f"library {name!r}: {spec.path} is outside the intervention's folder"
+                self.problem(config_source, line, message)
+                files = []
+            elif not folder.is_dir():
                 self.problem(config_source, line, f"library {name!r}: no folder {spec.path}")
             elif not files:
                 self.problem(config_source, line, f"library {name!r}: {spec.path} has no documents")

@@ -87,6 +87,8 @@ def retrieved(intervention: Intervention, history: Sequence[Event]) -> dict[str,
     with id, title, body, score, rank, meta) and `titles`, empty until it first runs. A
     document recorded but no longer in its library stops the turn (never a quiet gap)."""
     view = {name: shelf([]) for name in intervention.retrieved_names()}
+    if not view:
+        return view  # no retrieval: nothing to fold
     for name, done in last_retrievals(history).items():
         if name not in view or done.library not in intervention.libraries:
             continue

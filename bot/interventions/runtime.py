@@ -2,10 +2,13 @@
 
 On a message from the participant: an answer to a pending question is recorded (and thanked
 or clarified, or, for a `moves_on` question, followed by the step's transition that now holds)
-instead of a turn; otherwise the turn is counted, then at most one hop
+instead of a turn; otherwise the turn is counted, the step's form (if any) reads the message
+(bot.interventions.extraction), then at most one hop
 (bot.interventions.moves), with the due judgements before the step's transitions, exit
 judgements, notes and actions of the step left, the transition's actions, and the enter
-judgements and actions of the step entered; then the reply from the (possibly new) step.
+judgements and actions of the step entered; then the reply from the (possibly new) step, and
+once it has answered, its `after_reply` transitions (answer-then-switch; none if the reply
+failed).
 On enrollment the participant enters the root step and it speaks first.
 """
 
@@ -77,6 +80,7 @@ class _Turn:
         self.i = turn.intervention
         self.working = Working(turn.participant, turn.history, turn.now)
         self.result = StepResult()
+        self._retrieved: tuple[int, dict[str, Any]] | None = None
 
     def emit(self, events: Sequence[EventData]) -> None:
         self.working.add(events)
@@ -99,9 +103,16 @@ class _Turn:
             "turns": context.turns_function(said, list(self.i.steps)),
             "trigger": self.turn.trigger,
             "intervention": {"title": self.i.config.title, "version": self.i.config.version},
-            "retrieved": retrieval.retrieved(self.i, self.working.history),
+            "retrieved": self.retrieved(),
             **extra,
         }
+
+    def retrieved(self) -> dict[str, Any]:
+        """`retrieved`, folded again only when the turn has added events since."""
+        size = len(self.working.history)
+        if self._retrieved is None or self._retrieved[0] != size:
+            self._retrieved = (size, retrieval.retrieved(self.i, self.working.history))
+        return self._retrieved[1]
 
     def render_text(self, key: str, source: str) -> str:
         """A question's text (`source` is what the author wrote, for the record); a failure

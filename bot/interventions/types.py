@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.conversation.context import PROFILE_FIELDS
-from bot.interventions.format import FieldSpec, Question
+from bot.interventions.format import FieldSpec, Form, Question
 from bot.interventions.intervention import Intervention
 
 NUMERIC = ("integer", "number")
@@ -112,9 +112,60 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types["step.name"] = Type("choice", tuple(intervention.steps))
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
-    from bot.interventions import forms  # forms' figures are typed with this module's types
+    return types | form_name_types(intervention)
 
-    return types | forms.name_types(intervention)
+
+# The clock of a form (bot.interventions.forms computes it): `forms.<name>.clock.<figure>`.
+LIST_OF_TEXT = Type("list", item=TEXT)
+CLOCK_TYPES: dict[str, Type] = {
+    "known": INTEGER,
+    "wanted": INTEGER,
+    "critical_known": INTEGER,
+    "critical_total": INTEGER,
+    "others_known": INTEGER,
+    "missing": LIST_OF_TEXT,
+    "missing_critical": LIST_OF_TEXT,
+    "turns": INTEGER,
+    "target": INTEGER.maybe(),
+    "left": INTEGER.maybe(),
+    "domains_completed": LIST_OF_TEXT,
+    "domains_open": LIST_OF_TEXT,
+    "complete": YES_NO,
+    "text": TEXT,
+}
+DOMAIN_TYPES: dict[str, Type] = {
+    "title": TEXT,
+    "turns": INTEGER,
+    "target": INTEGER.maybe(),
+    "complete": YES_NO,
+    "known": INTEGER,
+    "wanted": INTEGER,
+}
+
+
+def form_name_types(intervention: Intervention) -> dict[str, Type]:
+    """The dotted names of every form, typed, for conditions (bot.interventions.types)."""
+    types: dict[str, Type] = {}
+    for name, form in intervention.forms.items():
+        base = f"forms.{name}"
+        types[f"{base}.complete"] = YES_NO
+        types[f"{base}.title"] = TEXT
+        types[f"{base}.next"] = TEXT.maybe()
+        for key, spec in form.fields.items():
+            types[f"{base}.answers.{key}"] = of_spec(spec)
+        for figure, kind in CLOCK_TYPES.items():
+            types[f"{base}.clock.{figure}"] = kind
+        for domain in form.domains:
+            for figure, kind in DOMAIN_TYPES.items():
+                types[f"{base}.clock.domains.{domain}.{figure}"] = kind
+    return types
+
+
+def rule_types(form: Form) -> dict[str, Type]:
+    """The names a form's `complete_when` may read."""
+    types = {f"form.{figure}": kind for figure, kind in CLOCK_TYPES.items()}
+    types |= {f"form.answers.{key}": of_spec(spec) for key, spec in form.fields.items()}
+    return types
 
 
 def value_problem(value: Any, expected: Type) -> str | None:

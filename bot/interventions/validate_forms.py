@@ -10,11 +10,11 @@ from bot.conversation.llm import StrictSchemaError, check_strict
 from bot.interventions.conditions import FORM_ROOTS, condition
 from bot.interventions.expressions import ConditionError
 from bot.interventions.extraction import extraction_model
-from bot.interventions.forms import rule_types
 from bot.interventions.intervention import Intervention
 from bot.interventions.loader import CONFIG, NAME_SLUG
 from bot.interventions.references import unknown
 from bot.interventions.typecheck import condition_type_problems
+from bot.interventions.types import rule_types
 
 Found = list[tuple[str, tuple[Any, ...], str]]
 

@@ -11,11 +11,13 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.core.clock import FakeClock
+from bot.interventions.forms import clock
 from bot.sandbox import views
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import StateTransitioned
 from bot.store.event_types.interventions import StepEntered
 from bot.store.events import EventData, NewEvent
+from bot.store.projections.participant_forms import state as form_state
 from bot.store.queries import pending_timers
 from modules.step import StepModule
 
@@ -49,7 +51,8 @@ class Sandbox(Protocol):
 MAX_WAIT = timedelta(days=60)
 MAX_STEPS = 1000  # timers fired on the way through one /wait
 HELP = """commands:
-  /state          where the participant is: state, step, counters, profile, judgements, timers
+  /state          where the participant is: state, step, counters, profile, judgements, forms
+                  (with their clocks), timers
   /events [N]     the last N events (default 20), one line each
   /notes          the notes taken so far (notes.<NAME>)
   /jump STEP      move the participant to a step of the intervention
@@ -81,7 +84,11 @@ def state(sandbox: Sandbox, _: str) -> str:
     with sandbox.store.reading() as conn:
         pending = pending_timers(conn, sandbox.participant_id)
     now = sandbox.clock.now()
-    return views.state_view(row, pending, now, about, step.title if step else None)
+    forms = {
+        name: clock(form, form_state(row, name))["text"]
+        for name, form in (found.forms.items() if found else ())
+    }
+    return views.state_view(row, pending, now, about, step.title if step else None, forms)
 
 
 def events(sandbox: Sandbox, arg: str) -> str:

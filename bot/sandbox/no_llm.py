@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.conversation.embeddings import EmbeddingError
 from bot.conversation.llm import ChatOutcome
 from bot.core.model_choice import ModelChoice
 from bot.store.event_types.conversation import LLMCalled
@@ -54,6 +55,11 @@ class NoLLM:
         repairs: int = 1,
     ) -> tuple[None, list[EventData]]:
         return None, [self.chat([], model=model, purpose=purpose).event]
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """A library ranked by embeddings cannot rank: `retrieval.failed`, the step answers."""
+        self.calls += 1
+        raise EmbeddingError(NO_LLM)
 
     def close(self) -> None:
         """Nothing to close: no connection was ever opened."""

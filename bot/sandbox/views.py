@@ -21,6 +21,8 @@ REMARKED = {
     "judgement.failed",
     "note.taken",
     "note.failed",
+    "retrieval.done",
+    "retrieval.failed",
     "condition.failed",
     "template.failed",
     "measurement.recorded",
@@ -39,6 +41,12 @@ REMARKED = {
     "message.suppressed",
     "message.deferred",
     "message.failed",
+    "form.value_set",
+    "form.field_added",
+    "form.domain_completed",
+    "form.completed",
+    "form.rejected",
+    "form.failed",
 }
 
 
@@ -112,6 +120,14 @@ def describe(event: Event, zone: ZoneInfo, timer_kind: TimerKind) -> str:
             (d.judgement, d.result) if kind == "judgement.recorded" else (d.note, d.values)
         )
         return f"{name}: {_fields(values)}"
+    if kind == "form.value_set":
+        was = f" (was {d.previous!r})" if d.previous is not None else ""
+        return f"{d.form}.{d.key} = {d.value!r}{was}"
+    if kind == "form.rejected":
+        return f"{d.form}: {d.item} {d.key or ''} refused: {_short(d.reason, 90)}"
+    if kind == "retrieval.done":
+        found = ", ".join(f"{doc.id} ({doc.score:g})" for doc in d.documents) or "no match"
+        return f"retrieved.{d.name} from {d.library} ({d.method}): {found}"
     if kind == "turn.failed":
         return f"{_short(d.reason, 90)} (the fallback was sent)"
     if kind == "alert.raised":
@@ -145,8 +161,10 @@ def state_view(
     now: datetime,
     intervention: str,
     step_title: str | None,
+    forms: Mapping[str, str] | None = None,
 ) -> str:
-    """The participant row, readable: where they are, their counters, profile and judgements."""
+    """The participant row, readable: where they are, their counters, profile, judgements and
+    each form's clock (`forms`: name -> the clock's text)."""
     zone = ZoneInfo(row["timezone"])
     counters = row.get("step_counters") or {}
     flags = [f for f, on in (("opted out", row["opted_out"]), ("debug", row["debug"])) if on]
@@ -181,6 +199,10 @@ def state_view(
     )
     if counters.get("measurements"):
         lines.append(f"measurements {_fields(counters['measurements'])}")
+    for name, text in (forms or {}).items():
+        values = ((row.get("forms") or {}).get(name) or {}).get("values") or {}
+        lines.append(f"form {name:<7} {_fields(values, 80) or '-'}")
+        lines += [f"             {line}" for line in text.splitlines()]
     pending = [
         f"{t['kind']} {local(t['due_at'], zone)} (in {span(t['due_at'] - now)})" for t in timers
     ]

@@ -1,8 +1,13 @@
-"""A fake OpenAI-compatible chat completions API that answers from a FIFO script."""
+"""A fake OpenAI-compatible chat completions API that answers from a FIFO script, and an
+embeddings endpoint that answers deterministically (hashed bag of words: texts sharing words
+point the same way)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -78,6 +83,20 @@ class RecordedChat:
         return self.body.get("tools", [])
 
 
+EMBEDDING_SIZE = 64
+
+
+def fake_embedding(text: str, model: str) -> list[float]:
+    """A unit vector: each word of two letters or more adds 1 at a dimension chosen by a hash
+    of the model and the word. Deterministic; texts sharing words have a higher cosine."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in re.findall(r"\w\w+", text.lower()):
+        digest = hashlib.sha256(f"{model}:{word}".encode()).digest()
+        vector[digest[0] % EMBEDDING_SIZE] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [round(x / norm, 6) for x in vector]
+
+
 def _error(status: int, message: str):
     kind = _ERROR_TYPES.get(status, "server_error")
     return jsonify(
@@ -102,6 +121,9 @@ class FakeOpenAI(LocalServer):
         app = Flask(__name__)
         app.add_url_rule("/v1/chat/completions", view_func=self._complete, methods=["POST"])
         app.add_url_rule("/v1/models", view_func=self._list_models, methods=["GET"])
+        app.add_url_rule("/v1/embeddings", view_func=self._embed, methods=["POST"])
+        self._embedded: list[dict[str, Any]] = []
+        self.embedding_failures = 0  # the next N embeddings requests fail with a 500
         super().__init__(app)
 
     def script(self, *replies: Script) -> None:
@@ -120,9 +142,33 @@ class FakeOpenAI(LocalServer):
         with self._lock:
             return list(self._records)
 
+    @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """The body of every /v1/embeddings request, in order."""
+        with self._lock:
+            return list(self._embedded)
+
     def stop(self) -> None:
         self._released.set()
         super().stop()
+
+    def _embed(self):
+        if not self._authorised():
+            return _error(401, "Incorrect API key provided")
+        body = request.get_json()
+        with self._lock:
+            self._embedded.append(body)
+            failing = self.embedding_failures > 0
+            self.embedding_failures -= 1 if failing else 0
+        if failing:
+            return _error(500, "FakeOpenAI: scripted embeddings failure")
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": n, "embedding": fake_embedding(text, body["model"])}
+            for n, text in enumerate(texts)
+        ]
+        usage = {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0}
+        return jsonify({"object": "list", "data": data, "model": body["model"], "usage": usage})
 
     def _authorised(self) -> bool:
         return self.api_key is None or request.headers.get("Authorization") == (

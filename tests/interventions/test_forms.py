@@ -229,3 +229,14 @@ def test_a_failed_extraction_is_recorded_and_the_step_still_answers() -> None:
     run.llm.results["form:intake"] = None
     assert run.say("Hello") == "Next question?"
     assert [e.event_type for e in run.events if e.event_type.startswith("form.")] == ["form.failed"]
+
+
+def test_a_whole_number_is_stored_as_an_integer_and_an_empty_text_is_no_value() -> None:
+    run = ot()
+    run.llm.results["form:situation"] = extraction({"patient_age": 74.0, "diagnosis": " "})
+    run.say("74; no diagnosis yet.")
+
+    assert [(v.key, v.value, type(v.value)) for v in run.data(FormValueSet)] == [
+        ("patient_age", 74, int)
+    ]
+    assert [r.key for r in run.data(FormRejected)] == ["diagnosis"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.interventions.graph import mermaid
 from bot.interventions.loader import load_intervention
 from bot.interventions.module_graph import CycleTimes
-from tests.interventions.variants import GOOD
+from tests.interventions.variants import FIXTURES, GOOD
 
 HABIT_COACH = Path(__file__).resolve().parents[2] / "interventions" / "habit-coach"
 
@@ -66,3 +66,12 @@ def test_without_a_reminder_or_auto_feedback_their_timers_are_not_drawn() -> Non
 
     assert "t_daily" in text
     assert "t_reminder" not in text and "t_feedback" not in text
+
+
+def test_libraries_are_drawn_with_the_steps_that_retrieve_from_them() -> None:
+    drawn = mermaid(load_intervention(FIXTURES / "library"))
+
+    assert '  l_scenarios[("library: scenarios")]:::library' in drawn
+    assert '  s_mentoring -.-|"each turn"| l_tips' in drawn
+    assert '  s_intake -.-|"at transition (1)"| l_scenarios' in drawn
+    assert '"(1) step.turns >= 1 [retrieve scenarios]"' in drawn

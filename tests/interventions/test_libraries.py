@@ -130,3 +130,16 @@ def test_a_query_sharing_no_word_with_any_document_finds_nothing(query: str) -> 
     library = _library(("a", "sleep and rest"), ("b", "work stress"))
 
     assert library.search(query, 2, {}) == []
+
+
+def test_a_library_outside_the_intervention_folder_is_refused(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    _edit(folder, "intervention.yaml", "path: library/tips", "path: ../../tips")
+
+    found = problems(folder)
+
+    assert found[0] == (
+        "intervention.yaml:7: library 'tips': ../../tips is outside the intervention's folder"
+    )
+    # library/tips is no library now: its files are stray markdown files, reported as such
+    assert all("unknown kind" in p for p in found[1:])

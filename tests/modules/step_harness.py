@@ -89,6 +89,7 @@ class Run:
         self.now = NOW
         self.events: list[Event] = []
         self.replies: list[ModuleReply] = []
+        self.embed: Any = None  # model, texts -> vectors, for libraries ranked by embeddings
         # Whether queued messages are sent at once (False: held, as WhatsApp's closed window
         # holds them); `send()` sends what is held.
         self.sending = True
@@ -173,6 +174,7 @@ class Run:
             converse=self.llm.converse,
             structured=self.llm.structured,
             inbound=inbound,
+            embed=self.embed,
         )
         reply = self.module.run(ctx)
         self.replies.append(reply)

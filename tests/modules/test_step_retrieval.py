@@ -4,12 +4,19 @@ stays visible in later steps; a step's `retrieve:` runs every turn, filtered; ea
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
+from bot.conversation.embeddings import EmbeddingCache
 from bot.interventions.loader import load_intervention
 from bot.interventions.retrieval import retrieved
 from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
 from bot.store.events import EventData, decode, encode
+from tests.fakes.openai_api import FakeOpenAI
+from tests.llm_clients import chat_client
 from tests.modules.step_harness import FIXTURES, Run
 
 
@@ -114,3 +121,53 @@ def test_retrieved_is_rebuilt_from_the_events_alone() -> None:
 )
 def test_a_retrieval_event_round_trips_through_its_stored_form(data: EventData) -> None:
     assert decode(data.event_type, data.schema_version, encode(data)) == data
+
+
+@pytest.fixture
+def embedded(tmp_path: Path) -> Iterator[tuple[Run, FakeOpenAI]]:
+    """The library fixture with its scenarios ranked by embeddings from the fake endpoint."""
+    folder = tmp_path / "library"
+    shutil.copytree(FIXTURES / "library", folder)
+    config = folder / "intervention.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "scenarios: {path: library/scenarios, method: bm25}",
+            "scenarios: {path: library/scenarios, method: embeddings, model: embedder}",
+        )
+        + "models: {embedder: fake-embedding-model}\n"
+    )
+    with FakeOpenAI(api_key="test-key") as fake:
+        run = Run(folder)
+        run.embed = EmbeddingCache(chat_client(fake).embed, tmp_path / "cache")
+        yield run, fake
+
+
+def test_a_library_ranked_by_embeddings_records_the_method_and_the_model(
+    embedded: tuple[Run, FakeOpenAI],
+) -> None:
+    run, fake = embedded
+    run.start()
+
+    reply = run.say("a stroke at home")
+
+    done = [d for d in run.data(RetrievalDone) if d.name == "scenarios"][0]
+    assert (done.method, done.model) == ("embeddings", "fake-embedding-model")
+    assert [d.id for d in done.documents][0] == "s-stroke"
+    assert len(done.documents) == 2 and done.documents[0].score >= done.documents[1].score
+    assert reply is not None and reply.startswith("This resembles: Stroke rehabilitation at home")
+    assert {r["model"] for r in fake.embedding_requests} == {"fake-embedding-model"}
+
+
+def test_a_failing_embeddings_endpoint_is_recorded_and_the_step_still_answers(
+    embedded: tuple[Run, FakeOpenAI],
+) -> None:
+    run, fake = embedded
+    run.start()
+    fake.embedding_failures = 1
+
+    reply = run.say("a stroke at home")
+
+    [failed] = run.data(RetrievalFailed)
+    assert failed.name == "scenarios" and "HTTP 500" in failed.reason
+    assert [d for d in run.data(RetrievalDone) if d.name == "scenarios"] == []
+    assert reply == "This resembles: nothing we have. Tip: none."

@@ -16,6 +16,7 @@ from bot.sandbox.engine import NO_LLM_NOTICE, Sandbox, SandboxError, locate
 from bot.sandbox.no_llm import NoLLM
 from bot.sandbox.views import parse_duration
 from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store.event_types.forms import FormExtracted, FormValueSet
 from bot.store.event_types.interventions import JudgementRecorded, NoteTaken
 from bot.store.events import Event
 from bot.timers.schedules import create_daily
@@ -312,3 +313,40 @@ def test_an_intervention_is_named_by_slug_or_by_folder() -> None:
     assert locate(str(PRACTICE)) == (PRACTICE.parent, "practice")
     with pytest.raises(SandboxError, match="no intervention.yaml there"):
         locate(str(PRACTICE / "steps"))
+
+
+def test_state_shows_each_form_with_its_values_and_clock(make: Callable[..., Sandbox]) -> None:
+    sandbox = make(intervention=str(INTERVENTIONS / "ot-mentor"))
+    sandbox.start()
+    sandbox.store.append(
+        sandbox.stream,
+        [
+            FormExtracted(form="situation", step="intake"),
+            FormValueSet(form="situation", key="patient_age", value=72, type="int"),
+        ],
+    )
+
+    lines = sandbox.command("/state").splitlines()
+
+    at = lines.index("form situation patient_age=72")
+    assert lines[at + 1 : at + 3] == [
+        "             Turns: 1 so far.",
+        "             Fields known: 1 of 18 (critical: 1 of 5).",
+    ]
+
+
+def test_a_retrieval_is_remarked_with_the_documents_it_found(make: Callable[..., Sandbox]) -> None:
+    library = Path(__file__).resolve().parents[1] / "interventions" / "fixtures" / "library"
+    sandbox = make(intervention=str(library))
+    sandbox.start()
+    sandbox.take_remarks()
+
+    replies = sandbox.say("a stroke at home")
+
+    remarks = sandbox.take_remarks()
+    assert replies[0].startswith("This resembles: Stroke rehabilitation at home")
+    assert any(
+        "retrieved.scenarios from scenarios (bm25): s-stroke (" in line and "s-hip (" in line
+        for line in remarks
+    ), remarks
+    assert any("retrieved.tip from tips (bm25): no match" in line for line in remarks), remarks
