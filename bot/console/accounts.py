@@ -1,4 +1,5 @@
-"""Staff accounts: add one with a first-login code, sign in, set a password, disable, list.
+"""Staff accounts: add one with a first-login code, sign in, set a password, change a role,
+disable, list.
 
 Facts are events on the account's stream (`staff.added`, `staff.password_set`, …); the argon2
 hash of the password or of the one-time code lives in `staff_credentials`, never in an event.
@@ -23,6 +24,7 @@ from bot.store.event_types.staff import (
     StaffAdded,
     StaffDisabled,
     StaffPasswordSet,
+    StaffRoleChanged,
 )
 from bot.store.events import NewEvent
 from bot.store.projections.staff import staff_stream
@@ -44,6 +46,13 @@ class AccountError(Exception):
         super().__init__(message)
         self.field = field
         self.message = message
+
+
+class NoAccount(AccountError):
+    """The email names no account."""
+
+    def __init__(self, email: str) -> None:
+        super().__init__("email", f"{email} has no account")
 
 
 @dataclass(frozen=True)
@@ -114,12 +123,39 @@ def set_password(
         _store_secret(tx, email, password, one_time=False, expires_at=None, now=now)
 
 
-def disable(store: EventStore, email: str, by: str) -> None:
+def change_role(store: EventStore, email: str, role: str, by: str) -> bool:
+    """Give the account `role` (`staff.role_changed`); False if it already had it. Staff
+    cannot change their own role, so an admin never demotes the last admin by mistake."""
     email = normalise(email)
+    if role not in ROLES:
+        raise AccountError("role", f"role must be one of {', '.join(ROLES)}")
+    if by == f"staff:{email}":
+        raise AccountError("role", "you cannot change your own role; ask another admin")
     with store.transaction() as tx:
+        tx.lock(staff_stream(email))
+        row = tx.conn.execute(select(staff).where(staff.c.email == email)).first()
+        if row is None:
+            raise NoAccount(email)
+        if row.status != "active":
+            raise AccountError("role", f"{email} is disabled")
+        if row.role == role:
+            return False
+        changed = StaffRoleChanged(email=email, role=role, previous=row.role, by=by)  # type: ignore[arg-type]
+        tx.append(staff_stream(email), [NewEvent(changed, meta={"actor": by})])
+    return True
+
+
+def disable(store: EventStore, email: str, by: str) -> None:
+    """Stop the account signing in (`staff.disabled`); its sessions end at their next
+    request. Staff cannot disable their own account."""
+    email = normalise(email)
+    if by == f"staff:{email}":
+        raise AccountError("email", "you cannot disable your own account; ask another admin")
+    with store.transaction() as tx:
+        tx.lock(staff_stream(email))
         row = tx.conn.execute(select(staff.c.status).where(staff.c.email == email)).first()
         if row is None:
-            raise AccountError("email", f"{email} has no account")
+            raise NoAccount(email)
         if row.status == "disabled":
             return
         event = NewEvent(StaffDisabled(email=email, by=by), meta={"actor": by})

@@ -14,11 +14,14 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     guard,
     interventions_pages,
     participant_edit,
+    participant_erase,
     participant_list,
     participant_page,
+    participant_withdraw,
     sign_in,
     study_page,
     takeover,
+    users,
 )
 from bot.console.blueprint import console
 from bot.interventions.settings import INTERVENTIONS

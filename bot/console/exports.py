@@ -1,20 +1,26 @@
 """Exports from the console: `tandem export`'s files, streamed as they are read, and its
-codebook (of the interventions the participants are in)."""
+codebook (of the interventions the participants are in); each download is recorded as
+`export.written` (as `tandem export` records its files) naming the staff member."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from flask import Response, current_app, g, render_template, request
+from flask import Response, current_app, render_template, request
 
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.interventions import codebook
-from bot.store.event_types.staff import StaffExported
+from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent
-from bot.store.export import FILES, intervention_slugs, parse_since, stream_file
-from bot.store.projections.staff import staff_stream
+from bot.store.export import (
+    FILES,
+    SYSTEM_STREAM,
+    intervention_slugs,
+    parse_since,
+    stream_file,
+)
 
 log = logging.getLogger(__name__)
 TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -46,12 +52,9 @@ def export_file(name: str, fmt: str) -> Any:
         since = parse_since(since_text) if since_text else None
     except ValueError as exc:
         return refused(400, f"since: {exc}")
-    store = services().store
-    email = g.staff["email"]
-    exported = StaffExported(email=email, file=name, format=fmt, since=since_text or None)  # type: ignore[arg-type]
-    store.append(staff_stream(email), [NewEvent(exported, meta={"actor": actor()})])
     log.info("console: %s.%s exported", name, fmt)
-    body = stream_file(store, name, fmt, since=since)  # type: ignore[arg-type]
+    # The stream runs after the request has ended: the actor is read now.
+    body = stream_file(services().store, name, fmt, since=since, actor=actor())  # type: ignore[arg-type]
     response = Response(body, mimetype=TYPES[fmt].split(";")[0], content_type=TYPES[fmt])
     response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
@@ -60,9 +63,16 @@ def export_file(name: str, fmt: str) -> Any:
 def codebook_file(fmt: str) -> Any:
     """codebook.md or codebook.json, as `tandem export` writes it, recorded like a download."""
     store = services().store
-    email = g.staff["email"]
-    exported = StaffExported(email=email, file="codebook", format=fmt)  # type: ignore[arg-type]
-    store.append(staff_stream(email), [NewEvent(exported, meta={"actor": actor()})])
+    exported = ExportWritten(
+        format=fmt,  # type: ignore[arg-type]
+        files=[f"codebook.{fmt}"],
+        pseudonymised=False,
+        free_text="keep",
+        participants=0,
+        messages=0,
+        events=0,
+    )
+    store.append(SYSTEM_STREAM, [NewEvent(exported, meta={"actor": actor()})])
     root = current_app.extensions["tandem_console"]["interventions"]
     text = codebook.documents(root, intervention_slugs(store))[f"codebook.{fmt}"]
     response = Response(text, content_type=CODEBOOK[fmt])

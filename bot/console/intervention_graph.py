@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.interventions.graph import mermaid, node_id
+from bot.interventions.intervention import Intervention
 from bot.interventions.loader import read_intervention
 
 HIGHLIGHT = "style {node} fill:#ffd54f,stroke:#e65100,stroke-width:4px"
@@ -14,11 +15,13 @@ _cache: dict[str, tuple[tuple[float, ...], Drawn]] = {}
 
 @dataclass(frozen=True)
 class Drawn:
-    """The graph's source, or why there is none (a problem a researcher must see)."""
+    """The graph's source, or why there is none (a problem a researcher must see), and the
+    intervention as read (None when it could not be)."""
 
     source: str | None
     problems: tuple[str, ...]
     steps: frozenset[str]
+    intervention: Intervention | None = None
 
 
 def draw(root: Path, slug: str) -> Drawn:
@@ -35,7 +38,7 @@ def draw(root: Path, slug: str) -> Drawn:
     if intervention is None:
         drawn = Drawn(None, shown or ("the intervention could not be read",), frozenset())
     else:
-        drawn = Drawn(mermaid(intervention), shown, frozenset(intervention.steps))
+        drawn = Drawn(mermaid(intervention), shown, frozenset(intervention.steps), intervention)
     _cache[slug] = (stamp, drawn)
     return drawn
 

@@ -22,7 +22,8 @@ from bot.store.queries import pending_timers
 from bot.timers import lifecycle
 
 log = logging.getLogger(__name__)
-STATUSES = ("active", "paused", "completed", "withdrawn")
+# Withdrawing has its own form (a reason and who asked are required): participant_withdraw.
+STATUSES = ("active", "paused", "completed")
 
 
 @console.route("/participants/<participant_id>/edit", methods=["POST"])
@@ -41,7 +42,9 @@ def edit(participant_id: str) -> Any:
     except ValueError as exc:
         problems.append(f"timezone: {exc}")
     if status not in STATUSES:
-        problems.append(f"status must be one of {', '.join(STATUSES)}")
+        problems.append(
+            f"status must be one of {', '.join(STATUSES)} (withdraw with the Withdraw form)"
+        )
     if name is not None and len(name) > 200:
         problems.append("name: at most 200 characters")
     if problems:
@@ -53,12 +56,14 @@ def edit(participant_id: str) -> Any:
         row = tx.lock(stream) or tx.row(heads, participant_id)
         if row is None:
             return show(participant_id)
-        if row["version"] != int(version):
+        if row["status"] in ("withdrawn", "unenrolled", "erased"):
+            problem: str | None = f"The participant is {row['status']}; nothing was applied."
+        elif row["version"] != int(version):
             stale = (
                 "The participant changed since this page was drawn (version "
                 f"{version}, now {row['version']}); nothing was applied. Check and try again."
             )
-            problem: str | None = stale
+            problem = stale
         else:
             problem = None
             decided = _decide(tx, dict(row), name, timezone, status)

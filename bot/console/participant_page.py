@@ -8,7 +8,8 @@ from typing import Any
 from flask import current_app, g, render_template, request
 from sqlalchemy import and_, select
 
-from bot.console import intervention_graph, roles
+from bot.channel import withdrawal
+from bot.console import form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
 from bot.store.event_store import opened_row
@@ -20,7 +21,10 @@ from bot.store.transcript import LINE_TYPES, TranscriptLine, read_page, zone
 TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200
 # The timeline's filter: event-type families a researcher looks for.
-FAMILIES = ("message", "participant", "step", "judgement", "timer", "alert", "llm", "work", "staff")
+ENDINGS = {"withdrawn": "participant.withdrawn", "erased": "participant.erased"}
+FAMILIES = (
+    "message", "participant", "step", "form", "judgement", "timer", "alert", "llm", "work", "staff",
+)  # fmt: skip
 
 
 @console.route("/participants/<participant_id>")
@@ -28,8 +32,10 @@ def participant(participant_id: str) -> Any:
     return show(participant_id)
 
 
-def show(participant_id: str, problem: str | None = None, code: int = 200) -> Any:
-    """The page, with `problem` (a refused takeover action, say) shown beside the takeover."""
+def show(
+    participant_id: str, problem: str | None = None, code: int = 200, at: str = "takeover"
+) -> Any:
+    """The page, with `problem` (a refused action) shown beside the form of section `at`."""
     row, participant_alerts, refusal = _visible(participant_id)
     if refusal is not None:
         return refusal
@@ -47,6 +53,7 @@ def show(participant_id: str, problem: str | None = None, code: int = 200) -> An
             opened_row(r, services().store.sealer, conn)
             for r in _timeline(conn, participant_id, family, int(before) if before else None)
         ]
+        ended = _ending(conn, participant_id, row["status"])
     return render_template(
         "console/participant.html",
         p=row,
@@ -63,6 +70,10 @@ def show(participant_id: str, problem: str | None = None, code: int = 200) -> An
         takeover=services().store.projection_row("takeovers", participant_id),
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
+        problem_at=at,
+        ended=ended,
+        forms=form_panel.panels(drawn.intervention, row),
+        requesters=withdrawal.REQUESTERS,
     ), code
 
 
@@ -120,6 +131,33 @@ def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[Trans
         return []
     lines, _ = read_page(store, participant_id, seqs[-1].seq - 1, count)
     return lines
+
+
+def _ending(conn: Any, participant_id: str, status: str) -> Any:
+    """For a withdrawn or erased participant, the event that made them so: when, why, who
+    asked, who recorded it (a withdrawal's reason is sealed personal data: opened here)."""
+    event_type = ENDINGS.get(status)
+    if event_type is None:
+        return None
+    found = conn.execute(
+        select(
+            events.c.event_id,
+            events.c.stream_id,
+            events.c.event_type,
+            events.c.recorded_at,
+            events.c.data,
+            events.c.meta,
+        )
+        .where(
+            and_(
+                events.c.stream_id == participant_stream(participant_id),
+                events.c.event_type == event_type,
+            )
+        )
+        .order_by(events.c.seq.desc())
+        .limit(1)
+    ).first()
+    return None if found is None else opened_row(found, services().store.sealer, conn)
 
 
 def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -> list[Any]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-# admin: everything, users; researcher: participants, exports, takeover; supervisor: alerts
+# admin: everything, users, erasing; researcher: participants, exports, takeover, withdrawing;
+# supervisor: alerts
 # and the transcripts of participants with an alert (checked per participant by the page).
 PERMISSIONS: dict[str, frozenset[str]] = {
-    "admin": frozenset({"participants", "enroll", "export", "takeover", "alerts", "users"}),
-    "researcher": frozenset({"participants", "enroll", "export", "takeover", "alerts"}),
+    "admin": frozenset(
+        {"participants", "enroll", "export", "takeover", "withdraw", "erase", "alerts", "users"}
+    ),
+    "researcher": frozenset({"participants", "enroll", "export", "takeover", "withdraw", "alerts"}),
     "supervisor": frozenset({"alerts"}),
 }
 

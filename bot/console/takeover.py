@@ -36,8 +36,8 @@ def take_over(participant_id: str) -> Any:
     def decide(row: dict[str, Any], held: dict[str, Any] | None) -> list[EventData] | str:
         if held is not None and held["status"] == "active":
             return f"Already taken over by {held['started_by']}."
-        if row["status"] == "unenrolled":
-            return "This participant is no longer enrolled."
+        if row["status"] in ("unenrolled", "withdrawn", "erased"):
+            return f"This participant is {row['status']}; there is nothing to take over."
         return [TakeoverStarted(by=actor(), reason=reason)]
 
     return _change(participant_id, decide)
@@ -67,6 +67,8 @@ def send(participant_id: str) -> Any:
     def decide(row: dict[str, Any], held: dict[str, Any] | None) -> list[EventData] | str:
         if held is None or held["status"] != "active":
             return "Take the conversation over before writing to the participant."
+        if row["status"] in ("unenrolled", "withdrawn", "erased"):
+            return f"The participant is {row['status']}; nothing can be sent to them."
         if row["opted_out"]:
             return "The participant has opted out (STOP); nothing can be sent to them."
         hours = _quiet_hours(row)

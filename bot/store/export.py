@@ -445,14 +445,49 @@ FILES = {
 
 
 def stream_file(
-    store: EventStore, name: str, fmt: Format, *, since: datetime | None = None
+    store: EventStore,
+    name: str,
+    fmt: Format,
+    *,
+    since: datetime | None = None,
+    actor: str = "cli",
 ) -> Iterator[str]:
-    """One of `export`'s files (`participants`, `messages`, `results`, `retrievals` or
-    `events`) as text, a row at a time, with the same columns and cells, bounded by the last
+    """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`
+    or `events`) as text, a row at a time, with the same columns and cells, bounded by the last
     event when it started: for sending over HTTP as it is read (the researcher console's
-    downloads)."""
-    columns = FILES[name]
+    downloads). When the stream ends, however it ends (finished, or closed because the client
+    went away), it is recorded as `export.written` by `actor`, as `export` records its files,
+    with the rows sent in its count (`export.written` counts participants, messages and events
+    only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
     upto = _last_seq(store)
+    rows = _file_lines(store, name, fmt, since, upto)
+    sent = 0
+    try:
+        for text in rows:
+            sent += 1  # handed to the server: counted even if the client goes away now
+            yield text
+    finally:
+        rows.close()
+        # (A stream closed before it began runs none of this: nothing was sent.)
+        counted = {
+            f: (max(sent - (fmt == "csv"), 0) if f == name else 0)
+            for f in ("participants", "messages", "events")
+        }
+        record = ExportWritten(
+            format=fmt,
+            files=[f"{name}.{fmt}"],
+            pseudonymised=False,
+            free_text="keep",
+            since=since,
+            **counted,
+        )
+        store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
+
+
+def _file_lines(
+    store: EventStore, name: str, fmt: Format, since: datetime | None, upto: int
+) -> Iterator[str]:
+    columns = FILES[name]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 

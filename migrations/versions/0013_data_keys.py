@@ -2,7 +2,7 @@
 participants' phones left out of the one-participant-per-phone index.
 
 Revision ID: 0013
-Revises: 0005
+Revises: 0011
 Create Date: 2026-11-26
 """
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from bot.channel.dispatcher import Dispatcher
 from bot.channel.factory import build_messenger
@@ -23,10 +23,13 @@ from bot.core.clock import SystemClock
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
+from bot.store.event_types.forms import FormDomainCompleted, FormExtracted, FormValueSet
+from bot.store.events import participant_stream
 from bot.store.services import Services
 from bot.timers.firing import FiringPolicy, fire_due
 from bot.web import create_app
 from tests.conftest import fresh_database
+from tests.factories import enrolled
 from tests.fakes.http_server import LocalServer
 from tests.fakes.twilio_api import FakeTwilio
 from tests.web.conftest import settings_for
@@ -108,10 +111,15 @@ def study(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Study]:
             services.close()
 
 
-def _shot(page: Page, name: str) -> None:
+def _shot(page: Page | Locator, name: str) -> None:
+    """A screenshot for the docs (a whole page, or one part of it)."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+        path = str(Path(SHOTS) / f"{name}.png")
+        if isinstance(page, Locator):
+            page.screenshot(path=path)
+        else:
+            page.screenshot(path=path, full_page=True)
 
 
 def _sign_in(page: Page, study: Study, email: str, secret: str) -> None:
@@ -217,3 +225,152 @@ def test_a_supervisor_is_refused_a_researcher_page_and_shown_no_link(
 
     assert answer is not None and answer.status == 403
     expect(page.locator("h1")).to_contain_text("403")
+
+
+def test_an_admin_adds_changes_and_disables_a_staff_account(browser: Browser, study: Study) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, "admin@example.org", "admin", "cli", now)
+    accounts.set_password(study.services.store, "admin@example.org", PASSWORD, PASSWORD, now)
+    admin = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(admin, study, "admin@example.org", PASSWORD)
+    admin.click("header nav a:has-text('Users')")
+    expect(admin.locator("h1")).to_have_text("Users")
+
+    # A bad email is named beside its field; a good one gets a one-time code, shown once.
+    admin.fill("#email", "not an email")
+    admin.click("#add")
+    expect(admin.locator("#email-error")).to_have_text("not an email address")
+    admin.fill("#email", "new@example.org")
+    admin.select_option("#role", "researcher")
+    admin.click("#add")
+    code = admin.locator("#one-time-code").inner_text()
+    _shot(admin, "users")
+
+    newcomer = browser.new_context().new_page()
+    _sign_in(newcomer, study, "new@example.org", code)
+    newcomer.fill("#password", PASSWORD)
+    newcomer.fill("#repeated", PASSWORD)
+    newcomer.click("main button[type=submit]")
+    expect(newcomer.locator("h1")).to_contain_text("Participants")
+
+    # A role change applies at the newcomer's next page; disabling ends their session.
+    row = admin.locator('#users tr[data-email="new@example.org"]')
+    row.locator("select[name=role]").select_option("supervisor")
+    row.locator("button.change-role").click()
+    expect(row.locator("td").nth(1)).to_have_text("supervisor")
+    answer = newcomer.goto(study.url + "/console/participants")
+    assert answer is not None and answer.status == 403
+    row.locator("input[name=confirm]").check()
+    row.locator("button.disable").click()
+    expect(row.locator(".badge")).to_have_text("disabled")
+    newcomer.goto(study.url + "/console/alerts")
+    expect(newcomer.locator("h1")).to_have_text("Sign in")
+    actors = {e.meta["actor"] for e in study.services.store.load("staff:new@example.org")}
+    assert "staff:admin@example.org" in actors
+
+
+def test_a_researcher_withdraws_a_participant_from_their_page(
+    browser: Browser, study: Study
+) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, "res@example.org", "researcher", "cli", now)
+    accounts.set_password(study.services.store, "res@example.org", PASSWORD, PASSWORD, now)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(page, study, "res@example.org", PASSWORD)
+    page.goto(study.url + "/console/enroll")
+    page.fill("#phone", CY)
+    page.fill("#name", "Cy")
+    page.click("main button[type=submit]")
+    study.run_bot()
+    page.reload()
+    expect(page.locator("#take-over")).to_be_visible()
+
+    # Without a reason nothing is written and the form says why, beside itself.
+    page.click("#withdraw-participant")
+    expect(page.locator("#withdraw-error")).to_contain_text("reason: say why")
+    expect(page.locator("#withdraw-error")).to_contain_text("tick the box")
+    page.fill("#withdraw-reason", "asked to leave by phone")
+    page.select_option("#requested-by", "participant")
+    page.check("#withdraw-confirm")
+    page.click("#withdraw-participant")
+
+    expect(page.locator("#withdrawn")).to_contain_text("asked to leave by phone")
+    expect(page.locator("#withdrawn")).to_contain_text("staff:res@example.org")
+    expect(page.locator("#take-over")).to_have_count(0)
+    expect(page.locator("#withdraw-participant")).to_have_count(0)
+    _shot(page, "participant-withdrawn")
+    greeted = len(study.fake.messages_to(CY))
+    assert greeted >= 1
+    study.text_in("hello?", CY)  # nothing more is ever sent to them
+    study.run_bot()
+    assert len(study.fake.messages_to(CY)) == greeted
+
+
+def _staff(study: Study, email: str, role: str) -> None:
+    now = SystemClock().now()
+    accounts.add(study.services.store, email, role, "cli", now)
+    accounts.set_password(study.services.store, email, PASSWORD, PASSWORD, now)
+
+
+def test_an_admin_erases_a_participant_who_then_reads_erased(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "admin@example.org", "admin")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(page, study, "admin@example.org", PASSWORD)
+    page.goto(study.url + "/console/enroll")
+    page.fill("#phone", CY)
+    page.fill("#name", "Cyrilla Quuxley")
+    page.click("main button[type=submit]")
+    participant_id = page.url.rsplit("/", 1)[-1]
+    study.run_bot()
+    study.text_in("my sister Wilhelmina knows", CY)
+    study.run_bot()
+    page.reload()
+    expect(page.locator("#transcript")).to_contain_text("Wilhelmina")
+
+    # The confirmation is the participant id, typed: anything else erases nothing.
+    page.fill("#erase-reason", "asked by letter")
+    page.fill("#erase-confirm", "yes")
+    page.click("#erase-participant")
+    expect(page.locator("#erase-error")).to_contain_text("repeat the participant id")
+    expect(page.locator("#transcript")).to_contain_text("Wilhelmina")
+    page.fill("#erase-reason", "asked by letter")
+    page.fill("#erase-confirm", participant_id)
+    page.click("#erase-participant")
+
+    expect(page.locator("#erased")).to_contain_text("staff:admin@example.org")
+    expect(page.locator("h1")).to_contain_text("[erased]")
+    expect(page.locator("#transcript")).to_contain_text("[erased]")
+    assert "Wilhelmina" not in page.content() and "Quuxley" not in page.content()
+    expect(page.locator("#erase-participant")).to_have_count(0)
+    _shot(page, "participant-erased")
+
+
+def test_a_participants_form_and_its_clock_are_on_their_page(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "res@example.org", "researcher")
+    data = enrolled(phone=CY, name="Cy", intervention="health-intake")
+    study.services.store.append(
+        participant_stream(data.participant_id),
+        [
+            data,
+            FormExtracted(form="intake", domain="basic_info"),
+            FormValueSet(form="intake", key="age", value=47),
+            FormValueSet(form="intake", key="occupation", value="night-shift nurse"),
+            FormDomainCompleted(form="intake", domain="basic_info"),
+            FormExtracted(form="intake", domain="sleep"),
+            FormValueSet(form="intake", key="sleep_hours", value=6),
+        ],
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _sign_in(page, study, "res@example.org", PASSWORD)
+
+    page.goto(study.url + f"/console/participants/{data.participant_id}")
+
+    clock = page.locator("#clock-intake")
+    expect(clock).to_contain_text("turns 2 of a target of 30 (28 left)")
+    expect(clock).to_contain_text("Fields known 3 of")
+    expect(page.locator("#form-intake")).to_contain_text("night-shift nurse")
+    _shot(page.locator("#form-intake"), "participant-forms")

@@ -36,7 +36,7 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
         assert response.is_streamed
         expected = (tmp_path / file.split(".")[1] / file).read_bytes().decode("utf-8")
         if file.startswith("events"):
-            # The downloads' staff.exported and the CLI exports' export.written events are
+            # The export.written events of earlier downloads and of the CLI exports are
             # recorded after the first download.
             def own(rows: list) -> list:
                 return [r for r in rows if "staff" not in str(r) and "export.written" not in str(r)]
@@ -45,11 +45,35 @@ def test_each_download_matches_tandem_export_and_names_the_staff_member(
             assert got == own(_rows(expected, file))
         else:
             assert response.get_data(as_text=True) == expected, file
-    recorded = services.store.load("staff:researcher@example.org")
-    assert [e.data.file for e in recorded if e.event_type == "staff.exported"] == [
-        "participants", "participants", "messages", "messages", "results", "results",
-        "retrievals", "retrievals", "forms", "forms", "events", "events"
+    recorded = [e for e in services.store.load("system") if e.event_type == "export.written"]
+    downloaded = [e for e in recorded if e.meta["actor"] == "staff:researcher@example.org"]
+    # Each is recorded when its stream ends (an empty one at once), so in no fixed order.
+    assert sorted(f for e in downloaded for f in e.data.files) == sorted(downloads)
+    counts = {e.data.files[0]: (e.data.participants, e.data.messages) for e in downloaded}
+    assert [counts[f] for f in ("participants.csv", "participants.jsonl")] == [(1, 0), (1, 0)]
+    assert [counts[f] for f in ("messages.csv", "messages.jsonl")] == [(0, 1), (0, 1)]
+    assert [e.event_type for e in services.store.load("staff:researcher@example.org")] == [
+        "staff.added", "staff.password_set", "staff.signed_in"
     ]  # fmt: skip
+
+
+def test_a_download_cut_short_is_recorded_with_the_rows_sent(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    for n in range(3):
+        data = enrolled(phone=f"+1415555267{n}", name=f"P{n}")
+        services.store.append(participant_stream(data.participant_id), [data])
+    client = signed_in("researcher")
+
+    response = get(client, "/console/export/participants.jsonl", buffered=False)
+    chunks = response.response  # the body, a line at a time, as the server sends it
+    first = next(iter(chunks))
+    response.close()  # the client goes away after one line
+
+    assert json.loads(first)["name"] in {"P0", "P1", "P2"}
+    [record] = [e for e in services.store.load("system") if e.event_type == "export.written"]
+    assert record.meta["actor"] == "staff:researcher@example.org"
+    assert record.data.participants == 1 and record.data.files == ["participants.jsonl"]
 
 
 def _rows(text: str, file: str) -> list:
@@ -89,3 +113,8 @@ def test_the_codebook_downloads_describe_the_participants_interventions(
     assert [i["slug"] for i in json.loads(book.get_data(as_text=True))["interventions"]] == ["demo"]
     assert "measurements.checkin" in markdown.get_data(as_text=True)
     assert "codebook.md" in get(client, "/console/export").get_data(as_text=True)
+    recorded = [e for e in services.store.load("system") if e.event_type == "export.written"]
+    assert [(e.data.files, e.meta["actor"]) for e in recorded] == [
+        (["codebook.json"], "staff:researcher@example.org"),
+        (["codebook.md"], "staff:researcher@example.org"),
+    ]

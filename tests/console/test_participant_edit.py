@@ -52,7 +52,7 @@ def test_a_stale_form_is_refused_with_a_message_and_nothing_is_applied(
     response = post(
         client,
         f"/console/participants/{pid}/edit",
-        {"version": "1", "name": "Ada", "timezone": "America/Toronto", "status": "withdrawn"},
+        {"version": "1", "name": "Ada", "timezone": "America/Toronto", "status": "paused"},
     )
 
     assert response.status_code == 409

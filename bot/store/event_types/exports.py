@@ -15,7 +15,8 @@ class ExportWritten(EventData):
     personal = fields()
     plain = fields("files")
 
-    format: Literal["csv", "jsonl"]
+    # md or json: the codebook alone, downloaded from the researcher console.
+    format: Literal["csv", "jsonl", "md", "json"]
     files: list[str]
     pseudonymised: bool
     free_text: Literal["keep", "drop"]

@@ -22,7 +22,7 @@ class FormExtracted(EventData):
     means to ask next (`next`). Starts a new extraction: earlier rejections are cleared."""
 
     personal = fields("analysis", "next")
-    plain = fields("form", "step", "domain")
+    plain = fields("domain", "form", "step")
 
     form: str
     step: str | None = None
@@ -39,8 +39,8 @@ class FormValueSet(EventData):
     """Field `key` of form `form` is now `value` (set, or corrected from `previous`); `type`,
     `domain` and `critical` are the field's declaration when it was set (for the export)."""
 
-    personal = fields("value", "previous")
-    plain = fields("form", "key", "type", "domain", "step")
+    personal = fields("previous", "value")
+    plain = fields("domain", "form", "key", "step", "type")
 
     form: str
     key: str
@@ -59,8 +59,8 @@ class FormFieldAdded(EventData):
     """A field the model proposed (an `open` form), validated and accepted: its declaration
     (`type`, `domain`, `options`, `description`) and why the model wanted it."""
 
-    personal = fields("description", "why", "options")
-    plain = fields("form", "key", "type", "domain")
+    personal = fields("description", "options", "why")
+    plain = fields("domain", "form", "key", "type")
 
     form: str
     key: str
@@ -78,7 +78,7 @@ class FormDomainCompleted(EventData):
     """The model marked `domain` of form `form` complete."""
 
     personal = fields()
-    plain = fields("form", "domain")
+    plain = fields("domain", "form")
 
     form: str
     domain: str
@@ -91,7 +91,7 @@ class FormCompleted(EventData):
     read), or the model marked it complete (`by` model, where the form allows it)."""
 
     personal = fields("values")
-    plain = fields("form", "condition")
+    plain = fields("condition", "form")
 
     form: str
     by: Literal["rule", "model"] = "rule"

@@ -34,8 +34,8 @@ class RetrievalDone(EventData):
     retrieval with no match: recorded, and the step still answers. `when` says whether a
     step's `retrieve:` ran it (every turn) or a `retrieve:` action (once)."""
 
-    personal = fields("query")
-    plain = fields("name", "library", "model", "filter", "documents", "step")
+    personal = fields("filter", "query")
+    plain = fields("documents", "library", "model", "name", "step")
 
     name: str
     library: str
@@ -55,7 +55,7 @@ class RetrievalFailed(EventData):
     the previous `retrieved.<name>`, as a failed judgement keeps its previous value."""
 
     personal = fields("query", "reason")
-    plain = fields("name", "library", "step")
+    plain = fields("library", "name", "step")
 
     name: str
     library: str

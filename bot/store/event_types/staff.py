@@ -1,4 +1,5 @@
-"""Staff accounts of the researcher console: added, password set, signed in and out, disabled.
+"""Staff accounts of the researcher console: added, password set, signed in and out, role
+changed, disabled.
 
 Each account is its own stream, `staff:<email>`. A password hash is never an event (events are
 kept for ever); it lives in the operational `staff_credentials` table.
@@ -54,6 +55,19 @@ class StaffSignedOut(EventData):
     email: str
 
 
+@event("staff.role_changed")
+class StaffRoleChanged(EventData):
+    """An admin gave the account another role; it applies from the account's next request."""
+
+    personal = fields()
+    plain = fields("by", "email")
+
+    email: str
+    role: Role
+    previous: Role
+    by: str
+
+
 @event("staff.disabled")
 class StaffDisabled(EventData):
     """The account can no longer sign in; its past actions stay attributed to it."""
@@ -67,7 +81,8 @@ class StaffDisabled(EventData):
 
 @event("staff.exported")
 class StaffExported(EventData):
-    """The staff member downloaded an export file from the console."""
+    """The staff member downloaded an export file from the console (until 2026-11: console
+    downloads are now `export.written`, as `tandem export`'s are; kept to read old events)."""
 
     personal = fields()
     plain = fields("email", "since")

@@ -7,6 +7,7 @@ from bot.store.event_types.staff import (
     StaffDisabled,
     StaffExported,
     StaffPasswordSet,
+    StaffRoleChanged,
     StaffSignedIn,
     StaffSignedOut,
 )
@@ -32,6 +33,7 @@ TYPES = {
         StaffSignedOut,
         StaffDisabled,
         StaffExported,
+        StaffRoleChanged,
     )
 }
 STREAM_PREFIX = "staff:"
@@ -66,6 +68,8 @@ def apply(row: Row | None, event: Event) -> Row | None:
         return {**row, "password_set_at": at, "updated_at": at}
     if isinstance(data, StaffSignedIn):
         return {**row, "last_signed_in_at": at, "updated_at": at}
+    if isinstance(data, StaffRoleChanged):
+        return {**row, "role": data.role, "updated_at": at}
     if isinstance(data, StaffDisabled):
         return {**row, "status": "disabled", "updated_at": at}
     return row

@@ -1,0 +1,91 @@
+"""The users page, for admins: the staff accounts, adding one, changing a role, disabling one.
+
+Each change is an event on the account's stream naming the admin who made it (`staff.added`,
+`staff.role_changed`, `staff.disabled`); the rules live in `accounts`, shared with `tandem users`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import make_response, redirect, render_template, request, url_for
+
+from bot.console import accounts
+from bot.console.blueprint import console, services
+from bot.console.guard import actor, requires
+
+log = logging.getLogger(__name__)
+
+
+@console.route("/users")
+@requires("users")
+def users() -> Any:
+    return _page()
+
+
+@console.route("/users", methods=["POST"])
+@requires("users")
+def add_user() -> Any:
+    given = {"email": request.form.get("email", ""), "role": request.form.get("role", "")}
+    svc = services()
+    try:
+        code = accounts.add(svc.store, given["email"], given["role"], actor(), svc.clock.now())
+    except accounts.AccountError as exc:
+        return _page(given=given, errors={exc.field: exc.message}, code=400)
+    email = accounts.normalise(given["email"])
+    log.info("console: a staff account was added (%s)", given["role"])
+    # The code is shown once, on this answer only: never in a URL, never cached.
+    response = make_response(_page(added={"email": email, "code": code}))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@console.route("/users/role", methods=["POST"])
+@requires("users")
+def change_role() -> Any:
+    email = request.form.get("email", "")
+    try:
+        accounts.change_role(services().store, email, request.form.get("role", ""), actor())
+    except accounts.AccountError as exc:
+        return _page(row_errors={email: exc.message}, code=_status(exc))
+    log.info("console: a staff role was changed")
+    return redirect(url_for("console.users"))
+
+
+@console.route("/users/disable", methods=["POST"])
+@requires("users")
+def disable_user() -> Any:
+    email = request.form.get("email", "")
+    if request.form.get("confirm") != "yes":
+        return _page(row_errors={email: "tick the box to confirm"}, code=400)
+    try:
+        accounts.disable(services().store, email, actor())
+    except accounts.AccountError as exc:
+        return _page(row_errors={email: exc.message}, code=_status(exc))
+    log.info("console: a staff account was disabled")
+    return redirect(url_for("console.users"))
+
+
+def _status(exc: accounts.AccountError) -> int:
+    return 404 if isinstance(exc, accounts.NoAccount) else 400
+
+
+def _page(
+    *,
+    given: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    row_errors: dict[str, str] | None = None,
+    added: dict[str, str] | None = None,
+    code: int = 200,
+) -> tuple[str, int]:
+    page = render_template(
+        "console/users.html",
+        rows=accounts.all_accounts(services().store),
+        roles=accounts.ROLES,
+        given=given or {"email": "", "role": "researcher"},
+        errors=errors or {},
+        row_errors=row_errors or {},
+        added=added,
+    )
+    return page, code
