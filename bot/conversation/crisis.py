@@ -17,6 +17,8 @@ from bot.store.events import EventData, new_id
 HELPLINE = "{helpline}"
 ALERTED = "{alerted}"
 ALERTED_TEXT = "Your message has been flagged to the study team."
+# Which line of detection raised the alert, by the rule it names (bot.conversation.classifier).
+_LINES = {"classifier": "The second-line LLM classifier"}
 
 
 def safety_text(message: str, helpline: str, alerted: bool) -> str:
@@ -38,8 +40,9 @@ def crisis_events(
         rule=screened.rule,
         notify_supervisors=True,
         summary=(
-            f"The crisis screen flagged a message (rule {screened.rule}, category "
-            f"{screened.category}). The participant was sent the safety message."
+            f"{_LINES.get(str(screened.rule), 'The crisis screen')} flagged a message (rule "
+            f"{screened.rule}, category {screened.category}). The participant was sent the "
+            "safety message."
         ),
     )
     return [alert, *to_participant(participant, safety_message, kind="notice")]

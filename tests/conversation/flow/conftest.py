@@ -125,6 +125,9 @@ def make_conversation(
             "LLM_MAX_RETRIES": "0",
             "SUPERVISOR_PHONES": SUPERVISOR,
             "INTERVENTION": "habit-coach",
+            # Scripted in FIFO order: the second-line classifier's own call per message is
+            # turned on by the tests about it (test_classifier.py).
+            "SAFETY_CLASSIFIER": "off",
             **env,
         }
         settings = load_settings(values, env_file=None)
