@@ -28,7 +28,7 @@ from bot.conversation import turn_retry
 from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
 from bot.conversation.classifier import SafetyClassifier, both_lines
 from bot.conversation.context import prompt_variables
-from bot.conversation.crisis import continue_note, crisis_events
+from bot.conversation.crisis import continue_note, crisis_events, honest_messages
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
 from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
@@ -324,6 +324,8 @@ class ConversationFlow:
     ) -> list[EventData]:
         """Add the supervisor texts the turn's alerts call for, then the debug trace."""
         participant_id = str(turn.participant["participant_id"])
+        supervised = bool(self.interventions.of(turn.participant).supervisors)
+        events = honest_messages(events, supervised)
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:
             supervisors = self.interventions.of(turn.participant).supervisors
