@@ -39,7 +39,7 @@ from bot.interventions.settings import INTERVENTIONS
 
 @cli.group(name="safety")
 def safety_group() -> None:
-    """The deterministic crisis screen run on every inbound message."""
+    """The crisis screen run on every inbound message (and the LLM classifier beside it)."""
 
 
 @safety_group.command(name="scan")
