@@ -147,7 +147,7 @@ def both_lines(
 ) -> tuple[ScreenResult, list[EventData]]:
     """The verdict the turn acts on (the screen's if it fired, else the classifier's if that
     fired) and the events recording both lines; the screen alone when there is no classifier."""
-    if classifier is None:
+    if classifier is None or not text.strip():  # nothing to classify (an attachment alone)
         return screened, []
     classified = classifier.classify(text, message_event_id)
     events = [screened_event(screened, message_event_id), *classified.calls, classified.event]
