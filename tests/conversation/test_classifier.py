@@ -111,3 +111,14 @@ def test_either_line_firing_decides_and_both_verdicts_are_recorded() -> None:
 def test_without_a_classifier_the_screen_decides_alone_and_nothing_is_recorded() -> None:
     caught = ScreenResult(True, "en.suicide.direct", "suicide", "en", "kill myself")
     assert both_lines(None, caught, "text", "ev") == (caught, [])
+
+
+def test_a_message_without_text_is_not_sent_to_the_classifier() -> None:
+    with FakeOpenAI() as fake:  # nothing scripted: a call would be an HTTP 500 and recorded
+        client = chat_client(fake)
+        classifier = SafetyClassifier(client, 2, load_prompt())
+        missed = ScreenResult(crisis=False)
+
+        assert both_lines(classifier, missed, "  ", "ev") == (missed, [])
+        client.close()
+    assert fake.requests == []
