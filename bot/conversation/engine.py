@@ -187,7 +187,11 @@ class ConversationFlow:
         """Run a failed turn again, with the transcript as it was when it first failed."""
         current = turn_retry.retried_message(turn.history(), due)
         recorded = turn_retry.before(turn.history(), current)
-        return self._converse(turn, working, events, due.trigger, current, [], due, recorded)
+        notes = []
+        if turn_retry.flagged_after(turn.history(), current):  # SAFETY_CONTINUE_TURN=true
+            applied = self.interventions.of(turn.participant)
+            notes.append(continue_note(applied.safety_message, bool(applied.supervisors)))
+        return self._converse(turn, working, events, due.trigger, current, notes, due, recorded)
 
     def _converse(
         self,

@@ -149,5 +149,18 @@ def before(history: Sequence[Event], current: Event | None) -> list[Event]:
     return [e for e in history if e.stream_version <= current.stream_version]
 
 
+def flagged_after(history: Sequence[Event], current: Event | None) -> bool:
+    """Whether a crisis alert followed the message (the safety reply was sent and the module
+    still answered, SAFETY_CONTINUE_TURN=true): the retried turn is told, as the first was."""
+    if current is None:
+        return False
+    return any(
+        isinstance(e.data, AlertRaised)
+        and e.data.kind == "crisis"
+        and e.stream_version > current.stream_version
+        for e in history
+    )
+
+
 def _version_of(events: Sequence[Event], event_id: object) -> int | None:
     return next((e.stream_version for e in events if e.event_id == event_id), None)

@@ -142,3 +142,20 @@ def test_with_retries_off_the_fallback_is_all_and_nothing_is_scheduled(
     assert h.outbound() == [GREETING, FALLBACK]
     assert h.timers(kind="turn_retry") == []
     assert h.data("alert.raised") == []
+
+
+def test_a_retried_turn_after_the_safety_reply_is_told_it_was_sent(
+    make_harness: Callable[..., Harness],
+) -> None:
+    h = enrolled(make_harness, SAFETY_CONTINUE_TURN="true")
+    h.script(DOWN)
+    h.text("I want to kill myself")
+    h.script(ScriptedReply.text("I'm here with you. Would you like to talk about it?"))
+
+    h.advance(timedelta(minutes=2))
+
+    notes = [m["content"] for m in h.requests[-1].messages if m["role"] == "system"]
+    assert any("already been sent this message" in n for n in notes)
+    assert any("the study team was alerted" in n for n in notes)
+    assert h.outbound()[-1] == "I'm here with you. Would you like to talk about it?"
+    assert len(h.outbound()) == 4  # greeting, safety reply, fallback, the retried answer
