@@ -12,11 +12,15 @@ engine's. Per engine (SQLite, PostgreSQL) it prints:
   fields encrypted with their data key, as in production) beside the plain one, on a second
   database, the two alternating turn by turn ("sealed/plain" is the ratio of the p50s);
 - turns/s of 1 and of 2 single-worker processes draining 10 messages each from 100 participants,
-  in alternating rounds (best and median); `--no-throughput` leaves this out.
+  in alternating rounds (best and median); `--no-throughput` leaves this out;
+- the second-line safety classifier's cost (SAFETY_CLASSIFIER=auto against off, the rest above
+  runs with it off): turns at the smallest prior size alternating between a worker with it and
+  one without, over the same database, and the added p50 (its extra LLM call per message; the
+  scripted LLM answers it at once, so this is Tandem's own cost plus one loopback round trip).
 Prior events are realistic turns (message, `llm.called` holding the prompt as STORE_PROMPTS=true
 stores it, reply, delivery), appended directly. Run by hand:
 `python bench/turn.py [--turns 30] [--prior 10,1000,10000,100000] [--engines sqlite,postgresql]
-[--no-throughput]`.
+[--no-throughput] [--only classifier]`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from sqlalchemy import func, select  # noqa: E402
 
 from bench.common import database, percentile  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
+from bot.conversation.classifier import SafetyVerdict  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
 from bot.runtime.bootstrap import build_services  # noqa: E402
@@ -63,17 +68,32 @@ class _Forget(list):
         pass
 
 
+ANSWER = ScriptedReply.text(REPLY)
+VERDICT = ScriptedReply.structured(
+    {"category": "none", "severity": "none", "reason": "Everyday talk about a habit."}
+)
+
+
+def _answer(body: dict) -> ScriptedReply:
+    """The classifier's request gets a verdict, every other one the module's reply."""
+    schema = (body.get("response_format") or {}).get("json_schema") or {}
+    return VERDICT if schema.get("name") == SafetyVerdict.__name__ else ANSWER
+
+
 def _serve_llm(ready: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     fake = FakeOpenAI()
     fake._records = _Forget()  # noqa: SLF001
-    fake.script(*[ScriptedReply.text(REPLY)] * 2_000_000)
+    fake.script(*[_answer] * 2_000_000)
     ready.put(fake.url)
     stop.wait()
     fake.stop()
 
 
-def _services(url: str, llm_url: str, master_key: str | None = None) -> Services:
+def _services(
+    url: str, llm_url: str, master_key: str | None = None, classifier: str = "off"
+) -> Services:
     env = {
+        "SAFETY_CLASSIFIER": classifier,
         "DATABASE_URL": url,
         "OPENAI_BASE_URL": llm_url + "/v1",
         "OPENAI_API_KEY": "bench",
@@ -206,6 +226,48 @@ def per_turn(
     return costs
 
 
+def classifier_cost(url: str, llm_url: str, turns: int) -> dict[str, list]:
+    """Turns (10 prior events, a fresh participant each) alternating between a worker with the
+    classifier and one without: {"off"|"auto": [(wall, own, classifier ms)]}."""
+    workers, costs = {}, {}
+    for mode in ("off", "auto"):
+        services = _services(url, llm_url, classifier=mode)
+        workers[mode] = (services, Worker(services, build_handler(services), f"bench-{mode}"))
+        costs[mode] = []
+    seeder = workers["off"][0]
+    people = [_seed(seeder, 900_000 + k, 10) for k in range(2 * (turns + 3))]
+    for k, (pid, phone) in enumerate(people):
+        mode = ("off", "auto")[k % 2]
+        services, worker = workers[mode]
+        wall, own = _turn(services, worker, pid, phone)
+        after = services.store.load(participant_stream(pid))
+        spent = sum(
+            e.data.latency_ms or 0
+            for e in after
+            if isinstance(e.data, LLMCalled) and e.data.purpose == "safety_classifier"
+        )
+        assert (spent > 0) == (mode == "auto"), "the classifier ran where it should not, or not"
+        if k >= 6:  # warm-up: imports, connections, caches
+            costs[mode].append((wall, own, spent))
+    for services, _ in workers.values():
+        services.close()
+    return costs
+
+
+def _print_classifier(kind: str, costs: dict[str, list]) -> None:
+    off = percentile([c[0] for c in costs["off"]], 50)
+    on = percentile([c[0] for c in costs["auto"]], 50)
+    call = percentile([c[2] for c in costs["auto"]], 50)
+    for name, value in (
+        ("turn, classifier off (ms)", off),
+        ("turn, classifier on (ms)", on),
+        ("added by the classifier, p50 (ms)", on - off),
+        ("  of which its LLM call (ms)", call),
+    ):
+        print(f"{kind:<11}{name:<46}{value:>9.1f}")
+    print(f"{kind:<11}{'classifier on / off, p50':<46}{on / off:>9.2f}")
+
+
 def _work_in_process(url: str, llm_url: str, name: str, ready: mp.Queue, stop: Stop) -> None:
     services = _services(url, llm_url)
     worker = Worker(services, build_handler(services), name)
@@ -258,6 +320,7 @@ def main() -> None:
     parser.add_argument(
         "--throughput", action=argparse.BooleanOptionalAction, default=True, help="turns/s rows"
     )
+    parser.add_argument("--only", choices=["classifier"], help="run only this measure")
     args = parser.parse_args()
     priors = sorted(int(p) for p in args.prior.split(","))
     ready: mp.Queue = mp.Queue()
@@ -268,6 +331,10 @@ def main() -> None:
     try:
         print(f"{'engine':<11}{'measure':<46}{'p50':>9}{'p99':>9}{'min':>9}{'x base':>8}")
         for kind in args.engines.split(","):
+            with database(kind) as url:
+                _print_classifier(kind, classifier_cost(url, llm_url, args.turns))
+            if args.only == "classifier":
+                continue
             with database(kind) as plain_url, database(kind) as sealed_url:
                 urls = {"plain": plain_url, "sealed": sealed_url}
                 by_mode = per_turn(urls, llm_url, priors, args.turns)

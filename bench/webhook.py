@@ -176,6 +176,14 @@ def _enroll(url: str) -> list[str]:
     return phones
 
 
+def _answer(request: dict) -> ScriptedReply:
+    """The safety classifier's call (on by default) gets a verdict, the module's a reply."""
+    schema = (request.get("response_format") or {}).get("json_schema") or {}
+    if schema.get("name") == "SafetyVerdict":
+        return ScriptedReply.structured({"category": "none", "severity": "none", "reason": "-"})
+    return ScriptedReply.text("Thanks, noted!")
+
+
 def _env(url: str, database_url: str, llm: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -254,7 +262,7 @@ def main() -> None:
     args = parser.parse_args()
     python, tandem, gunicorn = str(BIN / "python"), str(BIN / "tandem"), str(BIN / "gunicorn")
     with FakeOpenAI() as llm:
-        llm.script(*[lambda request: ScriptedReply.text("Thanks, noted!")] * 1_000_000)
+        llm.script(*[_answer] * 1_000_000)
         layouts = args.layouts.split(",")
         if "serve" in layouts:
             run_layout(

@@ -7,7 +7,11 @@ or null, "language": the rule's language or null}.
 
 `tandem safety eval FILE` scores the screen on a labelled corpus (`text<TAB>category<TAB>language`
 per line, category `none` for a control): recall per category and language, false alarms per
-language, and with `--show-misses` every line it got wrong.
+language, and with `--show-misses` every line it got wrong. `--with-llm` also runs the second
+line, the LLM classifier (prompts/safety/classifier.md), with the configured LLM
+(OPENAI_API_KEY / OPENAI_BASE_URL, TANDEM_MODEL) on every line, and prints the figures for the
+classifier alone and for both lines together (flagged when either fires), beside the screen's;
+a classifier call that fails counts as not flagged, and the number of such lines is printed.
 
 `--intervention SLUG` screens as that intervention's participants are screened: the maintained
 catalogue plus the intervention's `safety.extra_phrases` and `extra_exclusions` (rule
@@ -24,7 +28,9 @@ from pathlib import Path
 
 import click
 
-from bot.cli.root import cli
+from bot.cli.root import cli, settings_from_env
+from bot.conversation.classifier import SafetyClassifier, load_prompt
+from bot.conversation.llm import ChatClient
 from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.conversation.safety_eval import CorpusError, Labelled, evaluate, read_corpus, table
 from bot.interventions.loader import CONFIG, read_intervention
@@ -33,7 +39,7 @@ from bot.interventions.settings import INTERVENTIONS
 
 @cli.group(name="safety")
 def safety_group() -> None:
-    """The deterministic crisis screen run on every inbound message."""
+    """The crisis screen run on every inbound message (and the LLM classifier beside it)."""
 
 
 @safety_group.command(name="scan")
@@ -62,7 +68,13 @@ def scan(slug: str | None) -> None:
 @click.argument("corpus", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--intervention", "slug", help="Screen as this intervention does.")
 @click.option("--show-misses", is_flag=True, help="Also list every line the screen got wrong.")
-def eval_command(corpus: Path, slug: str | None, show_misses: bool) -> None:
+@click.option(
+    "--with-llm",
+    is_flag=True,
+    help="Also run the LLM classifier (the second line) with the configured LLM, and print "
+    "its figures and both lines' together.",
+)
+def eval_command(corpus: Path, slug: str | None, show_misses: bool, with_llm: bool) -> None:
     """Recall and false-alarm rate per category and language on a labelled CORPUS file."""
     screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
     try:
@@ -78,6 +90,37 @@ def eval_command(corpus: Path, slug: str | None, show_misses: bool) -> None:
         for item in sorted({m for s in scores.values() for m in s.missed}, key=_line):
             found = screen.check(item.text)
             click.echo(f"{item.line}: expected {item.category}, got {found.category}: {item.text}")
+    if with_llm:
+        _both_lines(labelled, screen)
+
+
+def _both_lines(labelled: list[Labelled], screen: CrisisScreen) -> None:
+    """The classifier alone and both lines together, on the same corpus."""
+    settings = settings_from_env()
+    client = ChatClient.from_settings(settings)
+    if not client.configured:
+        raise click.ClickException(
+            "--with-llm needs an LLM: set OPENAI_API_KEY or OPENAI_BASE_URL (and TANDEM_MODEL)"
+        )
+    classifier = SafetyClassifier(client, settings.safety_classifier_timeout_seconds, load_prompt())
+    verdicts = {}
+    try:
+        for item in labelled:
+            verdicts[item.text] = classifier.classify(item.text, f"corpus:{item.line}").event
+    finally:
+        client.close()
+    failed = sum(v.verdict == "no_verdict" for v in verdicts.values())
+    for title, detect in (
+        ("classifier alone", lambda text: verdicts[text].category),
+        (
+            "both lines (either fires)",
+            lambda text: screen.check(text).category or verdicts[text].category,
+        ),
+    ):
+        click.echo("")
+        click.echo(f"{title}: model {client.model}; {failed} line(s) without a verdict")
+        for row in table(evaluate(labelled, detect)):
+            click.echo(row)
 
 
 def _line(item: Labelled) -> int:

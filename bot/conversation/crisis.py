@@ -6,17 +6,22 @@ access is controlled, not in a text message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.channel.outbound import to_participant
 from bot.conversation.safety import ScreenResult
 from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.messages import MessageQueued
 from bot.store.events import EventData, new_id
 
 HELPLINE = "{helpline}"
 ALERTED = "{alerted}"
 ALERTED_TEXT = "Your message has been flagged to the study team."
+# Which line of detection raised the alert, by the rule it names (bot.conversation.classifier).
+_SPACES = re.compile(r"[ \t]{2,}")
+_LINES = {"classifier": "The second-line LLM classifier"}
 
 
 def safety_text(message: str, helpline: str, alerted: bool) -> str:
@@ -38,8 +43,9 @@ def crisis_events(
         rule=screened.rule,
         notify_supervisors=True,
         summary=(
-            f"The crisis screen flagged a message (rule {screened.rule}, category "
-            f"{screened.category}). The participant was sent the safety message."
+            f"{_LINES.get(str(screened.rule), 'The crisis screen')} flagged a message (rule "
+            f"{screened.rule}, category {screened.category}). The participant was sent the "
+            "safety message."
         ),
     )
     return [alert, *to_participant(participant, safety_message, kind="notice")]
@@ -58,3 +64,15 @@ def continue_note(safety_message: str, alerted: bool) -> str:
         "Reply briefly and with care. Do not repeat that message and do not coach the "
         "habit in this reply."
     )
+
+
+def honest_messages(events: Sequence[EventData], alerted: bool) -> list[EventData]:
+    """The turn's messages to the participant with {alerted} (in an intervention's `say:` text,
+    say) replaced as in the safety reply: ALERTED_TEXT only when a supervisor route exists."""
+    said = ALERTED_TEXT if alerted else ""
+    return [
+        e.model_copy(update={"body": _SPACES.sub(" ", e.body.replace(ALERTED, said)).strip()})
+        if isinstance(e, MessageQueued) and e.to_participant and e.body and ALERTED in e.body
+        else e
+        for e in events
+    ]

@@ -1,14 +1,17 @@
 """ConversationFlow: the worker's handler. One work item of one participant in, the turn's events
 out; the worker appends them with `work.completed` in one transaction.
 
-- inbound: crisis screen (the participant's intervention's, before any LLM call) → reply
-  cancels pending reminders → answers to habit questions (the reply parser) → the module of
-  `conversation_state` (unknown → intake, recorded) → the reply, or the module's fallback with
-  `turn.failed` → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
+- inbound: crisis screen (the participant's intervention's, before any LLM call) and, when an
+  LLM is configured, the second-line classifier (bot.conversation.classifier; either firing
+  raises the alert) → reply cancels pending reminders → answers to habit questions (the reply
+  parser) → the module of `conversation_state` (unknown → intake, recorded) → the reply, or
+  the module's fallback with `turn.failed` and a retry timer (bot.conversation.turn_retry)
+  → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
 - enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
 - timer: the kind's handler (bot.conversation.timer_turns); `transition.requested` becomes
   `state.transitioned` (source timer) if the conversation is not there already; a debug trace
-  if the timer sent the participant something or moved the conversation.
+  if the timer sent the participant something or moved the conversation; `turn.retry_due`
+  runs the failed turn again.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.channel.outbound import to_participant
+from bot.conversation import turn_retry
 from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
+from bot.conversation.classifier import SafetyClassifier, both_lines
 from bot.conversation.context import prompt_variables
-from bot.conversation.crisis import continue_note, crisis_events
+from bot.conversation.crisis import continue_note, crisis_events, honest_messages
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
 from bot.conversation.embeddings import EmbeddingCache
 from bot.conversation.escalation import escalation_timers
@@ -43,9 +48,10 @@ from bot.conversation.working import Working
 from bot.core.config import Settings
 from bot.core.model_choice import ModelChoice
 from bot.store.event_types.alerts import AlertRaised
-from bot.store.event_types.conversation import StateTransitioned, TurnFailed
+from bot.store.event_types.conversation import StateTransitioned
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
+from bot.store.event_types.retries import TurnRetryDue
 from bot.store.event_types.timers import TransitionRequested
 from bot.store.events import Event, EventData
 from bot.store.memory import remembered
@@ -88,6 +94,8 @@ class ConversationFlow:
             server_default(settings, screen, safety_message)
         )
         self.max_rounds = max_rounds
+        self.classifier = SafetyClassifier.configured(client, settings)
+        self.retry_delays = tuple(settings.turn_retry_minutes)
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
         self.escalate_after = timedelta(minutes=settings.alert_escalate_minutes)
@@ -120,7 +128,10 @@ class ConversationFlow:
         events: list[EventData] = []
         notes: list[str] = []
         applied = self.interventions.of(turn.participant)
-        screened = applied.screen.check(message.body)
+        screened, lines = both_lines(
+            self.classifier, applied.screen.check(message.body), message.body, turn.trigger.event_id
+        )
+        events += lines
         if screened.crisis:
             log.warning(
                 "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
@@ -166,6 +177,9 @@ class ConversationFlow:
             )
             events.append(moved)
             working.add([moved])
+        due = next((e for e in events if isinstance(e, TurnRetryDue)), None)
+        if due is not None:
+            return self._retry(turn, working, events, due)
         report = None
         if working.state != state_before or any(
             isinstance(e, MessageQueued) and e.to_participant for e in events
@@ -173,6 +187,18 @@ class ConversationFlow:
             kind = turn.timer["kind"] if turn.timer else "?"
             report = TurnReport(state_before, working.state, f"timer {kind}", (), events)
         return self._finish(turn, events, report)
+
+    def _retry(
+        self, turn: Turn, working: Working, events: list[EventData], due: TurnRetryDue
+    ) -> list[EventData]:
+        """Run a failed turn again, with the transcript as it was when it first failed."""
+        current = turn_retry.retried_message(turn.history(), due)
+        recorded = turn_retry.before(turn.history(), current)
+        notes = []
+        if turn_retry.flagged_after(working.memory, current):  # SAFETY_CONTINUE_TURN=true
+            applied = self.interventions.of(turn.participant)
+            notes.append(continue_note(applied.safety_message, bool(applied.supervisors)))
+        return self._converse(turn, working, events, due.trigger, current, notes, due, recorded)
 
     def _converse(
         self,
@@ -182,8 +208,11 @@ class ConversationFlow:
         trigger: Trigger,
         current: Event | None,
         notes: Sequence[str],
+        retry: TurnRetryDue | None = None,
+        recorded: list[Event] | None = None,
     ) -> list[EventData]:
-        """Route to the module, run it, and queue its reply or its fallback."""
+        """Route to the module, run it, and queue its reply, or on failure its fallback (none
+        for a failed retry, which sent one already) and the next retry."""
         state_before = working.state
         events += self._opening(working, trigger)
         module = self.modules.get(working.state or "")
@@ -197,7 +226,7 @@ class ConversationFlow:
             events.append(moved)
             working.add([moved])
             module = self.modules[DEFAULT_STATE]
-        recorded = turn.history()
+        recorded = turn.history() if recorded is None else recorded
         context = ModuleContext(
             participant=dict(working.row),
             now=turn.now,
@@ -223,25 +252,31 @@ class ConversationFlow:
             reply = module.run(context)
         except PromptError as exc:  # a prompt edited with a mistake: say so, answer anyway
             log.error("participant %s: %s", working.row["participant_id"], exc)
-            reply = ModuleReply(LoopResult(error=str(exc)), module.fallback)
+            greeting = getattr(getattr(module, "prompt", None), "greeting_fallback", None)
+            reply = ModuleReply(LoopResult(error=str(exc)), module.fallback, greeting)
         result = reply.result
         events += result.events
         working.add(result.events)
         text = (result.text or "").strip()
         failure = None if text and not result.error else (result.error or EMPTY_REPLY)
+        kind = "greeting" if trigger == "enrolled" else "reply"
         if failure:
             log.warning("participant %s: turn failed (%s)", working.row["participant_id"], failure)
-            events.append(TurnFailed(reason=failure, fallback=reply.fallback))
-            text = reply.fallback
-        kind = "greeting" if trigger == "enrolled" else "reply"
-        events += to_participant(working.row, text, kind=kind)
+            failed, text = turn_retry.failed_turn(
+                working.row, failure, reply, trigger, current, retry, self.retry_delays, turn.now
+            )
+            events += failed
+        if text:
+            events += to_participant(working.row, text, kind=kind)
         report = TurnReport(
             state_before,
             working.state,
             module.name,
             result.tools_called,
             result.events,
-            [f"turn failed: {failure}; fallback sent"] if failure else [],
+            [f"turn failed: {failure}; {'fallback sent' if text else 'nothing sent'}"]
+            if failure
+            else [],
         )
         return self._finish(turn, events, report)
 
@@ -316,6 +351,8 @@ class ConversationFlow:
     ) -> list[EventData]:
         """Add the supervisor texts the turn's alerts call for, then the debug trace."""
         participant_id = str(turn.participant["participant_id"])
+        supervised = bool(self.interventions.of(turn.participant).supervisors)
+        events = honest_messages(events, supervised)
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:
             supervisors = self.interventions.of(turn.participant).supervisors

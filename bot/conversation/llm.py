@@ -207,6 +207,19 @@ class ChatClient:
     def close(self) -> None:
         self._sdk.close()
 
+    def limited(self, timeout_seconds: float) -> ChatClient:
+        """The same client with its own timeout and no SDK retries (the safety classifier's:
+        a slow answer must not hold the participant's turn)."""
+        timeout = openai.Timeout(timeout_seconds, connect=min(5.0, timeout_seconds))
+        limited = ChatClient(
+            self._sdk.with_options(timeout=timeout, max_retries=0),
+            model=self.model,
+            store_prompts=self.store_prompts,
+            configured=self.configured,
+        )
+        limited.default = self.default
+        return limited
+
     def chat(
         self,
         messages: Messages,

@@ -88,10 +88,13 @@ class ModuleContext:
 
 @dataclass(frozen=True)
 class ModuleReply:
-    """The loop's result and the text to send instead if it produced no reply."""
+    """The loop's result and the text to send instead if it produced no reply; `greeting` is
+    the one to send instead of a failed greeting (None: send nothing rather than a text that
+    reads as a reply to a message the participant never sent)."""
 
     result: LoopResult
     fallback: str
+    greeting: str | None = None
 
 
 class Module(Protocol):
@@ -153,5 +156,4 @@ class PromptModule:
             messages.append({"role": "system", "content": ENROLLED})
         messages += [{"role": "system", "content": note} for note in ctx.notes]
         result = ctx.converse(messages, self.tools, self.name, model=self.prompt.choice)
-        greeting = ctx.trigger == "enrolled" and self.prompt.greeting_fallback
-        return ModuleReply(result, greeting or self.fallback)
+        return ModuleReply(result, self.fallback, self.prompt.greeting_fallback)

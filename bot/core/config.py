@@ -173,6 +173,17 @@ class Settings(BaseModel):
     supervisor_alert_window_minutes: float = Field(
         30.0, ge=0, le=10080, alias="SUPERVISOR_ALERT_WINDOW_MINUTES"
     )
+    # The second line of crisis detection (docs/conversation.md): an LLM classification of
+    # every inbound message beside the phrase screen; `auto` = on whenever an LLM is configured.
+    safety_classifier: Literal["auto", "off"] = Field("auto", alias="SAFETY_CLASSIFIER")
+    safety_classifier_timeout_seconds: float = Field(
+        10.0, gt=0, le=120, alias="SAFETY_CLASSIFIER_TIMEOUT_SECONDS"
+    )
+    # A turn whose LLM call failed is tried again after these minutes, one retry each
+    # ("2,10,30"; empty or "off" = never); after the last one an operator alert is raised.
+    turn_retry_minutes: list[float] = Field(
+        default_factory=lambda: [2.0, 10.0, 30.0], alias="TURN_RETRY_MINUTES"
+    )
 
     _split_lists = field_validator(
         "api_tokens", "supervisor_phones", "debug_phones", "escalation_phones", mode="before"
@@ -188,6 +199,27 @@ class Settings(BaseModel):
         if isinstance(raw, str) and raw.strip().lower() == "none":
             return {**data, "SUPERVISOR_PHONES": [], "supervisors_declined": True}
         return data
+
+    @field_validator("safety_classifier", mode="before")
+    @classmethod
+    def _classifier(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("turn_retry_minutes", mode="before")
+    @classmethod
+    def _retries(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        if value.strip().lower() in ("", "off", "none"):
+            return []
+        return [part.strip() for part in value.split(",")]
+
+    @field_validator("turn_retry_minutes")
+    @classmethod
+    def _retry_delays(cls, value: list[float]) -> list[float]:
+        if any(not 0 < minutes <= 10080 for minutes in value) or len(value) > 10:
+            raise ValueError("at most 10 delays, each more than 0 and at most 10080 minutes")
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -85,6 +85,7 @@ def empty() -> dict[str, Any]:
         "texted_at": None,  # when supervisors were last texted about them (an alert text)
         "alerted_at": None,  # the last alert.raised asking for supervisors
         "flagged": False,  # crisis alert since the intervention's last reply
+        "crisis": 0,  # stream version of the last crisis alert
         "schedules": [],  # [[schedule_id, ScheduleCreated data]] live, in order of creation
         "replies": {},  # step slug -> step.replied count
         "visits": 0,  # step.entered count
@@ -191,6 +192,7 @@ def apply(memory: Mapping[str, Any] | None, ev: Event) -> dict[str, Any]:  # noq
     elif isinstance(data, AlertRaised):
         if data.kind == "crisis":
             new["flagged"] = True
+            new["crisis"] = version
         if data.notify_supervisors:
             new["alerted_at"] = _later(new["alerted_at"], ev.occurred_at)
             dumped = data.model_dump(mode="json")
@@ -340,6 +342,10 @@ class Memory:
 
     def last_prompt(self) -> Mapping[str, Any] | None:
         return self.m["prompt"]
+
+    def crisis_after(self, version: int) -> bool:
+        """Whether a crisis alert was raised after stream version `version`."""
+        return int(self.m.get("crisis") or 0) > version
 
     def retrievals(self) -> dict[str, Mapping[str, Any]]:
         """Retrieval name -> what its last `retrieval.done` found: `library`, and `documents`

@@ -52,6 +52,13 @@ KINDS: dict[str, KindPolicy] = {
             summary="an alert sent again, wider, if nobody acknowledged it (texts staff only)",
         ),
         KindPolicy(
+            "turn_retry",
+            None,
+            "defer",
+            cancelled_by_reply=True,
+            summary="a failed turn tried again (the participant writing again supersedes it)",
+        ),
+        KindPolicy(
             "measurement_timeout",
             None,
             "ignore",

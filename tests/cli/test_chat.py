@@ -23,7 +23,8 @@ def chat(stdin: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedP
         [sys.executable, "-c", "from bot.cli.main import main; main()", "chat", *args],
         input=stdin,
         cwd=cwd,
-        env={**clean, "DEFAULT_TIMEZONE": "Europe/London", **env},
+        # Scripted in FIFO order; the second-line classifier is covered in tests/conversation.
+        env={**clean, "DEFAULT_TIMEZONE": "Europe/London", "SAFETY_CLASSIFIER": "off", **env},
         capture_output=True,
         text=True,
         timeout=120,

@@ -50,7 +50,8 @@ def test_enrollment_adds_the_greeting_trigger_after_the_transcript() -> None:
     assert messages[1:] == [{"role": "system", "content": ENROLLED}]
     assert "start of the conversation" in messages[0]["content"]
     greeting = intake.MODULE.prompt.greeting_fallback
-    assert (reply.result.text, reply.fallback) == ("Hello!", greeting)
+    assert (reply.result.text, reply.greeting) == ("Hello!", greeting)
+    assert reply.fallback == intake.MODULE.prompt.fallback
 
 
 def test_intake_offers_its_tools_by_name_under_its_own_purpose() -> None:

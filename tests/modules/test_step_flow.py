@@ -36,6 +36,7 @@ def conversation(
             "TANDEM_MODEL": "fake-model",
             "LLM_TIMEOUT_SECONDS": "2",
             "LLM_MAX_RETRIES": "0",
+            "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
         }
         settings = load_settings(values, env_file=None)
         yield Conversation(build_services(settings, clock=clock, store=store), fake)

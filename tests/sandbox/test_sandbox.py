@@ -37,7 +37,8 @@ def make(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Sandbox]]:
     made: list[Sandbox] = []
 
     def build(env: dict[str, str] | None = None, **options: object) -> Sandbox:
-        settings = load_settings(env or {}, env_file=None)
+        # Scripted in FIFO order; the second-line classifier is covered in tests/conversation.
+        settings = load_settings({"SAFETY_CLASSIFIER": "off", **(env or {})}, env_file=None)
         options = {"intervention": str(PRACTICE), "timezone": "America/Toronto", **options}
         sandbox = Sandbox(settings, name="Ana", start=START, **options)  # type: ignore[arg-type]
         made.append(sandbox)

@@ -58,6 +58,7 @@ BASE_ENV = {
     "TANDEM_MODEL": "fake-model",
     "LLM_TIMEOUT_SECONDS": "1",
     "LLM_MAX_RETRIES": "0",
+    "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
     "DEFAULT_REGION": "US",
     "DEFAULT_TIMEZONE": "America/Toronto",
     "INTERVENTION": "habit-coach",  # PromptPipe's coach: the intake and feedback modules

@@ -74,18 +74,20 @@ def test_enrolling_a_participant_answers_201_and_the_intake_module_greets_them(h
     assert stored["timezone"] == "America/Toronto"
 
 
-def test_an_enrollment_while_the_llm_is_down_still_answers_201_and_greets_with_the_fallback(
+def test_an_enrollment_while_the_llm_is_down_still_answers_201_and_retries_the_greeting(
     h: Harness,
 ) -> None:
-    """Scenario 1, extra candidate: the greeting is written after the request, by the worker."""
+    """Scenario 1, extra candidate: the greeting is written after the request, by the worker;
+    a failed one is retried (tests/scenarios/test_turn_retry.py), never sent as a fallback."""
     h.script(ScriptedReply.error(500, "overloaded"))
 
     response = h.enroll(name="Ana")
 
     assert response.status_code == 201
-    assert h.outbound() == [intake.MODULE.prompt.greeting_fallback]
+    assert h.outbound() == []
     (failed,) = h.data("turn.failed")
     assert failed.reason == "LLM call failed: HTTP 500: overloaded"
+    assert [t["kind"] for t in h.timers()] == ["turn_retry"]
 
 
 def test_a_duplicate_or_invalid_enrollment_is_refused_and_sends_nothing(h: Harness) -> None:

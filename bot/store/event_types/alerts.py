@@ -14,7 +14,14 @@ class AlertRaised(EventData):
 
     alert_id: str
     kind: Literal[
-        "crisis", "judgement", "tool", "work_parked", "send_unknown", "condition", "template"
+        "crisis",
+        "judgement",
+        "tool",
+        "work_parked",
+        "send_unknown",
+        "condition",
+        "template",
+        "turn_failed",
     ]
     summary: str
     severity: Literal["info", "warning", "critical"] = "warning"

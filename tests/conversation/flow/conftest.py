@@ -127,6 +127,9 @@ def make_conversation(
             "SUPERVISOR_PHONES": SUPERVISOR,
             "INTERVENTION": "habit-coach",
             "TANDEM_MASTER_KEY": TEST_MASTER_KEY,  # the `store` fixture seals: a restart must too
+            # Scripted in FIFO order: the second-line classifier's own call per message is
+            # turned on by the tests about it (test_classifier.py).
+            "SAFETY_CLASSIFIER": "off",
             **env,
         }
         settings = load_settings(values, env_file=None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.conversation.module import ENROLLED
 from modules import intake
 from tests.conversation.flow.conftest import Conversation
@@ -29,9 +31,10 @@ def test_enrollment_is_greeted_from_a_system_trigger_not_a_fake_user_message(
     ]
 
 
-def test_a_greeting_while_the_llm_is_down_is_the_fallback_and_the_failure_is_recorded(
-    conversation: Conversation,
+def test_a_greeting_that_cannot_be_retried_is_the_greeting_fallback_and_is_recorded(
+    make_conversation: Callable[..., Conversation],
 ) -> None:
+    conversation = make_conversation(TURN_RETRY_MINUTES="off")
     conversation.fake.script(ScriptedReply.error(503, "overloaded"))
     conversation.enroll()
 

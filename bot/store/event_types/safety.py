@@ -1,0 +1,43 @@
+"""Safety verdicts on one inbound message, one event per line of detection, so that a study can
+report how each line performed: the phrase screen (`safety.screened`) and the LLM classifier
+(`safety.classified`). Both refer to the message by its event id, never quote it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bot.store.events import EventData, event, fields
+
+
+@event("safety.screened")
+class SafetyScreened(EventData):
+    """The deterministic phrase screen's verdict (recorded beside a classifier verdict)."""
+
+    personal = fields()
+    plain = fields("rule", "category", "language")
+
+    message_event_id: str
+    crisis: bool
+    rule: str | None = None
+    category: str | None = None
+    language: str | None = None
+
+
+@event("safety.classified")
+class SafetyClassified(EventData):
+    """The LLM classifier's verdict: `crisis`, `none`, or `no_verdict` when the call failed or
+    its output did not validate (`error` says why; the screen then decided alone). The
+    model's `reason` and an `error` (which may quote its output) can repeat the participant's
+    words: they are personal."""
+
+    personal = fields("reason", "error")
+    plain = fields("category", "severity")
+
+    message_event_id: str
+    verdict: Literal["crisis", "none", "no_verdict"]
+    category: str | None = None
+    severity: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    call_id: str | None = None
+    latency_ms: float | None = None
