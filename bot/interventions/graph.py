@@ -17,8 +17,8 @@ STYLES = (
     "classDef digression stroke-dasharray:4 3",
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
-    "classDef library fill:#efe,stroke:#8a8,font-size:11px",
 )
+LIBRARY_STYLE = "classDef library fill:#efe,stroke:#8a8,font-size:11px"
 
 
 def node_id(prefix: str, slug: str) -> str:
@@ -61,6 +61,7 @@ def mermaid(
     lines += _judgements(intervention)
     lines += _libraries(intervention)
     lines += [f"  {style}" for style in STYLES]
+    lines += [f"  {LIBRARY_STYLE}"] if intervention.config.libraries else []
     return "\n".join(lines) + "\n"
 
 
