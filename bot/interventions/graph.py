@@ -17,9 +17,9 @@ STYLES = (
     "classDef digression stroke-dasharray:4 3",
     "classDef interrupt fill:#fde2e2,stroke:#c33",
     "classDef judgement fill:#eef,stroke:#88a,font-size:11px",
-    "classDef library fill:#efe,stroke:#8a8,font-size:11px",
 )
 FORM_STYLE = "classDef form fill:#fff4dd,stroke:#c90,font-size:11px"
+LIBRARY_STYLE = "classDef library fill:#efe,stroke:#8a8,font-size:11px"
 
 
 def node_id(prefix: str, slug: str) -> str:
@@ -64,6 +64,7 @@ def mermaid(
     lines += _libraries(intervention)
     lines += [f"  {style}" for style in STYLES]
     lines += [f"  {FORM_STYLE}"] if intervention.forms else []
+    lines += [f"  {LIBRARY_STYLE}"] if intervention.config.libraries else []
     return "\n".join(lines) + "\n"
 
 
