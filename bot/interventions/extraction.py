@@ -11,7 +11,7 @@ with the reason (shown to the model next time), never a value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -218,6 +218,8 @@ class _Check:
             return
         if spec.type == "int" and isinstance(value, float) and value.is_integer():
             value = int(value)  # 74.0 is the integer 74 (JSON numbers do not say which)
+        if spec.type == "choice" and isinstance(value, str):
+            value = _option(value, spec.choices())
         problem = value_problem(value, of_spec(spec))
         if problem:
             self.reject("value", key, f"{problem} (the field is {describe_type(spec)})")
@@ -354,3 +356,12 @@ def instructions(
     parts.append(rules)
     parts.append("The conversation, the latest message last:\n" + context["turns"](n=12))
     return "\n\n".join(parts)
+
+
+def _option(value: str, options: Sequence[str]) -> str:
+    """The option `value` names, ignoring case and surrounding spaces ("Widowed " is
+    "widowed"): the option as declared, so the export has one spelling; `value` unchanged when
+    it names none (or, options differing only in case, more than one), to be rejected."""
+    wanted = value.strip().casefold()
+    found = [option for option in options if option.casefold() == wanted]
+    return found[0] if len(found) == 1 else value

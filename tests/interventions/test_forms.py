@@ -240,3 +240,12 @@ def test_a_whole_number_is_stored_as_an_integer_and_an_empty_text_is_no_value() 
         ("patient_age", 74, int)
     ]
     assert [r.key for r in run.data(FormRejected)] == ["diagnosis"]
+
+
+def test_a_choice_is_read_whatever_its_case_and_stored_as_declared() -> None:
+    run = ot()
+    run.llm.results["form:situation"] = extraction({"marital_status": " Widowed"})
+    run.say("She lost her husband last year.")
+
+    assert [(v.key, v.value) for v in run.data(FormValueSet)] == [("marital_status", "widowed")]
+    assert run.data(FormRejected) == []
