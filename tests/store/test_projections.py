@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store import memory
+from bot.store.event_types.conversation import LLMCalled, ProfileSaved, StateTransitioned
 from bot.store.event_types.interventions import (
     JudgementRecorded,
     MeasurementRecorded,
@@ -128,6 +129,8 @@ def test_enrollment_makes_the_whole_row():
         "step_counters": {},
         "judgements": {},
         "notes": {},
+        "memory": memory.empty(),
+        "forms": {},
         "enrolled_at": at(1),
         "last_inbound_at": None,
         "version": 1,
@@ -142,7 +145,7 @@ def test_events_before_enrollment_make_no_participant():
 def test_an_event_no_case_reads_still_moves_the_version_on_a_copy():
     row = fold(participants.apply, ENROLLED)
     moved = participants.apply(
-        row, ev(MessageQueued(outbox_id="o", to_address="x", channel="sms"), 2)
+        row, ev(LLMCalled(call_id="c", purpose="intake", model="m", messages=[]), 2)
     )
     assert moved is not row
     assert (moved["version"], moved["updated_at"]) == (2, at(2))
