@@ -1,9 +1,12 @@
 """Tests for transition conditions: what authors may write, what is refused, how it evaluates."""
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.interventions.conditions import condition, holds, lookup
 from bot.interventions.expressions import ConditionError, Evaluation, compile_condition
 
 ROOTS = {"judgements", "step", "profile", "notes", "measurements"}
@@ -245,3 +248,178 @@ def test_a_condition_of_exactly_500_characters_and_200_parts_is_accepted():
     assert compile_condition(biggest, ROOTS).check(CONTEXT) == Evaluation(False)
     assert "201 parts, max 200" in reject("step.turns in [" + "1," * 197 + "]")
     assert "501 characters, max 500" in reject("(" + "step.turns == 1" + " " * 484 + ")")
+
+
+# The edges of each message and value (make mutation: bot/interventions/expressions.py and
+# bot/interventions/conditions.py)
+
+
+def test_a_refused_part_of_40_characters_is_shown_whole():
+    part = "{" + "1" * 38 + "}"
+    assert reject(part) == f"sets are not allowed: '{part}' at column 1"
+
+
+def test_a_refused_part_of_41_characters_is_cut_to_37_and_dots():
+    part = "{" + "1" * 39 + "}"
+    assert reject(part) == "sets are not allowed: '{" + "1" * 36 + "...' at column 1"
+
+
+def test_the_column_of_a_part_on_the_second_line_counts_that_lines_characters():
+    message = reject('(step.turns > 1 or\n"é" == f())')
+    assert message == "calls are not allowed: 'f(...)' at column 8 of line 2"
+
+
+def test_a_syntax_error_on_the_second_line_names_the_line():
+    assert reject("(1 +\n  > 2)") == (
+        "not a valid condition (invalid syntax) at column 3 of line 2"
+        " (wrap a condition that spans lines in parentheses)"
+    )
+
+
+def test_a_syntax_error_at_the_first_character_has_column_1():
+    error = pytest.raises(ConditionError, compile_condition, ")", ROOTS).value
+    assert (str(error), error.column, error.line) == (
+        "not a valid condition (unmatched ')') at column 1",
+        1,
+        1,
+    )
+
+
+def test_a_null_character_is_refused_without_a_column():
+    error = pytest.raises(ConditionError, compile_condition, "step.turns >\x00 1", ROOTS).value
+    assert (str(error), error.column, error.line) == (
+        "not a valid condition (source code string cannot contain null bytes)",
+        None,
+        1,
+    )
+
+
+def test_a_condition_too_deep_for_the_parser_is_refused():
+    source = "-" * 3000 + "1"
+    with pytest.raises(ConditionError, match="^the condition is nested too deeply$"):
+        compile_condition(source, ROOTS, max_length=10_000, max_nodes=10_000)
+
+
+def test_a_condition_too_big_for_memory_is_refused(monkeypatch):
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("bot.interventions.expressions.ast.parse", out_of_memory)
+    assert reject("step.turns > 1") == "the condition is nested too deeply"
+
+
+def test_an_expression_too_deep_to_evaluate_is_false_with_an_error():
+    source = "-" * 700 + "step.turns"
+    condition = compile_condition(source, ROOTS, max_length=10_000, max_nodes=10_000)
+    assert condition.check(CONTEXT) == Evaluation(False, "the expression is nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message", "line"),
+    [
+        (("x",), "x", 1),
+        (("x", 4), "x at column 4", 1),
+        (("x", 4, 2), "x at column 4 of line 2", 2),
+        (("x", 4, 3), "x at column 4 of line 3", 3),
+        (("x", None, 3), "x", 3),
+        (("x", 4, 1, "; hint"), "x at column 4; hint", 1),
+    ],
+)
+def test_a_condition_error_says_the_line_only_after_a_column_past_line_1(arguments, message, line):
+    error = ConditionError(*arguments)
+    assert (str(error), error.line) == (message, line)
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("-step.turns", -6),
+        ("-(2)", -2),
+        ("0 - 3", -3),
+        ("-step.minutes - 0.5", -12.5),
+        ("-measurements.mood.first", -4),
+        ("- -step.turns", 6),
+    ],
+)
+def test_a_minus_gives_the_negated_number(source, value):
+    found = compile_condition(source, ROOTS).value(CONTEXT)
+    assert (found, type(found)) == (value, type(value))
+
+
+def test_a_minus_before_a_fractional_number_negates_it():
+    context = {**CONTEXT, "step": {"turns": 6, "minutes": 2.5}}
+    assert compile_condition("-step.minutes", ROOTS).value(context) == -2.5
+
+
+def test_a_minus_before_text_is_false_with_an_error():
+    assert check("-profile.goal == 1") == Evaluation(
+        False, "'-' works on numbers only, not 'walk daily'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("notes.TOPICS[-1]", "work"),
+        ("notes.TOPICS[-2]", "sleep"),
+        ("notes.TOPICS[0]", "sleep"),
+        ("notes.TOPICS[1]", "work"),
+    ],
+)
+def test_a_list_index_reads_from_either_end(source, value):
+    assert compile_condition(source, ROOTS).value(CONTEXT) == value
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ('notes.TOPICS[-3] == "sleep"', "'notes.TOPICS[-3]' is not set"),
+        ('notes.TOPICS[2] == "sleep"', "'notes.TOPICS[2]' is not set"),
+        ("step[0] == 6", "'step[0]' is not set"),
+        ('notes.TOPICS.first == "sleep"', "'notes.TOPICS.first' is not set"),
+        ('profile.goal[0] == "w"', "'profile.goal[0]' is not set: 'profile.goal' is 'walk daily'"),
+    ],
+)
+def test_an_index_or_key_the_data_does_not_have_is_not_set(source, error):
+    assert check(source) == Evaluation(False, error)
+
+
+def test_evaluations_and_conditions_cannot_be_changed():
+    condition = compile_condition("step.turns > 1", ROOTS)
+    evaluation = condition.check(CONTEXT)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        evaluation.value = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        condition.source = "true"  # type: ignore[misc]
+
+
+def test_a_condition_shows_and_compares_as_its_text():
+    first, again = (compile_condition("step.turns > 1", ROOTS) for _ in range(2))
+    assert repr(first) == "Condition(source='step.turns > 1')"
+    assert first == again
+    assert hash(first) == hash(again)
+
+
+def test_conditions_of_one_text_are_equal_whatever_names_they_read():
+    as_a_root, as_an_alias = compile_condition("true", {"true"}), compile_condition("true", set())
+    assert (as_a_root.names(), as_an_alias.names()) == ({"true"}, set())
+    assert as_a_root == as_an_alias
+
+
+def test_no_condition_always_holds_and_reads_nothing():
+    assert holds(None, CONTEXT) == (True, {})
+
+
+def test_a_condition_holds_with_the_values_it_read():
+    found = holds('judgements.engaged.response == "yes" and step.turns > 5', CONTEXT)
+    assert found == (True, {"judgements.engaged.response": "yes", "step.turns": 6})
+
+
+def test_a_dotted_name_is_looked_up_key_by_key():
+    assert lookup(CONTEXT, "measurements.mood.last") == 7
+    assert lookup(CONTEXT, "measurements.mood.none") is None
+    assert lookup(CONTEXT, "profile.goal.x") is None
+
+
+def test_a_condition_is_compiled_once():
+    assert condition("step.turns > 1") is condition("step.turns > 1")

@@ -239,6 +239,28 @@ ROOTS = ["profile", "step", "participant", "notes", "judgements"]
         ("participant.weekday == profile.goal", []),
         ("-1 < step.turns", []),
         ('notes.TOPICS == ["a", "b"]', []),
+        (
+            '1 < step.turns <= "a"',
+            [
+                "'<=' compares numbers, dates or times, but `step.turns` is an integer and `\"a\"` is text"
+            ],
+        ),
+        (
+            "profile.goal + step.turns > 1",
+            [
+                "'+' works on numbers, but `profile.goal` is text (or none) and `step.turns` is an integer"
+            ],
+        ),
+        (
+            "step.turns - participant.flagged > 1",
+            [
+                "'-' works on numbers, but `step.turns` is an integer and `participant.flagged` is yes/no"
+            ],
+        ),
+        ("participant.local_time < participant.local_time", []),
+        ("participant.local_date >= participant.local_date", []),
+        ('profile.goal in ["a", "b"]', []),
+        ("participant.mood in notes.TOPICS", []),
     ],
 )
 def test_each_misuse_is_said_with_the_type_of_each_side(source: str, said: list[str]) -> None:
@@ -303,6 +325,10 @@ PICK = Type("choice", ("a", "b"))
         (literal_type("09:00"), Type("time"), None),
         (YES_NO, TEXT, "it is text, and the value is yes/no"),
         (TEXT, TEXT, None),
+        (PICK, PICK, None),
+        (TEXT, NUMBER, "it is number, and the value is text"),
+        (INTEGER, Type("date"), "it is date, and the value is an integer"),
+        (literal_type("x"), YES_NO, "it is yes/no, and the value is text"),
     ],
 )
 def test_what_may_be_stored_in_a_field(value: Type, target: Type, why: str | None) -> None:
