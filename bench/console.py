@@ -30,7 +30,7 @@ from bot.store.events import new_id, participant_stream  # noqa: E402
 from bot.store.services import Services  # noqa: E402
 from bot.web import create_app  # noqa: E402
 
-TOKEN = "bench-token"
+TOKEN = "bench-token-" + "x" * 32  # API tokens are at least 32 characters
 BASE = "https://tandem.example.org"
 PASSWORD = "bench password 123"
 

@@ -42,7 +42,7 @@ from bench.common import database, percentile  # noqa: E402
 from bot.store.schema import work_items  # noqa: E402
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
 
-TOKEN, AUTH = "bench-api-token", "bench-auth-token"
+TOKEN, AUTH = "bench-api-token-" + "x" * 32, "bench-auth-token"  # API tokens: 32+ characters
 PARTICIPANTS = 200
 BIN = Path(sys.executable).parent
 PATH = "/webhooks/twilio/inbound"
