@@ -129,7 +129,10 @@ class ConversationFlow:
         notes: list[str] = []
         applied = self.interventions.of(turn.participant)
         screened, lines = both_lines(
-            self.classifier, applied.screen.check(message.body), message.body, turn.trigger.event_id
+            self.classifier,
+            applied.screen.check(message.body),
+            self._for_llm(turn.participant, message.body),
+            turn.trigger.event_id,
         )
         events += lines
         if screened.crisis:
@@ -338,6 +341,13 @@ class ConversationFlow:
     ) -> tuple[BaseModel | None, list[EventData]]:
         client = client or self.client
         return client.structured(messages, model_cls, purpose=purpose, model=model)
+
+    def _for_llm(self, participant: Mapping[str, Any], text: str) -> str:
+        """`text` as the LLM may see it: redacted if the participant's intervention says so
+        (the second-line classifier's request, which does not go through `_llm`)."""
+        if not self.interventions.of(participant).redact_for_llm:
+            return text
+        return Redactor(participant.get("name"), self.settings.default_region).text(text)
 
     def _llm(self, participant: Mapping[str, Any]) -> Any:
         """The LLM client for this participant: redacting, if their intervention says so."""

@@ -56,6 +56,32 @@ def test_with_redact_for_llm_the_llm_sees_placeholders_and_the_message_is_stored
     assert received.body == SAID
 
 
+def test_the_second_line_classifier_sees_the_redacted_message_too(
+    make_conversation: Callable[..., Conversation],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    study(tmp_path, "redact_for_llm: true\n")
+    monkeypatch.setitem(MODULES, "step", StepModule(root=tmp_path))
+    conversation = make_conversation(DEFAULT_REGION="US", SAFETY_CLASSIFIER="auto")
+    conversation.enroll(intervention="study", name="Rosalind Featherstone")
+    conversation.receive(SAID)
+    verdict = {"category": "none", "severity": "none", "reason": "ordinary"}
+    conversation.fake.script(
+        ScriptedReply.text("Hi!"),
+        ScriptedReply.structured(verdict),
+        ScriptedReply.text("Tell me more."),
+    )
+    conversation.run()
+
+    [classified] = conversation.data("safety.classified")
+    assert classified.verdict == "none"
+    sent = _sent_to_llm(conversation)
+    for secret in ("Rosalind", "Featherstone", "415 555 0134", "rosalind.f@example.org"):
+        assert secret not in sent
+    assert sent.count("call me on [phone] or [email]") >= 2  # the classifier's and the step's
+
+
 def test_without_it_the_llm_sees_the_message_as_written(
     make_conversation: Callable[..., Conversation],
     tmp_path: Path,
