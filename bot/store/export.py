@@ -146,34 +146,22 @@ def export(
                 counts.messages += 1
                 step(1)
     written.append(out.path.name)
-    with _Writer(out_dir, "results", fmt, shape.columns(RESULTS)) as out:
-        step = advance("results", None)
-        for row in _participants(store, ids):
-            history = participant_events(store, row["participant_id"], RESULT_TYPES, upto)
-            for record in result_rows(history, row, since):
-                out.write(shape.result(record))
-                counts.results += 1
-                step(1)
-    written.append(out.path.name)
-    with _Writer(out_dir, "retrievals", fmt, shape.columns(RETRIEVALS)) as out:
-        step = advance("retrievals", None)
-        for row in _participants(store, ids):
-            pid = row["participant_id"]
-            history = participant_events(store, pid, RETRIEVAL_TYPES, upto)
-            for record in retrieval_rows(history, pid, since):
-                out.write(shape.record(record))
-                counts.retrievals += 1
-                step(1)
-    written.append(out.path.name)
-    with _Writer(out_dir, "forms", fmt, shape.columns(FORMS)) as out:
-        step = advance("forms", None)
-        for row in _participants(store, ids):
-            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
-            for record in form_rows(history, row, since):
-                out.write(shape.form_value(record))
-                counts.forms += 1
-                step(1)
-    written.append(out.path.name)
+    # The analysis files: each a fold of the participant's events of a few types.
+    analyses = (
+        ("results", RESULTS, RESULT_TYPES, result_rows, shape.result),
+        ("retrievals", RETRIEVALS, RETRIEVAL_TYPES, _retrieval_rows, shape.record),
+        ("forms", FORMS, FORM_TYPES, form_rows, shape.form_value),
+    )
+    for name, columns, types, rows_of, shaped in analyses:
+        with _Writer(out_dir, name, fmt, shape.columns(columns)) as out:
+            step = advance(name, None)
+            for row in _participants(store, ids):
+                history = participant_events(store, row["participant_id"], types, upto)
+                for record in rows_of(history, row, since):
+                    out.write(shaped(record))
+                    setattr(counts, name, getattr(counts, name) + 1)
+                    step(1)
+        written.append(out.path.name)
     for name, text in (documents or {}).items():
         written.append(_document(out_dir, name, text))
     if not pseudonymise:
@@ -531,3 +519,8 @@ def _file_lines(
     else:
         for raw in _events(store, upto, since, ()):
             yield line(event_record(raw))
+
+
+def _retrieval_rows(history: Any, row: Any, since: Any) -> Any:
+    """retrievals.csv's rows of one participant (`retrieval_rows` takes their id)."""
+    return retrieval_rows(history, row["participant_id"], since)
