@@ -2,20 +2,20 @@
 
 A turn shows the LLM the last `CHAT_HISTORY_LIMIT` messages (bot.conversation.transcript_llm)
 and an intervention's templates the same window (`turns()`); everything else a turn decides on
-is in projections (bot.store.memory, timers). The query walks the stream's
-(stream_id, stream_version) index backwards and stops after `rows` message events, so its cost
-does not grow with the stream.
+is in projections (bot.store.memory, timers). The query walks the partial index of the
+stream's window events (ix_events_window: stream_id, stream_version) backwards and stops after
+`rows` of them, so its cost does not grow with the stream.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, and_, bindparam, select
+from sqlalchemy import Connection, and_, bindparam, select, text
 
 from bot.store.event_store import row_to_event
 from bot.store.event_types.interventions import StepEntered
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
-from bot.store.schema import events
+from bot.store.schema import WINDOW_EVENT_TYPES, WINDOW_PREDICATE, events
 from bot.store.sealing import Sealer
 
 # The window's events: messages both ways, and where an intervention's steps began (which
@@ -23,16 +23,14 @@ from bot.store.sealing import Sealer
 # do the parts of a long message sent in several, so a window of `limit` messages reads twice
 # as many events (`window_rows`).
 WINDOW_TYPES = (MessageReceived.event_type, MessageQueued.event_type, StepEntered.event_type)
+if WINDOW_TYPES != WINDOW_EVENT_TYPES:  # the partial index ix_events_window is built on those
+    raise RuntimeError(f"window types {WINDOW_TYPES} differ from the schema's index predicate")
 
+# The literal predicate (not bound parameters) lets the planner use the partial index
+# ix_events_window: walked backwards, it stops after `n` rows whatever the stream's length.
 _WINDOW = (
     select(events)
-    .where(
-        and_(
-            events.c.stream_id == bindparam("s"),
-            events.c.stream_version > 0,  # the stream's index serves filter and order
-            events.c.event_type.in_(WINDOW_TYPES),
-        )
-    )
+    .where(and_(events.c.stream_id == bindparam("s"), text(WINDOW_PREDICATE)))
     .order_by(events.c.stream_version.desc())
     .limit(bindparam("n"))
 )

@@ -3,11 +3,16 @@ step events of the stream, oldest first; none for 0; every message for -1 ("all"
 
 from __future__ import annotations
 
+from typing import Any
+
+from sqlalchemy import event
+
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.event_types.interventions import StepEntered
 from bot.store.events import participant_stream
-from bot.store.recent import last_messages
+from bot.store.recent import WINDOW_TYPES, last_messages
+from bot.store.schema import WINDOW_EVENT_TYPES, WINDOW_PREDICATE, events
 from tests.factories import enrolled, received
 
 
@@ -28,3 +33,53 @@ def test_the_window_holds_the_last_messages_and_steps_in_order(store: EventStore
     assert [e.data.body for e in window[:-1]] == [f"m{n}" for n in range(21, 30)]
     assert len(everything) == 31 and everything[0].data.body == "m0"
     assert nothing == []
+
+
+def _window_plan(store: EventStore, stream: str) -> str:
+    """The database's plan of the window query, as the turn issues it (no ANALYZE: the plan a
+    fresh table gets, which is where the planner went wrong before)."""
+    issued: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+        if "FROM events" in statement:  # not the data keys that open sealed fields
+            issued.append((statement, parameters))
+
+    with store.reading() as conn:
+        event.listen(conn, "before_cursor_execute", record)
+        last_messages(conn, stream, 50, store.sealer)
+        event.remove(conn, "before_cursor_execute", record)
+        ((sql, params),) = issued
+        if conn.dialect.name == "sqlite":
+            rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
+            return " | ".join(row[3] for row in rows)
+        return " | ".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {sql}", params))
+
+
+def test_the_window_walks_the_streams_index_backwards_without_sorting(store: EventStore) -> None:
+    """Its cost must not grow with the stream: read in index order and stopped at the limit,
+    never every message of the stream gathered and sorted (PostgreSQL did that, intersecting
+    the stream's index with the event-type index, until the partial index ix_events_window)."""
+    people = [enrolled(phone=f"+1416555{n:04d}") for n in range(3)]
+    noise = LLMCalled(call_id="c", purpose="intake", model="m", messages=[])
+    for person in people:
+        payloads: list[Any] = [person]
+        for n in range(400):
+            payloads += [received(f"SM{n}", body=f"m{n}", phone=person.phone), noise]
+        store.append(participant_stream(person.participant_id), payloads)
+    plan = _window_plan(store, participant_stream(people[0].participant_id))
+    if store.engine.dialect.name == "sqlite":
+        assert "TEMP B-TREE" not in plan, plan
+        assert "(stream_id=?" in plan and "ix_events_event_type_seq" not in plan, plan
+    else:
+        assert "Index Scan Backward using ix_events_window" in plan, plan
+        assert "Sort" not in plan and "BitmapAnd" not in plan, plan
+
+
+def test_the_window_index_covers_exactly_the_window_types() -> None:
+    """The partial index's predicate is built from the schema's list; the window reads the
+    same types (a type added to one and not the other would quietly lose the index)."""
+    index = next(i for i in events.indexes if i.name == "ix_events_window")
+    predicate = str(index.dialect_options["postgresql"]["where"])
+    assert sorted(WINDOW_TYPES) == sorted(WINDOW_EVENT_TYPES)
+    assert all(f"'{name}'" in predicate for name in WINDOW_TYPES), predicate
+    assert predicate == WINDOW_PREDICATE
