@@ -22,7 +22,8 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -30,21 +31,21 @@ from typing import IO, Any, Literal
 
 from sqlalchemy import and_, func, or_, select
 
-from bot.store.event_store import EventStore, opened_row
+from bot.store.event_store import EventStore, opened_row, row_to_event
 from bot.store.event_types.exports import ExportWritten
-from bot.store.events import NewEvent, participant_stream
+from bot.store.event_types.messages import MessageSent
+from bot.store.events import Event, NewEvent, participant_stream
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.results import (
     RESULT_COLUMNS,
     RESULT_TYPES,
     RETRIEVAL_COLUMNS,
     RETRIEVAL_TYPES,
-    participant_events,
     result_rows,
     retrieval_rows,
 )
-from bot.store.schema import events, participants
-from bot.store.transcript import LINE_TYPES, TranscriptLine, local, read_lines, zone
+from bot.store.schema import events, outbox, participants
+from bot.store.transcript import LINE_TYPES, TranscriptLine, build, local, zone
 
 Format = Literal["csv", "jsonl"]
 FreeText = Literal["keep", "drop"]
@@ -137,31 +138,25 @@ def export(
             counts.participants += 1
             step(1)
     written.append(out.path.name)
-    with _Writer(out_dir, "messages", fmt, shape.columns(MESSAGE_COLUMNS)) as out:
-        step = advance("messages", _count_events(store, upto, since, ids, LINE_TYPES))
-        for row in _participants(store, ids):
-            tz_name = row["timezone"]
-            for line in read_lines(store, row["participant_id"], since=since, upto=upto):
-                out.write(shape.record(message_record(line, tz_name)))
-                counts.messages += 1
-                step(1)
-    written.append(out.path.name)
-    # The analysis files: each a fold of the participant's events of a few types.
-    analyses = (
-        ("results", RESULTS, RESULT_TYPES, result_rows, shape.result),
-        ("retrievals", RETRIEVALS, RETRIEVAL_TYPES, _retrieval_rows, shape.record),
-        ("forms", FORMS, FORM_TYPES, form_rows, shape.form_value),
-    )
-    for name, columns, types, rows_of, shaped in analyses:
-        with _Writer(out_dir, name, fmt, shape.columns(columns)) as out:
-            step = advance(name, None)
-            for row in _participants(store, ids):
-                history = participant_events(store, row["participant_id"], types, upto)
-                for record in rows_of(history, row, since):
-                    out.write(shaped(record))
-                    setattr(counts, name, getattr(counts, name) + 1)
-                    step(1)
-        written.append(out.path.name)
+    # The per-participant files, written side by side from one read of each batch of
+    # participants' events (see `participant_records`).
+    shaped = {"messages": shape.record, "results": shape.result}
+    shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    with ExitStack() as files:
+        outs, steps = {}, {}
+        for name in PER_PARTICIPANT:
+            outs[name] = files.enter_context(
+                _Writer(out_dir, name, fmt, shape.columns(FILES[name]))
+            )
+            total = (
+                _count_events(store, upto, since, ids, LINE_TYPES) if name == "messages" else None
+            )
+            steps[name] = advance(name, total)
+        for name, record in participant_records(store, PER_PARTICIPANT, ids, upto, since):
+            outs[name].write(shaped[name](record))
+            setattr(counts, name, getattr(counts, name) + 1)
+            steps[name](1)
+    written += [outs[name].path.name for name in PER_PARTICIPANT]
     for name, text in (documents or {}).items():
         written.append(_document(out_dir, name, text))
     if not pseudonymise:
@@ -333,7 +328,13 @@ def _iso(value: object) -> str:
     raise TypeError(f"cannot export a {type(value).__name__}")
 
 
+# Cells written as they are: most cells of an export (checked first, by exact type).
+_AS_IS = frozenset((str, int, float))
+
+
 def _cell(value: object) -> object:
+    if type(value) in _AS_IS:
+        return value
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -365,6 +366,14 @@ def _count_participants(store: EventStore) -> int:
 
 def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
     """Participant rows in order of enrollment, `batch` at a time (keyset paging)."""
+    for rows in _participant_batches(store, ids, batch):
+        yield from rows
+
+
+def _participant_batches(
+    store: EventStore, ids: Sequence[str], batch: int
+) -> Iterator[list[dict[str, Any]]]:
+    """Participant rows in order of enrollment, in lists of `batch` (keyset paging)."""
     table = participants
     last: tuple[datetime, str] | None = None
     while True:
@@ -382,7 +391,7 @@ def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> It
             rows = [dict(r._mapping) for r in conn.execute(query)]
         if not rows:
             return
-        yield from rows
+        yield rows
         last = (rows[-1]["enrolled_at"], rows[-1]["participant_id"])
 
 
@@ -495,27 +504,9 @@ def _file_lines(
     if name == "participants":
         for row in _participants(store, ()):
             yield line(participant_record(row))
-    elif name == "messages":
-        for row in _participants(store, ()):
-            for message in read_lines(store, row["participant_id"], since=since, upto=upto):
-                yield line(message_record(message, row["timezone"]))
-    elif name == "results":
-        for row in _participants(store, ()):
-            history = participant_events(store, row["participant_id"], RESULT_TYPES, upto)
-            for record in result_rows(history, row, since):
-                yield line(record)
-    elif name == "forms":
-        for row in _participants(store, ()):
-            history = participant_events(store, row["participant_id"], FORM_TYPES, upto)
-            for record in form_rows(history, row, since):
-                yield line(record)
-    elif name == "retrievals":
-        for row in _participants(store, ()):
-            pid = row["participant_id"]
-            for record in retrieval_rows(
-                participant_events(store, pid, RETRIEVAL_TYPES, upto), pid, since
-            ):
-                yield line(record)
+    elif name in PER_PARTICIPANT:
+        for _name, record in participant_records(store, (name,), (), upto, since):
+            yield line(record)
     else:
         for raw in _events(store, upto, since, ()):
             yield line(event_record(raw))
@@ -524,3 +515,88 @@ def _file_lines(
 def _retrieval_rows(history: Any, row: Any, since: Any) -> Any:
     """retrievals.csv's rows of one participant (`retrieval_rows` takes their id)."""
     return retrieval_rows(history, row["participant_id"], since)
+
+
+# The per-participant analysis files: the event types each is a fold of, and the fold.
+ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]]]]] = {
+    "results": (RESULT_TYPES, result_rows),
+    "retrievals": (RETRIEVAL_TYPES, _retrieval_rows),
+    "forms": (FORM_TYPES, form_rows),
+}
+PER_PARTICIPANT = ("messages", *ANALYSES)
+# A message line's events: the messages, and `message.sent` for its segment count.
+MESSAGE_TYPES = (*LINE_TYPES, MessageSent.event_type)
+
+
+def participant_records(
+    store: EventStore,
+    names: Sequence[str],
+    ids: Sequence[str],
+    upto: int,
+    since: datetime | None,
+    batch: int = 100,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, record) of the per-participant files `names` (`messages`, `results`,
+    `retrievals`, `forms`), participant by participant in order of enrollment.
+
+    Each batch of participants is read in one query of their events of the types those files
+    fold (walking each stream's index, so the export stays linear in participants) and one of
+    their outbox rows; a batch's events are held in memory while its records are made.
+    """
+    wanted = set(names)
+    types: set[str] = set()
+    for name in names:
+        types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
+    for rows in _participant_batches(store, ids, batch):
+        streams = [participant_stream(row["participant_id"]) for row in rows]
+        histories = _histories(store, streams, sorted(types), upto)
+        sent = _outbox_rows(store, streams) if "messages" in wanted else {}
+        for row, stream in zip(rows, streams, strict=True):
+            history = histories.get(stream, [])
+            if "messages" in wanted:
+                for line in build(_message_events(history, since), sent):
+                    yield "messages", message_record(line, row["timezone"])
+            for name in names:
+                if name in ANALYSES:
+                    kinds, rows_of = ANALYSES[name]
+                    folded = [ev for ev in history if ev.event_type in kinds]
+                    for record in rows_of(folded, row, since):
+                        yield name, record
+
+
+def _histories(
+    store: EventStore, streams: Sequence[str], types: Sequence[str], upto: int
+) -> dict[str, list[Event]]:
+    """The streams' events of `types` up to seq `upto`, in order, by stream: one query
+    (a server-side cursor on PostgreSQL) through the (stream_id, stream_version) index."""
+    query = (
+        select(events)
+        .where(
+            events.c.stream_id.in_(list(streams)),
+            events.c.event_type.in_(list(types)),
+            events.c.seq <= upto,
+        )
+        .order_by(events.c.stream_id, events.c.stream_version)
+    )
+    by_stream: dict[str, list[Event]] = {}
+    with store.reading() as conn:
+        for row in conn.execution_options(yield_per=1000).execute(query):
+            by_stream.setdefault(row.stream_id, []).append(row_to_event(row, store.sealer, conn))
+    return by_stream
+
+
+def _outbox_rows(store: EventStore, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The outbox rows of the streams' messages (status, error, sent time), by outbox id."""
+    query = select(outbox).where(outbox.c.stream_id.in_(list(streams)))
+    with store.reading() as conn:
+        return {row.outbox_id: dict(row._mapping) for row in conn.execute(query)}
+
+
+def _message_events(history: Sequence[Event], since: datetime | None) -> list[Event]:
+    """A participant's message events (from `since`) and every `message.sent`."""
+    return [
+        ev
+        for ev in history
+        if ev.event_type == MessageSent.event_type
+        or (ev.event_type in LINE_TYPES and (since is None or ev.occurred_at >= since))
+    ]

@@ -6,16 +6,15 @@ description each, are what the codebook (bot.interventions.codebook) describes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.store.event_store import EventStore
 from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
 from bot.store.event_types.retrieval import RetrievalDone
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed, TimerScheduled
-from bot.store.events import Event, participant_stream
+from bot.store.events import Event
 from bot.store.transcript import local, zone
 
 
@@ -75,17 +74,6 @@ RETRIEVAL_COLUMNS = (
 RESULT_TYPES = ("measurement.asked", "measurement.recorded", "measurement.rejected")
 RESULT_TYPES += ("measurement.missed", "timer.scheduled")
 RETRIEVAL_TYPES = ("retrieval.done",)
-
-
-def participant_events(
-    store: EventStore, participant_id: str, types: Sequence[str], upto: int
-) -> Iterator[Event]:
-    """A participant's events of `types`, in order, up to seq `upto`."""
-    stream = participant_stream(participant_id)
-    for ev in store.read_all(stream_id=stream, event_types=types):
-        if ev.seq > upto:
-            return
-        yield ev
 
 
 def result_rows(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from bot.channel import outbound
 from bot.core.clock import FakeClock
@@ -264,3 +265,32 @@ def test_the_command_refuses_bad_options_clearly(
     assert result.returncode == 2
     assert complaint in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_export_reads_the_events_in_a_query_per_batch_of_participants_not_per_participant(
+    store: EventStore, tmp_path: Path
+) -> None:
+    """Linear in participants: the per-participant files (messages, results, retrievals,
+    forms) come from one events query per batch of participants, whatever their number."""
+    for n in range(30):
+        person = enrolled(phone=f"+1416555{n:04d}")
+        store.append(
+            participant_stream(person.participant_id),
+            [person, received(f"SM{n}", body=f"hello {n}", phone=person.phone)],
+        )
+    issued: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM events" in statement:
+            issued.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        counts = export(store, tmp_path / "out")
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    assert counts.messages == 30 and counts.participants == 30
+    per_stream = [s for s in issued if "events.stream_id IN" in s]
+    # 30 participants fit in one batch: one read of their events for the four files.
+    assert len(per_stream) == 1, per_stream
+    assert len(issued) <= 6, issued  # + the last seq, the counts, the raw events file
