@@ -16,10 +16,10 @@ import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import Connection, Select, and_, exists, func, select
 
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
@@ -86,6 +86,7 @@ class Worker:
         self.max_attempts = max_attempts
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self._beat = _Heartbeat(self)
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 0.5) -> None:
         """Work until `stop` is set; sleep on the work wake-up when nothing is due."""
@@ -101,88 +102,68 @@ class Worker:
     def run_once(self, candidates: int = 20) -> int:
         """Claim one participant with due work and drain it; returns the items handled."""
         now = self.services.clock.now()
-        query = (
-            select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
-            .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
-            .group_by(work_items.c.participant_id)
-            .order_by("first")
-            .limit(candidates)
-        )
-        with self.store.reading() as conn:
-            rows = conn.execute(query).all()
-        for row in rows:
-            head = self._head(row.participant_id)
-            if head is None or head["available_at"] > now:
-                continue
-            if acquire(
-                self.store.engine, _lease_name(row.participant_id), self.name, now, self.lease
-            ):
-                try:
-                    return self.drain(row.participant_id, first=head)
-                finally:
-                    release(self.store.engine, _lease_name(row.participant_id), self.name)
+        # One pooled connection for the whole claim and drain: a checkout (and on PostgreSQL
+        # its `pool_pre_ping`) per drain, not per statement group.
+        with self.store.pinned():
+            with self.store.reading() as conn:
+                heads = [dict(row._mapping) for row in conn.execute(_heads(candidates))]
+            for head in heads:
+                if head["available_at"] > now:
+                    continue
+                name = _lease_name(head["participant_id"])
+                if self._acquire(name, now):
+                    try:
+                        return self.drain(head["participant_id"], first=head, claimed_at=now)
+                    finally:
+                        with self.store.transaction() as tx:
+                            release(tx.conn, name, self.name)
         return 0
 
-    def drain(self, participant_id: str, first: dict[str, Any] | None = None) -> int:
+    def drain(
+        self,
+        participant_id: str,
+        first: dict[str, Any] | None = None,
+        claimed_at: datetime | None = None,
+    ) -> int:
         """Handle a claimed participant's due items in order, renewing the lease as it goes.
-        `first` is their due head item, read just before the lease was taken (not read again)."""
+        `first` is their due head item, read just before the lease was taken at `claimed_at`
+        (re-checked in the turn's own read, bot.runtime.worker._turn)."""
         handled = 0
         item = first
-        while True:
-            if item is None:
-                now = self.services.clock.now()
-                item = self._head(participant_id)
-                if item is None or item["available_at"] > now:
-                    return handled
-                if not acquire(
-                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-                ):
-                    log.warning(
-                        "worker %s lost the lease of participant %s", self.name, participant_id
-                    )
-                    return handled
-            self.process(item)
-            handled += 1
-            item = None
+        name = _lease_name(participant_id)
+        with self.store.pinned(), self._beat.holding(name, claimed_at):
+            while True:
+                if item is None:
+                    now = self.services.clock.now()
+                    item = self._head(participant_id)
+                    if item is None or item["available_at"] > now:
+                        return handled
+                    if not self._beat.still_held(now):
+                        log.warning(
+                            "worker %s lost the lease of participant %s", self.name, participant_id
+                        )
+                        return handled
+                self._process(item)
+                handled += 1
+                item = None
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
-        with self._heartbeat(item["participant_id"]):
+        with self._beat.holding(_lease_name(item["participant_id"]), None):
             self._process(item)
 
-    @contextmanager
-    def _heartbeat(self, participant_id: str) -> Iterator[None]:
-        """Keep renewing the lease while a turn runs: LLM calls can outlast one lease."""
-        done = threading.Event()
-        every = self.lease.total_seconds() / 3
-
-        def renew() -> None:
-            while not done.wait(every):
-                now = self.services.clock.now()
-                if not acquire(
-                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-                ):
-                    log.warning(
-                        "worker %s could not renew the lease of participant %s",
-                        self.name,
-                        participant_id,
-                    )
-                    return
-
-        beat = threading.Thread(target=renew, name=f"{self.name}-heartbeat", daemon=True)
-        beat.start()
-        try:
-            yield
-        finally:
-            done.set()
-            beat.join()
+    def _acquire(self, name: str, now: datetime) -> bool:
+        """Take or renew a lease in a write transaction of this thread's (pinned) connection."""
+        with self.store.transaction() as tx:
+            return acquire(tx.conn, name, self.name, now, self.lease)
 
     def _process(self, item: dict[str, Any]) -> None:
         stream = participant_stream(item["participant_id"])
         for attempt in (1, 2):
-            if self._head(item["participant_id"]) is None:
+            read = self._turn(item)
+            if read is None:
                 return  # taken over (or done) meanwhile: the item waits, still pending
-            turn, version = self._turn(item)
+            turn, version = read
             try:
                 decided = self._decide(turn)
             except Exception as exc:  # noqa: BLE001 - a failing turn must not stop the queue
@@ -247,30 +228,21 @@ class Worker:
         )
 
     def _head(self, participant_id: str) -> dict[str, Any] | None:
-        query = (
-            select(work_items)
-            .where(
-                and_(
-                    work_items.c.participant_id == participant_id,
-                    work_items.c.status == "pending",
-                    NOT_TAKEN_OVER,
-                )
-            )
-            .order_by(work_items.c.seq)
-            .limit(1)
-        )
         with self.store.reading() as conn:
-            row = conn.execute(query).first()
-        return dict(row._mapping) if row else None
+            return _read_head(conn, participant_id)
 
-    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int]:
+    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int] | None:
         """What the turn is decided on, in one read transaction of a fixed number of bounded
-        statements: the participant row (its `memory` holds what the stream says,
+        statements: the participant's head item (None if it is no longer `item`: taken over
+        or done meanwhile), the participant row (its `memory` holds what the stream says,
         bot.store.memory), the trigger or timer, the pending timers and the last messages
         (`history()`, bot.store.recent)."""
         pid = item["participant_id"]
         stream = participant_stream(pid)
         with self.store.reading() as conn:
+            head = _read_head(conn, pid)
+            if head is None or head["work_id"] != item["work_id"]:
+                return None
             participant = conn.execute(
                 select(participants).where(participants.c.participant_id == pid)
             ).first()
@@ -305,6 +277,109 @@ class Worker:
             pending=pending,
         )
         return turn, int(row["version"])
+
+
+class _Heartbeat:
+    """Keeps renewing the lease a worker holds while it works (an LLM call can outlast one
+    lease): one thread per worker, started when it first claims a participant and ending once
+    it finds nothing held, instead of a thread started and joined per turn."""
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+        self._lock = threading.Lock()  # guards the fields below; held while renewing
+        self._name: str | None = None  # the lease held, if any
+        self._renewed: datetime | None = None  # when it was last taken or renewed
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def holding(self, name: str, renewed: datetime | None) -> Iterator[None]:
+        """Renew lease `name` (taken or renewed at `renewed`, if known) until the block ends.
+        Once it ends the thread renews nothing more, so a release that follows is final."""
+        with self._lock:
+            self._name, self._renewed = name, renewed
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"{self._worker.name}-heartbeat", daemon=True
+                )
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._name = self._renewed = None
+
+    def still_held(self, now: datetime) -> bool:
+        """Whether the lease is still the worker's at `now`: renewed less than a third of a
+        lease ago it cannot have lapsed; otherwise it is renewed here."""
+        worker = self._worker
+        with self._lock:
+            if self._name is None:
+                return False
+            if self._renewed is not None and now - self._renewed < worker.lease / 3:
+                return True
+            if not worker._acquire(self._name, now):
+                return False
+            self._renewed = now
+            return True
+
+    def _run(self) -> None:
+        worker = self._worker
+        every = worker.lease.total_seconds() / 3
+        while True:
+            threading.Event().wait(every)
+            with self._lock:
+                if self._name is None:
+                    self._thread = None  # idle: a later claim starts a new thread
+                    return
+                now = worker.services.clock.now()
+                if acquire(worker.store.engine, self._name, worker.name, now, worker.lease):
+                    self._renewed = now
+                    continue
+                log.warning("worker %s could not renew the lease %s", worker.name, self._name)
+                self._renewed = None  # the drain checks again before its next item
+
+
+def _heads(candidates: int) -> Select[Any]:
+    """The due-or-not head items (the first pending item by seq) of up to `candidates`
+    participants not taken over, oldest first, in one statement."""
+    first = (
+        select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
+        .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
+        .group_by(work_items.c.participant_id)
+        .order_by("first")
+        .limit(candidates)
+        .subquery()
+    )
+    return (
+        select(work_items)
+        .join(
+            first,
+            and_(
+                work_items.c.participant_id == first.c.participant_id,
+                work_items.c.seq == first.c.first,
+            ),
+        )
+        .where(work_items.c.status == "pending")
+        .order_by(work_items.c.seq)
+    )
+
+
+def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
+    """A participant's first pending item, unless their conversation is taken over."""
+    query = (
+        select(work_items)
+        .where(
+            and_(
+                work_items.c.participant_id == participant_id,
+                work_items.c.status == "pending",
+                NOT_TAKEN_OVER,
+            )
+        )
+        .order_by(work_items.c.seq)
+        .limit(1)
+    )
+    row = conn.execute(query).first()
+    return dict(row._mapping) if row else None
 
 
 def _passive(event: Event) -> bool:
