@@ -20,13 +20,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Select, and_, exists, func, select
+from sqlalchemy.exc import IntegrityError
 
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
 from bot.store.event_store import ConcurrencyError, row_to_event
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
-from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.store.events import (
+    PARTICIPANT_PREFIX,
+    Event,
+    EventData,
+    NewEvent,
+    new_id,
+    participant_stream,
+)
 from bot.store.leases import acquire, release
 from bot.store.queries import pending_timers
 from bot.store.recent import last_messages
@@ -112,11 +120,7 @@ class Worker:
                     continue
                 name = _lease_name(head["participant_id"])
                 if self._acquire(name, now):
-                    try:
-                        return self.drain(head["participant_id"], first=head, claimed_at=now)
-                    finally:
-                        with self.store.transaction() as tx:
-                            release(tx.conn, name, self.name)
+                    return self.drain(head["participant_id"], first=head, claimed_at=now)
         return 0
 
     def drain(
@@ -125,59 +129,74 @@ class Worker:
         first: dict[str, Any] | None = None,
         claimed_at: datetime | None = None,
     ) -> int:
-        """Handle a claimed participant's due items in order, renewing the lease as it goes.
-        `first` is their due head item, read just before the lease was taken at `claimed_at`
-        (re-checked in the turn's own read, bot.runtime.worker._turn)."""
+        """Handle a claimed participant's due items in order, renewing the lease as it goes,
+        and release it. `first` is their due head item, read just before the lease was taken at
+        `claimed_at` (re-checked in the turn's own read, bot.runtime.worker._turn). The commit
+        of a turn reads the next head item and releases the lease when none is due."""
         handled = 0
         item = first
         name = _lease_name(participant_id)
-        with self.store.pinned(), self._beat.holding(name, claimed_at):
-            while True:
-                if item is None:
-                    now = self.services.clock.now()
-                    item = self._head(participant_id)
-                    if item is None or item["available_at"] > now:
-                        return handled
-                    if not self._beat.still_held(now):
-                        log.warning(
-                            "worker %s lost the lease of participant %s", self.name, participant_id
-                        )
-                        return handled
-                self._process(item)
-                handled += 1
-                item = None
+        released = False
+        with self.store.pinned():
+            try:
+                with self._beat.holding(name, claimed_at):
+                    while True:
+                        if item is None:
+                            item = self._head(participant_id)
+                        if item is None or item["available_at"] > self.services.clock.now():
+                            return handled
+                        if handled and not self._beat.still_held(self.services.clock.now()):
+                            log.warning(
+                                "worker %s lost the lease of participant %s",
+                                self.name,
+                                participant_id,
+                            )
+                            return handled
+                        after = self._process(item, release=name)
+                        handled += 1
+                        if after is RELEASED:
+                            released = True
+                            return handled
+                        item = after
+            finally:
+                if not released:
+                    with self.store.transaction() as tx:
+                        release(tx.conn, name, self.name)
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
         with self._beat.holding(_lease_name(item["participant_id"]), None):
-            self._process(item)
+            self._process(item, release=None)
 
     def _acquire(self, name: str, now: datetime) -> bool:
         """Take or renew a lease in a write transaction of this thread's (pinned) connection."""
         with self.store.transaction() as tx:
             return acquire(tx.conn, name, self.name, now, self.lease)
 
-    def _process(self, item: dict[str, Any]) -> None:
+    def _process(self, item: dict[str, Any], release: str | None) -> Next:
+        """One turn of `item`. With `release` (the lease's name), the commit of the decision
+        also reads the participant's next head item and, if none is due, gives the lease up:
+        returns that head, RELEASED, or None (nothing read: the caller reads the head)."""
         stream = participant_stream(item["participant_id"])
         for attempt in (1, 2):
             read = self._turn(item)
             if read is None:
-                return  # taken over (or done) meanwhile: the item waits, still pending
+                return None  # taken over (or done) meanwhile: the item waits, still pending
             turn, version = read
             try:
                 decided = self._decide(turn)
             except Exception as exc:  # noqa: BLE001 - a failing turn must not stop the queue
                 log.exception("work item %s (%s) failed", item["work_id"], item["kind"])
                 self._fail(item, f"{type(exc).__name__}: {exc}")
-                return
+                return None
             try:
-                self._commit(stream, decided, version)
-                return
+                return self._commit(stream, decided, version, release)
             except ConcurrencyError as exc:
                 if attempt == 2:
                     self._fail(item, "the participant's stream kept changing during the turn")
-                    return
+                    return None
                 log.info("work item %s: %s; deciding again", item["work_id"], exc)
+        return None  # pragma: no cover - the loop always returns
 
     def _decide(self, turn: Turn) -> list[EventData | NewEvent]:
         status = turn.participant["status"]
@@ -186,14 +205,41 @@ class Worker:
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]
 
-    def _commit(self, stream: str, decided: list[EventData | NewEvent], version: int) -> None:
+    def _commit(
+        self, stream: str, decided: list[EventData | NewEvent], version: int, release: str | None
+    ) -> Next:
         try:
-            self.store.append(stream, decided, expected_version=version)
+            return self._append(stream, decided, version, release)
         except ConcurrencyError:
             moved = self.store.load(stream, after_version=version)
             if any(not _passive(e) for e in moved):
                 raise
-            self.store.append(stream, decided, expected_version=moved[-1].stream_version)
+            return self._append(stream, decided, moved[-1].stream_version, release)
+
+    def _append(
+        self, stream: str, decided: list[EventData | NewEvent], version: int, lease: str | None
+    ) -> Next:
+        """Append the decision at `version` (EventStore.append's ConcurrencyError if the stream
+        moved); with `lease`, in the same transaction, read the next head item and release the
+        lease if none is due. The heartbeat renews nothing meanwhile, and nothing after a
+        release."""
+        if lease is None:
+            self.store.append(stream, decided, expected_version=version)
+            return None
+        pid = stream.removeprefix(PARTICIPANT_PREFIX)
+        with self._beat.paused() as beat:
+            try:
+                with self.store.transaction() as tx:
+                    tx.append(stream, decided, expected_version=version)
+                    head = _read_head(tx.conn, pid)
+                    if head is not None and head["available_at"] <= self.services.clock.now():
+                        return head
+                    release(tx.conn, lease, self.name)
+            except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
+                actual = self.store.version(stream)
+                raise ConcurrencyError(stream, version, actual) from exc
+            beat.drop()
+        return RELEASED
 
     def _fail(self, item: dict[str, Any], error: str) -> None:
         now = self.services.clock.now()
@@ -308,6 +354,17 @@ class _Heartbeat:
             with self._lock:
                 self._name = self._renewed = None
 
+    @contextmanager
+    def paused(self) -> Iterator[_Heartbeat]:
+        """No renewal while the block runs (a transaction that may release the lease): call
+        `drop()` in it once the lease is released."""
+        with self._lock:
+            yield self
+
+    def drop(self) -> None:
+        """Renew nothing more (the lease was released); only inside `paused()`."""
+        self._name = self._renewed = None
+
     def still_held(self, now: datetime) -> bool:
         """Whether the lease is still the worker's at `now`: renewed less than a third of a
         lease ago it cannot have lapsed; otherwise it is renewed here."""
@@ -337,6 +394,15 @@ class _Heartbeat:
                     continue
                 log.warning("worker %s could not renew the lease %s", worker.name, self._name)
                 self._renewed = None  # the drain checks again before its next item
+
+
+class _Released:
+    """The lease was released with the turn's commit: nothing more is due."""
+
+
+RELEASED = _Released()
+# What a turn leaves the drain: the next head item, RELEASED, or None (the head is unknown).
+Next = dict[str, Any] | _Released | None
 
 
 def _heads(candidates: int) -> Select[Any]:

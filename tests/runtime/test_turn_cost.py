@@ -257,20 +257,25 @@ def test_a_turn_at_10000_prior_events_costs_what_it_costs_at_10(
     assert not any("llm_called" in s or "'llm.called'" in s for s in at[10_000].statements)
 
     # What the worker itself costs a turn, pinned so that a regression fails here: one pooled
-    # connection for the claim and drain, and 6 transactions of 9 statements besides the
-    # append: the candidates' head items, the lease (one upsert), the turn's read (the head
-    # re-checked, the participant, the trigger, pending timers, the last messages), the next
-    # head, the release. Before (issue 15): 11 statements in 8 transactions on 8 checkouts.
+    # connection for the claim and drain, 4 transactions, and 7 statements besides the append:
+    # the candidates' head items, the lease (one upsert), the turn's read (the head re-checked,
+    # the participant, the trigger, pending timers, the last messages); the append's
+    # transaction then reads the next head item and, none being due, releases the lease.
+    # Before (issue 15): 8 checkouts, 8 transactions, 11 statements.
     for turn in at.values():
         assert turn.checkouts == 1
-        assert len(turn.transactions()) == 6, turn.transactions()
-        assert len(turn.worker_statements()) == 9, turn.worker_statements()
+        assert len(turn.transactions()) == 4, turn.transactions()
+        assert len(turn.worker_statements()) == 7, turn.worker_statements()
+        assert turn.transactions()[-1][-2].startswith("SELECT work_items.")
+        assert turn.transactions()[-1][-1].startswith("DELETE FROM leases")
 
     timed = {prior: _timer_turn(services, worker, people[prior], phones[prior]) for prior in people}
     assert timed[10_000].per_statement() == timed[10].per_statement()
     assert timed[10_000].rows == timed[10].rows
     for turn in timed.values():
         assert turn.checkouts == 1
-        assert len(turn.transactions()) == 6, turn.transactions()
-        assert len(turn.worker_statements()) == 9, turn.worker_statements()
+        assert len(turn.transactions()) == 4, turn.transactions()
+        assert len(turn.worker_statements()) == 7, turn.worker_statements()
+        assert turn.transactions()[-1][-2].startswith("SELECT work_items.")
+        assert turn.transactions()[-1][-1].startswith("DELETE FROM leases")
     store.engine.dispose()
