@@ -16,17 +16,25 @@ import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import Connection, Select, and_, exists, func, select
+from sqlalchemy.exc import IntegrityError
 
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
 from bot.store.event_store import ConcurrencyError, row_to_event
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
-from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.store.events import (
+    PARTICIPANT_PREFIX,
+    Event,
+    EventData,
+    NewEvent,
+    new_id,
+    participant_stream,
+)
 from bot.store.leases import acquire, release
 from bot.store.queries import pending_timers
 from bot.store.recent import last_messages
@@ -86,6 +94,7 @@ class Worker:
         self.max_attempts = max_attempts
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self._beat = _Heartbeat(self)
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 0.5) -> None:
         """Work until `stop` is set; sleep on the work wake-up when nothing is due."""
@@ -101,102 +110,93 @@ class Worker:
     def run_once(self, candidates: int = 20) -> int:
         """Claim one participant with due work and drain it; returns the items handled."""
         now = self.services.clock.now()
-        query = (
-            select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
-            .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
-            .group_by(work_items.c.participant_id)
-            .order_by("first")
-            .limit(candidates)
-        )
-        with self.store.reading() as conn:
-            rows = conn.execute(query).all()
-        for row in rows:
-            head = self._head(row.participant_id)
-            if head is None or head["available_at"] > now:
-                continue
-            if acquire(
-                self.store.engine, _lease_name(row.participant_id), self.name, now, self.lease
-            ):
-                try:
-                    return self.drain(row.participant_id, first=head)
-                finally:
-                    release(self.store.engine, _lease_name(row.participant_id), self.name)
+        # One pooled connection for the whole claim and drain: a checkout (and on PostgreSQL
+        # its `pool_pre_ping`) per drain, not per statement group.
+        with self.store.pinned():
+            with self.store.reading() as conn:
+                heads = [dict(row._mapping) for row in conn.execute(_heads(candidates))]
+            for head in heads:
+                if head["available_at"] > now:
+                    continue
+                name = _lease_name(head["participant_id"])
+                if self._acquire(name, now):
+                    return self.drain(head["participant_id"], first=head, claimed_at=now)
         return 0
 
-    def drain(self, participant_id: str, first: dict[str, Any] | None = None) -> int:
-        """Handle a claimed participant's due items in order, renewing the lease as it goes.
-        `first` is their due head item, read just before the lease was taken (not read again)."""
+    def drain(
+        self,
+        participant_id: str,
+        first: dict[str, Any] | None = None,
+        claimed_at: datetime | None = None,
+    ) -> int:
+        """Handle a claimed participant's due items in order, renewing the lease as it goes,
+        and release it. `first` is their due head item, read just before the lease was taken at
+        `claimed_at` (re-checked in the turn's own read, bot.runtime.worker._turn). The commit
+        of a turn reads the next head item and releases the lease when none is due."""
         handled = 0
         item = first
-        while True:
-            if item is None:
-                now = self.services.clock.now()
-                item = self._head(participant_id)
-                if item is None or item["available_at"] > now:
-                    return handled
-                if not acquire(
-                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-                ):
-                    log.warning(
-                        "worker %s lost the lease of participant %s", self.name, participant_id
-                    )
-                    return handled
-            self.process(item)
-            handled += 1
-            item = None
+        name = _lease_name(participant_id)
+        released = False
+        with self.store.pinned():
+            try:
+                with self._beat.holding(name, claimed_at):
+                    while True:
+                        if item is None:
+                            item = self._head(participant_id)
+                        if item is None or item["available_at"] > self.services.clock.now():
+                            return handled
+                        if handled and not self._beat.still_held(self.services.clock.now()):
+                            log.warning(
+                                "worker %s lost the lease of participant %s",
+                                self.name,
+                                participant_id,
+                            )
+                            return handled
+                        after = self._process(item, release=name)
+                        handled += 1
+                        if after is RELEASED:
+                            released = True
+                            return handled
+                        item = after
+            finally:
+                if not released:
+                    with self.store.transaction() as tx:
+                        release(tx.conn, name, self.name)
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
-        with self._heartbeat(item["participant_id"]):
-            self._process(item)
+        with self._beat.holding(_lease_name(item["participant_id"]), None):
+            self._process(item, release=None)
 
-    @contextmanager
-    def _heartbeat(self, participant_id: str) -> Iterator[None]:
-        """Keep renewing the lease while a turn runs: LLM calls can outlast one lease."""
-        done = threading.Event()
-        every = self.lease.total_seconds() / 3
+    def _acquire(self, name: str, now: datetime) -> bool:
+        """Take or renew a lease in a write transaction of this thread's (pinned) connection."""
+        with self.store.transaction() as tx:
+            return acquire(tx.conn, name, self.name, now, self.lease)
 
-        def renew() -> None:
-            while not done.wait(every):
-                now = self.services.clock.now()
-                if not acquire(
-                    self.store.engine, _lease_name(participant_id), self.name, now, self.lease
-                ):
-                    log.warning(
-                        "worker %s could not renew the lease of participant %s",
-                        self.name,
-                        participant_id,
-                    )
-                    return
-
-        beat = threading.Thread(target=renew, name=f"{self.name}-heartbeat", daemon=True)
-        beat.start()
-        try:
-            yield
-        finally:
-            done.set()
-            beat.join()
-
-    def _process(self, item: dict[str, Any]) -> None:
+    def _process(self, item: dict[str, Any], release: str | None) -> Next:
+        """One turn of `item`. With `release` (the lease's name), the commit of the decision
+        also reads the participant's next head item and, if none is due, gives the lease up:
+        returns that head, RELEASED, or None (nothing read: the caller reads the head)."""
         stream = participant_stream(item["participant_id"])
         for attempt in (1, 2):
-            if self._head(item["participant_id"]) is None:
-                return  # taken over (or done) meanwhile: the item waits, still pending
-            turn, version = self._turn(item)
+            read = self._turn(item)
+            if read is None:
+                return None  # taken over (or done) meanwhile: the item waits, still pending
+            turn, version = read
             try:
                 decided = self._decide(turn)
             except Exception as exc:  # noqa: BLE001 - a failing turn must not stop the queue
                 log.exception("work item %s (%s) failed", item["work_id"], item["kind"])
                 self._fail(item, f"{type(exc).__name__}: {exc}")
-                return
+                return None
             try:
-                self._commit(stream, decided, version)
-                return
+                return self._commit(stream, decided, version, release)
             except ConcurrencyError as exc:
                 if attempt == 2:
                     self._fail(item, "the participant's stream kept changing during the turn")
-                    return
+                    return None
                 log.info("work item %s: %s; deciding again", item["work_id"], exc)
+        return None  # pragma: no cover - the loop always returns
 
     def _decide(self, turn: Turn) -> list[EventData | NewEvent]:
         status = turn.participant["status"]
@@ -205,14 +205,41 @@ class Worker:
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]
 
-    def _commit(self, stream: str, decided: list[EventData | NewEvent], version: int) -> None:
+    def _commit(
+        self, stream: str, decided: list[EventData | NewEvent], version: int, release: str | None
+    ) -> Next:
         try:
-            self.store.append(stream, decided, expected_version=version)
+            return self._append(stream, decided, version, release)
         except ConcurrencyError:
             moved = self.store.load(stream, after_version=version)
             if any(not _passive(e) for e in moved):
                 raise
-            self.store.append(stream, decided, expected_version=moved[-1].stream_version)
+            return self._append(stream, decided, moved[-1].stream_version, release)
+
+    def _append(
+        self, stream: str, decided: list[EventData | NewEvent], version: int, lease: str | None
+    ) -> Next:
+        """Append the decision at `version` (EventStore.append's ConcurrencyError if the stream
+        moved); with `lease`, in the same transaction, read the next head item and release the
+        lease if none is due. The heartbeat renews nothing meanwhile, and nothing after a
+        release."""
+        if lease is None:
+            self.store.append(stream, decided, expected_version=version)
+            return None
+        pid = stream.removeprefix(PARTICIPANT_PREFIX)
+        with self._beat.paused() as beat:
+            try:
+                with self.store.transaction() as tx:
+                    tx.append(stream, decided, expected_version=version)
+                    head = _read_head(tx.conn, pid)
+                    if head is not None and head["available_at"] <= self.services.clock.now():
+                        return head
+                    release(tx.conn, lease, self.name)
+            except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
+                actual = self.store.version(stream)
+                raise ConcurrencyError(stream, version, actual) from exc
+            beat.drop()
+        return RELEASED
 
     def _fail(self, item: dict[str, Any], error: str) -> None:
         now = self.services.clock.now()
@@ -247,30 +274,21 @@ class Worker:
         )
 
     def _head(self, participant_id: str) -> dict[str, Any] | None:
-        query = (
-            select(work_items)
-            .where(
-                and_(
-                    work_items.c.participant_id == participant_id,
-                    work_items.c.status == "pending",
-                    NOT_TAKEN_OVER,
-                )
-            )
-            .order_by(work_items.c.seq)
-            .limit(1)
-        )
         with self.store.reading() as conn:
-            row = conn.execute(query).first()
-        return dict(row._mapping) if row else None
+            return _read_head(conn, participant_id)
 
-    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int]:
+    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int] | None:
         """What the turn is decided on, in one read transaction of a fixed number of bounded
-        statements: the participant row (its `memory` holds what the stream says,
+        statements: the participant's head item (None if it is no longer `item`: taken over
+        or done meanwhile), the participant row (its `memory` holds what the stream says,
         bot.store.memory), the trigger or timer, the pending timers and the last messages
         (`history()`, bot.store.recent)."""
         pid = item["participant_id"]
         stream = participant_stream(pid)
         with self.store.reading() as conn:
+            head = _read_head(conn, pid)
+            if head is None or head["work_id"] != item["work_id"]:
+                return None
             participant = conn.execute(
                 select(participants).where(participants.c.participant_id == pid)
             ).first()
@@ -305,6 +323,129 @@ class Worker:
             pending=pending,
         )
         return turn, int(row["version"])
+
+
+class _Heartbeat:
+    """Keeps renewing the lease a worker holds while it works (an LLM call can outlast one
+    lease): one thread per worker, started when it first claims a participant and ending once
+    it finds nothing held, instead of a thread started and joined per turn."""
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+        self._lock = threading.Lock()  # guards the fields below; held while renewing
+        self._name: str | None = None  # the lease held, if any
+        self._renewed: datetime | None = None  # when it was last taken or renewed
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def holding(self, name: str, renewed: datetime | None) -> Iterator[None]:
+        """Renew lease `name` (taken or renewed at `renewed`, if known) until the block ends.
+        Once it ends the thread renews nothing more, so a release that follows is final."""
+        with self._lock:
+            self._name, self._renewed = name, renewed
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"{self._worker.name}-heartbeat", daemon=True
+                )
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._name = self._renewed = None
+
+    @contextmanager
+    def paused(self) -> Iterator[_Heartbeat]:
+        """No renewal while the block runs (a transaction that may release the lease): call
+        `drop()` in it once the lease is released."""
+        with self._lock:
+            yield self
+
+    def drop(self) -> None:
+        """Renew nothing more (the lease was released); only inside `paused()`."""
+        self._name = self._renewed = None
+
+    def still_held(self, now: datetime) -> bool:
+        """Whether the lease is still the worker's at `now`: renewed less than a third of a
+        lease ago it cannot have lapsed; otherwise it is renewed here."""
+        worker = self._worker
+        with self._lock:
+            if self._name is None:
+                return False
+            if self._renewed is not None and now - self._renewed < worker.lease / 3:
+                return True
+            if not worker._acquire(self._name, now):
+                return False
+            self._renewed = now
+            return True
+
+    def _run(self) -> None:
+        worker = self._worker
+        every = worker.lease.total_seconds() / 3
+        while True:
+            threading.Event().wait(every)
+            with self._lock:
+                if self._name is None:
+                    self._thread = None  # idle: a later claim starts a new thread
+                    return
+                now = worker.services.clock.now()
+                if acquire(worker.store.engine, self._name, worker.name, now, worker.lease):
+                    self._renewed = now
+                    continue
+                log.warning("worker %s could not renew the lease %s", worker.name, self._name)
+                self._renewed = None  # the drain checks again before its next item
+
+
+class _Released:
+    """The lease was released with the turn's commit: nothing more is due."""
+
+
+RELEASED = _Released()
+# What a turn leaves the drain: the next head item, RELEASED, or None (the head is unknown).
+Next = dict[str, Any] | _Released | None
+
+
+def _heads(candidates: int) -> Select[Any]:
+    """The due-or-not head items (the first pending item by seq) of up to `candidates`
+    participants not taken over, oldest first, in one statement."""
+    first = (
+        select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
+        .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
+        .group_by(work_items.c.participant_id)
+        .order_by("first")
+        .limit(candidates)
+        .subquery()
+    )
+    return (
+        select(work_items)
+        .join(
+            first,
+            and_(
+                work_items.c.participant_id == first.c.participant_id,
+                work_items.c.seq == first.c.first,
+            ),
+        )
+        .where(work_items.c.status == "pending")
+        .order_by(work_items.c.seq)
+    )
+
+
+def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
+    """A participant's first pending item, unless their conversation is taken over."""
+    query = (
+        select(work_items)
+        .where(
+            and_(
+                work_items.c.participant_id == participant_id,
+                work_items.c.status == "pending",
+                NOT_TAKEN_OVER,
+            )
+        )
+        .order_by(work_items.c.seq)
+        .limit(1)
+    )
+    row = conn.execute(query).first()
+    return dict(row._mapping) if row else None
 
 
 def _passive(event: Event) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -412,11 +413,12 @@ class EventStore:
         self.head_projection = next((p for p in self.projections if p.stream_head), None)
         # Called after each commit with the events it recorded (e.g. to wake local threads).
         self.listeners: list[Callable[[list[Event]], None]] = []
+        self._pinned = threading.local()  # this thread's connection while `pinned()`
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """A write transaction; everything appended in it commits or rolls back together."""
-        with self.engine.begin() as conn:
+        with self._begun(read_only=False) as conn:
             tx = Transaction(conn, self)
             yield tx
         if tx.made:
@@ -428,9 +430,45 @@ class EventStore:
     @contextmanager
     def reading(self) -> Iterator[Connection]:
         """A read-only connection (a deferred transaction on SQLite)."""
-        with self.engine.connect() as conn:
-            conn = conn.execution_options(**{READ_ONLY: True})
+        with self._begun(read_only=True) as conn:
             yield conn
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within it, this thread's `reading()` and `transaction()` reuse one checked-out
+        connection, each still a transaction of its own: one pool checkout (and on PostgreSQL
+        one `pool_pre_ping` round trip) for a run of short transactions, such as a worker's
+        claim and drain of one participant. Nested, it keeps the outer connection."""
+        if getattr(self._pinned, "conn", None) is not None:
+            yield
+            return
+        with self.engine.connect() as conn:
+            self._pinned.conn = conn
+            try:
+                yield
+            finally:
+                self._pinned.conn = None
+
+    @contextmanager
+    def _begun(self, *, read_only: bool) -> Iterator[Connection]:
+        """A transaction on this thread's pinned connection if it has one and it is free,
+        otherwise on a connection of its own. A read-only one is rolled back at the end."""
+        conn: Connection | None = getattr(self._pinned, "conn", None)
+        if conn is None or conn.in_transaction() or conn.closed:
+            if not read_only:
+                with self.engine.begin() as conn:
+                    yield conn
+                return
+            with self.engine.connect() as conn:
+                yield conn.execution_options(**{READ_ONLY: True})
+            return
+        # Execution options set on a Connection apply to it in place (SQLite's BEGIN or BEGIN
+        # IMMEDIATE is chosen from them, bot.store.engine): set for each transaction.
+        conn.execution_options(**{READ_ONLY: read_only})
+        with conn.begin() as transaction:
+            yield conn
+            if read_only:
+                transaction.rollback()
 
     def append(
         self,

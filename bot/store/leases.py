@@ -4,48 +4,49 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, delete, or_, select, update
+from sqlalchemy import Connection, Engine, and_, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from bot.store.schema import leases
 
 
-def acquire(engine: Engine, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
+def acquire(
+    bind: Engine | Connection, name: str, holder: str, now: datetime, ttl: timedelta
+) -> bool:
     """Take or renew the lease `name` for `holder`; false if someone else holds it unexpired.
 
-    One conditional UPDATE (re-checked under the row lock on PostgreSQL, serialised by
-    BEGIN IMMEDIATE on SQLite), then an INSERT that does nothing on conflict.
+    One statement: an INSERT that, when the name is taken, updates the row only if it expired
+    or is the holder's own (ON CONFLICT DO UPDATE ... WHERE, re-checked under the row lock on
+    PostgreSQL, serialised by BEGIN IMMEDIATE on SQLite); RETURNING says whether it is theirs.
+    Given an Engine it runs in a transaction of its own; given a Connection, in the caller's.
     """
-    expires = now + ttl
-    with engine.begin() as conn:
-        taken = conn.execute(
-            update(leases)
-            .where(
-                and_(
-                    leases.c.name == name,
-                    or_(leases.c.expires_at <= now, leases.c.holder == holder),
-                )
-            )
-            .values(holder=holder, expires_at=expires)
-            .returning(leases.c.name)
-        ).first()
-        if taken is not None:
-            return True
-        # RETURNING, not rowcount: psycopg reports a rowcount for ON CONFLICT DO NOTHING too.
-        dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        inserted = conn.execute(
-            dialect_insert(leases)
-            .values(name=name, holder=holder, expires_at=expires)
-            .on_conflict_do_nothing(index_elements=["name"])
-            .returning(leases.c.name)
-        ).first()
-        return inserted is not None
+    if isinstance(bind, Engine):
+        with bind.begin() as conn:
+            return _acquire(conn, name, holder, now, ttl)
+    return _acquire(bind, name, holder, now, ttl)
 
 
-def release(engine: Engine, name: str, holder: str) -> None:
-    """Give the lease up, if `holder` still has it."""
-    with engine.begin() as conn:
-        conn.execute(delete(leases).where(and_(leases.c.name == name, leases.c.holder == holder)))
+def _acquire(conn: Connection, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    insert = dialect_insert(leases).values(name=name, holder=holder, expires_at=now + ttl)
+    statement = insert.on_conflict_do_update(
+        index_elements=["name"],
+        set_={"holder": insert.excluded.holder, "expires_at": insert.excluded.expires_at},
+        where=or_(leases.c.expires_at <= now, leases.c.holder == holder),
+    ).returning(leases.c.name)
+    # RETURNING, not rowcount: psycopg reports a rowcount for a conflict left alone too.
+    return conn.execute(statement).first() is not None
+
+
+def release(bind: Engine | Connection, name: str, holder: str) -> None:
+    """Give the lease up, if `holder` still has it (in the caller's transaction if given a
+    Connection)."""
+    statement = delete(leases).where(and_(leases.c.name == name, leases.c.holder == holder))
+    if isinstance(bind, Engine):
+        with bind.begin() as conn:
+            conn.execute(statement)
+        return
+    bind.execute(statement)
 
 
 def holder_of(engine: Engine, name: str, now: datetime) -> str | None:

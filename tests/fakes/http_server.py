@@ -6,6 +6,7 @@ import threading
 from types import TracebackType
 from typing import Self
 
+from waitress.server import create_server
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 
@@ -42,6 +43,54 @@ class LocalServer:
         self._server.shutdown()
         self._thread.join(timeout=5)
         self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class KeepAliveServer:
+    """Like LocalServer, but served by waitress, which keeps HTTP/1.1 connections open between
+    requests as a real API does (werkzeug's server closes every connection after its response).
+    For fakes whose clients hold a connection pool: the openai SDK's."""
+
+    def __init__(self, app, threads: int = 8) -> None:
+        self._server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+        self.url = f"http://127.0.0.1:{self._server.effective_port}"
+        self._thread = threading.Thread(
+            target=self._server.run,
+            name=f"local-server-{self._server.effective_port}",
+            daemon=True,
+        )
+        self._thread.start()
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Finish the requests being answered, then close every connection and the listening
+        socket; safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        server = self._server
+        # The worker threads first: an answer still being written wakes the loop through the
+        # trigger, which must still be open then.
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+
+        def close_all() -> None:  # run by the server's own loop thread
+            for dispatcher in list(server._map.values()):
+                if dispatcher is not server.trigger:
+                    dispatcher.close()
+            server.close()  # the listening socket and the trigger: the loop's map is empty
+
+        server.trigger.pull_trigger(close_all)
+        self._thread.join(timeout=5)
 
     def __enter__(self) -> Self:
         return self

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Flask, jsonify, request
 
-from tests.fakes.http_server import LocalServer
+from tests.fakes.http_server import KeepAliveServer
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
 
@@ -73,6 +73,7 @@ class RecordedChat:
     body: dict
     headers: dict[str, str]
     received_at: datetime
+    peer: str = ""  # the client's address and port: one per TCP connection
 
     @property
     def messages(self) -> list[dict]:
@@ -104,7 +105,7 @@ def _error(status: int, message: str):
     ), status
 
 
-class FakeOpenAI(LocalServer):
+class FakeOpenAI(KeepAliveServer):
     """Serves /v1/chat/completions and /v1/models on loopback; records every chat request."""
 
     def __init__(
@@ -124,6 +125,7 @@ class FakeOpenAI(LocalServer):
         app.add_url_rule("/v1/embeddings", view_func=self._embed, methods=["POST"])
         self._embedded: list[dict[str, Any]] = []
         self.embedding_failures = 0  # the next N embeddings requests fail with a 500
+        # Keep-alive like a real endpoint: a turn's LLM call reuses the SDK's open connection.
         super().__init__(app)
 
     def script(self, *replies: Script) -> None:
@@ -187,7 +189,8 @@ class FakeOpenAI(LocalServer):
         body = request.get_json()
         with self._lock:
             seq = len(self._records) + 1
-            self._records.append(RecordedChat(body, dict(request.headers), self._clock()))
+            peer = f"{request.environ.get('REMOTE_ADDR')}:{request.environ.get('REMOTE_PORT')}"
+            self._records.append(RecordedChat(body, dict(request.headers), self._clock(), peer))
             scripted = self._queue.popleft() if self._queue else None
         if scripted is None:
             return _error(500, f"FakeOpenAI: no scripted reply left for request #{seq}")

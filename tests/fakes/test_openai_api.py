@@ -152,6 +152,15 @@ def test_sdk_retries_are_visible_as_extra_recorded_requests(fake):
     assert [r.headers.get("X-Stainless-Retry-Count") for r in fake.requests] == ["0", "1"]
 
 
+def test_the_connection_is_kept_alive_between_requests_as_a_real_endpoint_does(fake, client):
+    fake.script(*[ScriptedReply.text("Hi")] * 3)
+
+    for _ in range(3):
+        complete(client)
+
+    assert len({r.peer for r in fake.requests}) == 1, [r.peer for r in fake.requests]
+
+
 def test_the_models_endpoint_lists_the_configured_models(fake, client):
     assert [model.id for model in client.models.list()] == ["fake-model"]
 

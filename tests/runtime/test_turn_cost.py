@@ -80,6 +80,26 @@ class Cost:
     statements: list[str] = field(default_factory=list)
     marks: list[int] = field(default_factory=list)  # rows fetched before each statement
     rows: int = 0
+    begins: list[int] = field(default_factory=list)  # statements issued before each BEGIN
+    checkouts: int = 0  # connections taken from the pool
+
+    def transactions(self) -> list[list[str]]:
+        """The statements grouped by transaction (SQLite's BEGIN statements left out)."""
+        bounds = [*self.begins, len(self.statements)]
+        return [
+            [s for s in self.statements[a:b] if not s.startswith("BEGIN")]
+            for a, b in zip(bounds, bounds[1:], strict=False)
+        ]
+
+    def worker_statements(self) -> list[str]:
+        """The statements of every transaction but the append of the turn's decision (the
+        event store's own cost, counted by its tests): the worker's bookkeeping and reads."""
+        return [
+            s
+            for group in self.transactions()
+            if not any(s.startswith("INSERT INTO events") for s in group)
+            for s in group
+        ]
 
     def per_statement(self) -> list[tuple[int, str]]:
         """(rows fetched after it, before the next one; the statement)."""
@@ -108,12 +128,22 @@ def cost(engine: Engine) -> Iterator[Cost]:
         found.statements.append(" ".join(statement.split()))
         found.marks.append(FETCHED[0] - start)
 
+    def begin(_conn: Any) -> None:
+        found.begins.append(len(found.statements))
+
+    def checkout(*_args: Any) -> None:
+        found.checkouts += 1
+
     event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "begin", begin, insert=True)  # before SQLite's BEGIN (IMMEDIATE)
+    event.listen(engine, "checkout", checkout)
     start = FETCHED[0]
     try:
         yield found
     finally:
         event.remove(engine, "before_cursor_execute", record)
+        event.remove(engine, "begin", begin)
+        event.remove(engine, "checkout", checkout)
         found.rows = FETCHED[0] - start
 
 
@@ -226,7 +256,26 @@ def test_a_turn_at_10000_prior_events_costs_what_it_costs_at_10(
     assert 0 < at[10].rows < 100, at[10].rows
     assert not any("llm_called" in s or "'llm.called'" in s for s in at[10_000].statements)
 
+    # What the worker itself costs a turn, pinned so that a regression fails here: one pooled
+    # connection for the claim and drain, 4 transactions, and 7 statements besides the append:
+    # the candidates' head items, the lease (one upsert), the turn's read (the head re-checked,
+    # the participant, the trigger, pending timers, the last messages); the append's
+    # transaction then reads the next head item and, none being due, releases the lease.
+    # Before (issue 15): 8 checkouts, 8 transactions, 11 statements.
+    for turn in at.values():
+        assert turn.checkouts == 1
+        assert len(turn.transactions()) == 4, turn.transactions()
+        assert len(turn.worker_statements()) == 7, turn.worker_statements()
+        assert turn.transactions()[-1][-2].startswith("SELECT work_items.")
+        assert turn.transactions()[-1][-1].startswith("DELETE FROM leases")
+
     timed = {prior: _timer_turn(services, worker, people[prior], phones[prior]) for prior in people}
     assert timed[10_000].per_statement() == timed[10].per_statement()
     assert timed[10_000].rows == timed[10].rows
+    for turn in timed.values():
+        assert turn.checkouts == 1
+        assert len(turn.transactions()) == 4, turn.transactions()
+        assert len(turn.worker_statements()) == 7, turn.worker_statements()
+        assert turn.transactions()[-1][-2].startswith("SELECT work_items.")
+        assert turn.transactions()[-1][-1].startswith("DELETE FROM leases")
     store.engine.dispose()
