@@ -1,8 +1,15 @@
-"""Engines for SQLite (WAL, BEGIN IMMEDIATE) and PostgreSQL (psycopg 3)."""
+"""Engines for SQLite (WAL, BEGIN IMMEDIATE under a writer lock file) and PostgreSQL (psycopg)."""
 
 from __future__ import annotations
 
-from typing import Any
+import sqlite3
+import threading
+from typing import IO, Any
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: SQLite's own busy wait alone orders the writers there
+    fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -40,6 +47,85 @@ def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
     )
 
 
+# The writer lock each thread holds (by thread id): a thread that writes on a second connection
+# inside its first write transaction leaves the lock file alone, so it waits on SQLite's busy
+# timeout and fails as it always did, instead of waiting for itself for ever.
+_holders: dict[int, WriterLockedConnection] = {}
+_holders_lock = threading.Lock()
+
+
+class WriterLockedConnection(sqlite3.Connection):
+    """A pysqlite connection that holds an exclusive `flock` on the database's `-writer` file
+    from BEGIN IMMEDIATE to COMMIT or ROLLBACK.
+
+    SQLite has one writer at a time, and a writer that finds the database locked sleeps in its
+    busy handler (1, 2, 5, 10 ... 100 ms) and looks again: the lock may have been free for
+    most of that sleep, and another writer may take it first, again and again. Under load (the
+    web threads of `tandem serve` and its background process) webhooks waited up to seconds
+    for BEGIN IMMEDIATE while the database was mostly idle. Waiting on a `flock` instead, a
+    writer wakes the moment the previous one commits. Every Tandem process on the file takes
+    the same lock; another program (the sqlite3 shell) still meets SQLite's busy wait.
+    """
+
+    lock_file: IO[bytes] | None = None
+    _owner: int | None = None
+
+    def open_writer_lock(self, path: str) -> None:
+        self.lock_file = open(path, "ab")  # noqa: SIM115 - open as long as the connection
+
+    def take_writer_lock(self) -> None:
+        if self.lock_file is None or fcntl is None:
+            return
+        me = threading.get_ident()
+        with _holders_lock:
+            if me in _holders:  # this thread writes on another connection already
+                return
+        fcntl.flock(self.lock_file.fileno(), fcntl.LOCK_EX)  # waits with the GIL released
+        with _holders_lock:
+            _holders[me] = self
+        self._owner = me
+
+    def release_writer_lock(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None or self.lock_file is None:
+            return
+        with _holders_lock:
+            if _holders.get(owner) is self:
+                del _holders[owner]
+        fcntl.flock(self.lock_file.fileno(), fcntl.LOCK_UN)
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self.release_writer_lock()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self.release_writer_lock()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.release_writer_lock()
+            if self.lock_file is not None:
+                self.lock_file.close()
+
+
+def writer_lock_path(url: str) -> str | None:
+    """The file whose `flock` orders the writers of a SQLite database: `<database>-writer`,
+    beside its `-wal` and `-shm` (never the database file itself: closing any descriptor of
+    it would drop SQLite's own POSIX locks). None for an in-memory or URI database."""
+    parsed = make_url(url)
+    database = parsed.database
+    if not database or database == ":memory:" or parsed.query.get("uri"):
+        return None
+    return f"{database}-writer"
+
+
 def _sqlite_engine(url: str, echo: bool) -> Engine:
     # A pool of connections, each used by one thread at a time: opening a SQLite connection
     # (and setting WAL on it) costs more than the append it serves.
@@ -50,8 +136,13 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         poolclass=QueuePool,
         pool_size=8,
         max_overflow=16,
-        connect_args={"timeout": 30, "check_same_thread": False},
+        connect_args={
+            "timeout": 30,
+            "check_same_thread": False,
+            "factory": WriterLockedConnection,
+        },
     )
+    lock_path = writer_lock_path(url)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -65,6 +156,8 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         # A REPLACE that removes a row fires its DELETE trigger, which refuses it on `events`.
         cursor.execute("PRAGMA recursive_triggers=ON")
         cursor.close()
+        if lock_path is not None:
+            dbapi_connection.open_writer_lock(lock_path)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -72,7 +165,13 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         # every transaction writes unless it says it only reads.
         if conn.get_execution_options().get(READ_ONLY):
             conn.exec_driver_sql("BEGIN")
-        else:
+            return
+        dbapi_connection = conn.connection.dbapi_connection
+        dbapi_connection.take_writer_lock()
+        try:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            dbapi_connection.release_writer_lock()
+            raise
 
     return engine
