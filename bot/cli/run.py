@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 
 import click
@@ -67,7 +68,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     """
     from bot.channel.factory import build_messenger
     from bot.core.config import ConfigError
-    from bot.runtime.background import Background
+    from bot.runtime.background import SWITCH_INTERVAL, Background
     from bot.web import create_app
     from bot.web.server import embedded_server
 
@@ -88,6 +89,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
 
         upgrade(services.store.engine)
     server = embedded_server(app, host, port)
+    sys.setswitchinterval(SWITCH_INTERVAL)  # a web thread holding the writer lock gets on
     # Turns, sends and timers run in a child process (bot.runtime.background): a turn's CPU
     # work would otherwise hold this process's GIL while webhooks wait.
     background = Background(settings, RuntimeOptions(workers=workers))
