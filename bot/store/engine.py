@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from typing import IO, Any
 
 try:
@@ -13,9 +14,13 @@ except ImportError:  # not on Windows: SQLite's own busy wait alone orders the w
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import QueuePool
 
 READ_ONLY = "tandem_read_only"
+# A PostgreSQL connection idle this long is pinged before use (`_ping_when_idle`).
+PING_IDLE_SECONDS = 5.0
+_CHECKED_IN = "tandem_checked_in"
 
 
 def normalise_url(url: str) -> str:
@@ -26,25 +31,59 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
-    """An engine configured for Tandem's write pattern on the URL's database."""
+def make_engine(
+    url: str,
+    *,
+    pool_size: int = 5,
+    echo: bool = False,
+    ping_idle_seconds: float = PING_IDLE_SECONDS,
+) -> Engine:
+    """An engine configured for Tandem's write pattern on the URL's database; on PostgreSQL a
+    pooled connection idle for `ping_idle_seconds` or more is pinged before use."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, echo)
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(
+        engine = create_engine(
             url,
             echo=echo,
             hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
             connect_args={"connect_timeout": 10},
         )
+        _ping_when_idle(engine, ping_idle_seconds)
+        return engine
     raise ValueError(
         f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
     )
+
+
+def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """`pool_pre_ping`, only for connections idle `idle_seconds` or more.
+
+    SQLAlchemy's pre-ping sends `SELECT 1` at every checkout: on a webhook (one checkout, one
+    transaction) a round trip in eight, and CPU in the web process and the server, at 500
+    requests/s. A connection checked in moments ago is almost surely alive; one idle longer
+    (a database restarted overnight, a firewall's idle timeout) is pinged, and a dead one is
+    replaced before use, as with pre-ping. A server that dies within the idle window fails the
+    next statement on each pooled connection once (the webhook answers 503, the pool is
+    invalidated and reconnects)."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_CHECKED_IN] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(_CHECKED_IN)
+        if since is None or time.monotonic() - since < idle_seconds:
+            return  # just connected, or back moments ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # noqa: BLE001 - any failure: take another connection
+            raise DisconnectionError("a pooled connection failed its ping") from exc
 
 
 # The writer lock each thread holds (by thread id): a thread that writes on a second connection
