@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
 import sqlite3
 import threading
 import time
@@ -16,6 +18,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import QueuePool
+
+log = logging.getLogger(__name__)
 
 READ_ONLY = "tandem_read_only"
 # A PostgreSQL connection idle this long is pinged before use (`_ping_when_idle`).
@@ -93,6 +97,12 @@ _holders: dict[int, WriterLockedConnection] = {}
 _holders_lock = threading.Lock()
 
 
+# Write commits of this process between two WAL checkpoints (SQLite's automatic checkpoint, at
+# 1,000 pages, is off on these connections: it would run inside COMMIT, under the writer lock).
+CHECKPOINT_EVERY = 200
+_commits = itertools.count(1)
+
+
 class WriterLockedConnection(sqlite3.Connection):
     """A pysqlite connection that holds an exclusive `flock` on the database's `-writer` file
     from BEGIN IMMEDIATE to COMMIT or ROLLBACK.
@@ -134,10 +144,18 @@ class WriterLockedConnection(sqlite3.Connection):
         fcntl.flock(self.lock_file.fileno(), fcntl.LOCK_UN)
 
     def commit(self) -> None:
+        wrote = self._owner is not None
         try:
             super().commit()
         finally:
             self.release_writer_lock()
+        if wrote and next(_commits) % CHECKPOINT_EVERY == 0:
+            # After the lock is let go: a checkpoint copies pages for milliseconds, and SQLite's
+            # automatic one would run inside COMMIT, with every other writer waiting for it.
+            try:
+                self.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+            except sqlite3.Error as exc:  # committed all the same; the next one tries again
+                log.warning("WAL checkpoint failed: %s", type(exc).__name__)
 
     def rollback(self) -> None:
         try:
@@ -191,6 +209,8 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if lock_path is not None and fcntl is not None:  # commit() checkpoints, outside the lock
+            cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.execute("PRAGMA foreign_keys=ON")
         # A REPLACE that removes a row fires its DELETE trigger, which refuses it on `events`.
         cursor.execute("PRAGMA recursive_triggers=ON")

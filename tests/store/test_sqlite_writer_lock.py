@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from bot.store.engine import READ_ONLY, make_engine, writer_lock_path
+from bot.store.engine import CHECKPOINT_EVERY, READ_ONLY, make_engine, writer_lock_path
 from tests.conftest import fresh_database
 
 
@@ -87,3 +87,21 @@ def test_in_memory_and_uri_databases_have_no_lock_file() -> None:
     assert writer_lock_path("sqlite:///:memory:") is None
     assert writer_lock_path("sqlite:///file:x?mode=memory&uri=true") is None
     assert writer_lock_path("sqlite:////data/tandem.db") == "/data/tandem.db-writer"
+
+
+def test_the_wal_is_checkpointed_every_so_many_commits_not_inside_commit(engine: Engine) -> None:
+    """SQLite's automatic checkpoint is off (it ran inside COMMIT, under the writer lock);
+    the commits checkpoint themselves once every CHECKPOINT_EVERY, after letting it go."""
+    database = Path(engine.url.database)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+        conn.rollback()
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE t (n INTEGER, pad TEXT)"))
+    before = database.stat().st_size
+    # Pages reach the database file only by a checkpoint; the count is the process's, so the
+    # second of two checkpoints comes at least CHECKPOINT_EVERY rows in.
+    for n in range(2 * CHECKPOINT_EVERY):
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO t VALUES (:n, :pad)"), {"n": n, "pad": "x" * 2000})
+    assert database.stat().st_size > before + CHECKPOINT_EVERY * 2000
