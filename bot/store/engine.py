@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import sqlite3
 import threading
 import time
-from typing import IO, Any
+import weakref
+from typing import Any
 
 try:
     import fcntl
@@ -116,32 +118,34 @@ class WriterLockedConnection(sqlite3.Connection):
     the same lock; another program (the sqlite3 shell) still meets SQLite's busy wait.
     """
 
-    lock_file: IO[bytes] | None = None
+    lock_fd: int | None = None
     _owner: int | None = None
 
     def open_writer_lock(self, path: str) -> None:
-        self.lock_file = open(path, "ab")  # noqa: SIM115 - open as long as the connection
+        self.lock_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Closed with the connection, or when a connection nobody closed is collected.
+        self._close_lock = weakref.finalize(self, os.close, self.lock_fd)
 
     def take_writer_lock(self) -> None:
-        if self.lock_file is None or fcntl is None:
+        if self.lock_fd is None or fcntl is None:
             return
         me = threading.get_ident()
         with _holders_lock:
             if me in _holders:  # this thread writes on another connection already
                 return
-        fcntl.flock(self.lock_file.fileno(), fcntl.LOCK_EX)  # waits with the GIL released
+        fcntl.flock(self.lock_fd, fcntl.LOCK_EX)  # waits with the GIL released
         with _holders_lock:
             _holders[me] = self
         self._owner = me
 
     def release_writer_lock(self) -> None:
         owner, self._owner = self._owner, None
-        if owner is None or self.lock_file is None:
+        if owner is None or self.lock_fd is None:
             return
         with _holders_lock:
             if _holders.get(owner) is self:
                 del _holders[owner]
-        fcntl.flock(self.lock_file.fileno(), fcntl.LOCK_UN)
+        fcntl.flock(self.lock_fd, fcntl.LOCK_UN)
 
     def commit(self) -> None:
         wrote = self._owner is not None
@@ -168,8 +172,8 @@ class WriterLockedConnection(sqlite3.Connection):
             super().close()
         finally:
             self.release_writer_lock()
-            if self.lock_file is not None:
-                self.lock_file.close()
+            if self.lock_fd is not None:
+                self._close_lock()
 
 
 def writer_lock_path(url: str) -> str | None:
