@@ -2,8 +2,8 @@
 
 It answers `POST /webhooks/twilio/inbound` with the same empty TwiML Tandem sends and
 `GET /health` with 200, and is served the way the Tandem process it stands beside is:
-`python bench/noop.py PORT` under `tandem serve`'s own server, `gunicorn bench.noop:app` beside
-gunicorn.
+`python bench/noop.py PORT` under `tandem serve`'s own server and GIL switch interval,
+`gunicorn bench.noop:app` beside gunicorn.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flask import Flask, Response  # noqa: E402
 
+from bot.runtime.background import SWITCH_INTERVAL  # noqa: E402
 from bot.web.server import embedded_server  # noqa: E402
 
 app = Flask(__name__)
@@ -33,6 +34,7 @@ def health() -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    sys.setswitchinterval(SWITCH_INTERVAL)  # as `tandem serve`'s web process
     server = embedded_server(app, "127.0.0.1", int(sys.argv[1]))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,16 +1,18 @@
 """Benchmark the inbound webhook beside a no-op endpoint under the same server, open-loop.
 
 Two layouts, each beside its baseline served the same way:
-- `tandem serve` (SQLite, everything in one process) beside `bench/noop.py` on the same
-  embedded server;
-- gunicorn + `tandem worker` (PostgreSQL, the Procfile) beside `gunicorn bench.noop:app`.
+- `tandem serve` (SQLite; the web app in its process, workers in the child it starts) beside
+  `bench/noop.py` on the same embedded server, with the same GIL switch interval;
+- gunicorn + `tandem worker` (PostgreSQL, the Procfile: its web line's gunicorn options, read
+  from it) beside `gunicorn bench.noop:app` with the same options.
 A separate load process sends signed Twilio inbound requests over loopback at 50, 200 and 500
 requests/s, open-loop: every request is built and signed before the clock starts, is sent at its
 scheduled time, and its ack latency runs from that scheduled time (so time spent queueing, in
 the client or the server, counts). Tandem and the no-op alternate round by round; after each
 Tandem round the bench waits for the worker to drain the queue, so the next round starts quiet.
-Participants are enrolled in habit-coach, whose intake module calls the LLM (a scripted
-OpenAI-compatible server that replies at once), so every message is a real turn.
+Personal data is sealed under a master key, as in production. Participants are enrolled in
+habit-coach, whose intake module calls the LLM (a scripted OpenAI-compatible server that
+replies at once), so every message is a real turn.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -21,6 +23,7 @@ import argparse
 import http.client
 import multiprocessing as mp
 import os
+import shlex
 import socket
 import statistics
 import subprocess
@@ -43,6 +46,7 @@ from bot.store.schema import work_items  # noqa: E402
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
 
 TOKEN, AUTH = "bench-api-token-" + "x" * 32, "bench-auth-token"  # API tokens: 32+ characters
+MASTER_KEY = "YmVuY2gtbWFzdGVyLWtleS0wMTIzNDU2Nzg5YWJjZGVm"  # 32+ characters, a bench's own
 PARTICIPANTS = 200
 BIN = Path(sys.executable).parent
 PATH = "/webhooks/twilio/inbound"
@@ -196,6 +200,8 @@ def _env(url: str, database_url: str, llm: str) -> dict[str, str]:
         "OPENAI_API_KEY": "bench",
         "INTERVENTION": "habit-coach",
         "LOG_LEVEL": "WARNING",
+        # Sealed as in production: the webhook seals the message body and the phone number.
+        "TANDEM_MASTER_KEY": MASTER_KEY,
     }
 
 
@@ -276,17 +282,31 @@ def main() -> None:
         if "production" in layouts:
 
             def web(app: str, port: int) -> list[str]:
-                bind = f"127.0.0.1:{port}"
-                return [gunicorn, "--workers", "2", "--threads", "8", "--bind", bind, app]
+                return [gunicorn, *_procfile_web_options(), "--bind", f"127.0.0.1:{port}", app]
 
             run_layout(
-                "gunicorn + tandem worker (PostgreSQL) beside gunicorn bench.noop:app",
+                "gunicorn (the Procfile's options) + tandem worker (PostgreSQL) beside "
+                "gunicorn bench.noop:app",
                 "postgresql",
                 lambda p: [web("bot.web:create_app()", p), [tandem, "worker"]],
                 lambda p: [web("bench.noop:app", p)],
                 args,
                 llm.url,
             )
+
+
+def _procfile_web_options() -> list[str]:
+    """The Procfile's gunicorn options for the web process (workers, threads, timeout), without
+    its --bind: the layout measured is the one deployed."""
+    line = next(
+        line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:")
+    )
+    words = shlex.split(line.removeprefix("web:"))
+    options = words[1:-1]  # gunicorn ... APP
+    if "--bind" in options:
+        at = options.index("--bind")
+        del options[at : at + 2]
+    return options
 
 
 if __name__ == "__main__":

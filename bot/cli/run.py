@@ -1,9 +1,10 @@
-"""`tandem serve` (everything in one process) and `tandem worker` (background work only)."""
+"""`tandem serve` (the web app, and background work in a child process) and `tandem worker`."""
 
 from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 
 import click
@@ -46,7 +47,7 @@ def _stop_on_signals(stop: threading.Event) -> None:
     default=2,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Worker threads handling conversations.",
+    help="Worker threads handling conversations (in the background process).",
 )
 @click.option(
     "--migrate/--no-migrate",
@@ -56,14 +57,18 @@ def _stop_on_signals(stop: threading.Event) -> None:
 )
 @database_errors
 def serve(host: str, port: int, workers: int, migrate: bool) -> None:
-    """Run everything in one process: the web app, workers, the dispatcher and the scheduler.
+    """Run everything with one command: the web app, workers, the dispatcher and the scheduler.
 
+    The web app serves in this process; the workers, the dispatcher and the scheduler run in
+    a child process it starts at a lower CPU priority and stops with it (Ctrl-C stops both).
     This is the zero-configuration mode: SQLite and the console messenger by default, which
     prints the conversation here, one line per message (<-- received, --> sent). Post inbound
     messages to /webhooks/twilio/inbound (see the README); `tandem chat` is a self-contained
     sandbox that needs no server.
     """
+    from bot.channel.factory import build_messenger
     from bot.core.config import ConfigError
+    from bot.runtime.background import SWITCH_INTERVAL, Background
     from bot.web import create_app
     from bot.web.server import embedded_server
 
@@ -83,11 +88,21 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         from bot.store.migrate import upgrade
 
         upgrade(services.store.engine)
-    runtime = _runtime(settings, services, RuntimeOptions(workers=workers))
     server = embedded_server(app, host, port)
+    sys.setswitchinterval(SWITCH_INTERVAL)  # a web thread holding the writer lock gets on
+    # Turns, sends and timers run in a child process (bot.runtime.background): a turn's CPU
+    # work would otherwise hold this process's GIL while webhooks wait.
+    background = Background(settings, RuntimeOptions(workers=workers))
+    if settings.messenger == "console":  # the conversation is shown here: what arrives...
+        services.store.listeners.append(build_messenger(settings).received)
+    services.store.listeners.append(background.committed)  # ...and wakes the child's threads
     stop = threading.Event()
     _stop_on_signals(stop)
-    runtime.start()
+    background.start()
+    watching = threading.Thread(
+        target=_stop_when_gone, args=(background, stop), name="background-watch", daemon=True
+    )
+    watching.start()
     serving = threading.Thread(target=server.serve_forever, name="web", daemon=True)
     serving.start()
     click.echo(
@@ -97,8 +112,21 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     stop.wait()
     click.echo("stopping…")
     server.shutdown()
-    runtime.stop()
+    code = background.stop()
     services.close()
+    if code:
+        raise click.ClickException(f"the background process exited with code {code}")
+
+
+def _stop_when_gone(background, stop: threading.Event) -> None:  # noqa: ANN001
+    """Serving without the background process would take messages nobody answers: stop."""
+    background.wait_exit()
+    if not stop.is_set():
+        log.error(
+            "the background process (workers, dispatcher, scheduler) exited (%s): stopping",
+            background.process.exitcode,
+        )
+        stop.set()
 
 
 @cli.command()

@@ -1,14 +1,32 @@
-"""Engines for SQLite (WAL, BEGIN IMMEDIATE) and PostgreSQL (psycopg 3)."""
+"""Engines for SQLite (WAL, BEGIN IMMEDIATE under a writer lock file) and PostgreSQL (psycopg)."""
 
 from __future__ import annotations
 
+import itertools
+import logging
+import os
+import sqlite3
+import threading
+import time
+import weakref
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: SQLite's own busy wait alone orders the writers there
+    fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import QueuePool
 
+log = logging.getLogger(__name__)
+
 READ_ONLY = "tandem_read_only"
+# A PostgreSQL connection idle this long is pinged before use (`_ping_when_idle`).
+PING_IDLE_SECONDS = 5.0
+_CHECKED_IN = "tandem_checked_in"
 
 
 def normalise_url(url: str) -> str:
@@ -19,25 +37,154 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
-    """An engine configured for Tandem's write pattern on the URL's database."""
+def make_engine(
+    url: str,
+    *,
+    pool_size: int = 5,
+    echo: bool = False,
+    ping_idle_seconds: float = PING_IDLE_SECONDS,
+) -> Engine:
+    """An engine configured for Tandem's write pattern on the URL's database; on PostgreSQL a
+    pooled connection idle for `ping_idle_seconds` or more is pinged before use."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, echo)
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(
+        engine = create_engine(
             url,
             echo=echo,
             hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
             connect_args={"connect_timeout": 10},
         )
+        _ping_when_idle(engine, ping_idle_seconds)
+        return engine
     raise ValueError(
         f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
     )
+
+
+def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """`pool_pre_ping`, only for connections idle `idle_seconds` or more.
+
+    SQLAlchemy's pre-ping sends `SELECT 1` at every checkout: on a webhook (one checkout, one
+    transaction) a round trip in eight, and CPU in the web process and the server, at 500
+    requests/s. A connection checked in moments ago is almost surely alive; one idle longer
+    (a database restarted overnight, a firewall's idle timeout) is pinged, and a dead one is
+    replaced before use, as with pre-ping. A server that dies within the idle window fails the
+    next statement on each pooled connection once (the webhook answers 503, the pool is
+    invalidated and reconnects)."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_CHECKED_IN] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(_CHECKED_IN)
+        if since is None or time.monotonic() - since < idle_seconds:
+            return  # just connected, or back moments ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # noqa: BLE001 - any failure: take another connection
+            raise DisconnectionError("a pooled connection failed its ping") from exc
+
+
+# The writer lock each thread holds (by thread id): a thread that writes on a second connection
+# inside its first write transaction leaves the lock file alone, so it waits on SQLite's busy
+# timeout and fails as it always did, instead of waiting for itself for ever.
+_holders: dict[int, WriterLockedConnection] = {}
+_holders_lock = threading.Lock()
+
+
+# Write commits of this process between two WAL checkpoints (SQLite's automatic checkpoint, at
+# 1,000 pages, is off on these connections: it would run inside COMMIT, under the writer lock).
+CHECKPOINT_EVERY = 200
+_commits = itertools.count(1)
+
+
+class WriterLockedConnection(sqlite3.Connection):
+    """A pysqlite connection that holds an exclusive `flock` on the database's `-writer` file
+    from BEGIN IMMEDIATE to COMMIT or ROLLBACK.
+
+    SQLite has one writer at a time, and a writer that finds the database locked sleeps in its
+    busy handler (1, 2, 5, 10 ... 100 ms) and looks again: the lock may have been free for
+    most of that sleep, and another writer may take it first, again and again. Under load (the
+    web threads of `tandem serve` and its background process) webhooks waited up to seconds
+    for BEGIN IMMEDIATE while the database was mostly idle. Waiting on a `flock` instead, a
+    writer wakes the moment the previous one commits. Every Tandem process on the file takes
+    the same lock; another program (the sqlite3 shell) still meets SQLite's busy wait.
+    """
+
+    lock_fd: int | None = None
+    _owner: int | None = None
+
+    def open_writer_lock(self, path: str) -> None:
+        self.lock_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Closed with the connection, or when a connection nobody closed is collected.
+        self._close_lock = weakref.finalize(self, os.close, self.lock_fd)
+
+    def take_writer_lock(self) -> None:
+        if self.lock_fd is None or fcntl is None:
+            return
+        me = threading.get_ident()
+        with _holders_lock:
+            if me in _holders:  # this thread writes on another connection already
+                return
+        fcntl.flock(self.lock_fd, fcntl.LOCK_EX)  # waits with the GIL released
+        with _holders_lock:
+            _holders[me] = self
+        self._owner = me
+
+    def release_writer_lock(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None or self.lock_fd is None:
+            return
+        with _holders_lock:
+            if _holders.get(owner) is self:
+                del _holders[owner]
+        fcntl.flock(self.lock_fd, fcntl.LOCK_UN)
+
+    def commit(self) -> None:
+        wrote = self._owner is not None
+        try:
+            super().commit()
+        finally:
+            self.release_writer_lock()
+        if wrote and next(_commits) % CHECKPOINT_EVERY == 0:
+            # After the lock is let go: a checkpoint copies pages for milliseconds, and SQLite's
+            # automatic one would run inside COMMIT, with every other writer waiting for it.
+            try:
+                self.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+            except sqlite3.Error as exc:  # committed all the same; the next one tries again
+                log.warning("WAL checkpoint failed: %s", type(exc).__name__)
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self.release_writer_lock()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.release_writer_lock()
+            if self.lock_fd is not None:
+                self._close_lock()
+
+
+def writer_lock_path(url: str) -> str | None:
+    """The file whose `flock` orders the writers of a SQLite database: `<database>-writer`,
+    beside its `-wal` and `-shm` (never the database file itself: closing any descriptor of
+    it would drop SQLite's own POSIX locks). None for an in-memory or URI database."""
+    parsed = make_url(url)
+    database = parsed.database
+    if not database or database == ":memory:" or parsed.query.get("uri"):
+        return None
+    return f"{database}-writer"
 
 
 def _sqlite_engine(url: str, echo: bool) -> Engine:
@@ -50,8 +197,13 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         poolclass=QueuePool,
         pool_size=8,
         max_overflow=16,
-        connect_args={"timeout": 30, "check_same_thread": False},
+        connect_args={
+            "timeout": 30,
+            "check_same_thread": False,
+            "factory": WriterLockedConnection,
+        },
     )
+    lock_path = writer_lock_path(url)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -61,10 +213,14 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if lock_path is not None and fcntl is not None:  # commit() checkpoints, outside the lock
+            cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.execute("PRAGMA foreign_keys=ON")
         # A REPLACE that removes a row fires its DELETE trigger, which refuses it on `events`.
         cursor.execute("PRAGMA recursive_triggers=ON")
         cursor.close()
+        if lock_path is not None:
+            dbapi_connection.open_writer_lock(lock_path)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -72,7 +228,13 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         # every transaction writes unless it says it only reads.
         if conn.get_execution_options().get(READ_ONLY):
             conn.exec_driver_sql("BEGIN")
-        else:
+            return
+        dbapi_connection = conn.connection.dbapi_connection
+        dbapi_connection.take_writer_lock()
+        try:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            dbapi_connection.release_writer_lock()
+            raise
 
     return engine

@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, Select, and_, bindparam, select
 
 from bot.core.keys import PhoneHasher
 from bot.store.schema import outbox, participant_phones, participants, timers
+
+
+def _by_phone() -> Select:
+    return (
+        select(participants)
+        .join(
+            participant_phones,
+            participant_phones.c.participant_id == participants.c.participant_id,
+        )
+        .where(
+            participant_phones.c.phone_hmac == bindparam("phone_hmac"),
+            # two comparisons, not NOT IN: an IN of literals is re-expanded at every execution
+            participants.c.status != "unenrolled",
+            participants.c.status != "erased",
+        )
+    )
+
+
+# Built once: every inbound webhook runs one of these, and building and compiling a select
+# with a join costs several times its execution (293 against 44 µs on SQLite).
+_BY_PHONE = _by_phone()
+_BY_PHONE_LOCKED = _by_phone().with_for_update()
 
 
 def enrolled_with_phone(
@@ -16,20 +38,8 @@ def enrolled_with_phone(
     """The enrolled participant with this E.164 phone, whatever channel or number they used,
     found by the phone's keyed hash (`phones`, the store's `sealer.phones`), never by the
     number itself; `lock` reads the row FOR UPDATE (the lock appends to their stream take)."""
-    query = (
-        select(participants)
-        .join(
-            participant_phones,
-            participant_phones.c.participant_id == participants.c.participant_id,
-        )
-        .where(
-            participant_phones.c.phone_hmac == phones.digest(phone),
-            participants.c.status.not_in(("unenrolled", "erased")),
-        )
-    )
-    if lock:
-        query = query.with_for_update()
-    row = conn.execute(query).first()
+    query = _BY_PHONE_LOCKED if lock else _BY_PHONE
+    row = conn.execute(query, {"phone_hmac": phones.digest(phone)}).first()
     return dict(row._mapping) if row else None
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask.testing import FlaskClient
+from sqlalchemy import Select, event
 
 from bot.store.services import Services
 from tests.store.statements import statements
@@ -31,3 +34,23 @@ def test_stop_still_reads_the_pending_timers_it_cancels(
         response = post(client, INBOUND, message("STOP"))
     assert response.status_code == 200
     assert any("FROM timers" in s for s in seen)
+
+
+def test_the_participant_lookup_is_one_statement_built_once_for_every_webhook(
+    client: FlaskClient, services: Services
+) -> None:
+    """Building and compiling the join costs several times running it: it is built once."""
+    enroll(services)
+    lookups: list[object] = []
+
+    def record(_conn: Any, clause: Any, *_rest: Any) -> None:
+        if isinstance(clause, Select) and "participant_phones" in str(clause):
+            lookups.append(clause)
+
+    event.listen(services.store.engine, "before_execute", record)
+    try:
+        for body in ("one", "two"):
+            assert post(client, INBOUND, message(body)).status_code == 200
+    finally:
+        event.remove(services.store.engine, "before_execute", record)
+    assert len(lookups) == 2 and lookups[0] is lookups[1]

@@ -1,0 +1,168 @@
+"""`tandem serve`'s background process: its workers, dispatcher and scheduler, in a child.
+
+A turn is CPU work in Python (deciding, rendering, decoding, the store's append), about 10-20 ms
+of it. In the web's process, worker threads held the GIL while webhooks waited for it: at 200
+webhooks/s the embedded server answered half of what a no-op endpoint did, p99 ack 4.5 s. So
+`tandem serve` runs what `tandem worker` runs in a child process it starts itself, at a lower
+CPU priority (`NICENESS`), and keeps only the web app in its own: the web threads have a GIL to
+themselves and the first claim on the CPU, the turns take the rest. The child runs at most
+`workers` turns at a time, as `tandem worker` does.
+
+Wake-ups cross the process boundary through a pipe: each commit in the web process that creates
+work, outbound messages or timers writes a byte (`w`, `o`, `t`) and the child wakes the threads
+that wait for it (`bot.core.signals`), so a message is taken at once rather than at the next
+poll. A full pipe drops the byte: the child has wake-ups of that kind still to read.
+
+Stopping: the child ignores SIGINT (Ctrl-C reaches the whole process group, and the web must
+stop accepting first); `stop()` closes the pipe, the child finishes its current items and exits.
+A child whose parent died sees the pipe close too, and stops. SIGTERM to the child stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from bot.core.config import Settings
+from bot.core.signals import OUTBOX_TYPES, TIMER_TYPES, WORK_TYPES, Signals, Typed
+from bot.runtime.threads import RuntimeOptions
+
+log = logging.getLogger(__name__)
+
+# The child's nice increment: the web's threads come first when both want the CPU. Not more:
+# the child holds the SQLite writer lock for its commits, and a child too far down the run
+# queue keeps every webhook waiting behind it. 200 webhooks/s on a loaded machine, 3 rounds
+# each: +0 p50 86 ms, p99 425-451 ms; +5 p50 17 ms, p99 33-147 ms; +10 p50 17 ms, p99 0.2-3.5 s.
+NICENESS = 5
+# How long a thread may keep the GIL while another waits for it (Python's default: 5 ms), in
+# both processes of `tandem serve`. A thread back from SQLite with the writer lock held waited
+# up to that long for the GIL after each statement while a turn (or another request) computed,
+# and every writer queued behind it: at 200 webhooks/s, lock waits p99 38 ms at 5 ms, 15 ms at
+# 0.5 ms; p99 ack 35-188 ms against 23-25 ms (two rounds each).
+SWITCH_INTERVAL = 0.0005
+WAKE_WORK, WAKE_OUTBOX, WAKE_TIMERS = b"w", b"o", b"t"
+_KINDS = ((WORK_TYPES, WAKE_WORK), (OUTBOX_TYPES, WAKE_OUTBOX), (TIMER_TYPES, WAKE_TIMERS))
+
+
+def wake_bytes(events: Iterable[Typed]) -> bytes:
+    """The wake-up bytes a commit of `events` sends to the background process."""
+    types = {e.event_type for e in events}
+    return b"".join(byte for kinds, byte in _KINDS if types & kinds)
+
+
+class Background:
+    """The child process that runs `tandem serve`'s background work, seen from the parent."""
+
+    def __init__(
+        self, settings: Settings, options: RuntimeOptions, *, niceness: int = NICENESS
+    ) -> None:
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked threads
+        reader, self._writer = context.Pipe(duplex=False)
+        self._reader = reader
+        self.process = context.Process(
+            target=_run, args=(settings, options, reader, niceness), name="tandem-background"
+        )
+        self._lock = threading.Lock()
+        self._open = False
+
+    def start(self) -> None:
+        """Start the child; it ignores Ctrl-C (SIGINT), and stops when `stop()` says so."""
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited across exec
+        try:
+            self.process.start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        self._reader.close()
+        os.set_blocking(self._writer.fileno(), False)
+        self._open = True
+
+    def committed(self, events: Iterable[Typed]) -> None:
+        """A store listener: wake the child's threads that wait for what was committed."""
+        wake = wake_bytes(events)
+        if not wake:
+            return
+        with self._lock:
+            if not self._open:
+                return
+            try:
+                os.write(self._writer.fileno(), wake)
+            except BlockingIOError:
+                pass  # the pipe is full: the child has wake-ups of these kinds still to read
+            except OSError:
+                log.warning("the background process does not take wake-ups any more")
+                self._open = False
+
+    def wait_exit(self) -> None:
+        """Block until the child has exited, without reaping it (`stop()` alone does: two
+        threads waiting for one child race, and the loser sees it still alive)."""
+        multiprocessing.connection.wait([self.process.sentinel])
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """Close the pipe (the child finishes its current items and exits) and wait for it;
+        terminate it if it takes longer than `timeout`. Its exit code."""
+        with self._lock:
+            if self._open:
+                self._open = False
+                self._writer.close()
+        self.process.join(timeout)
+        if self.process.is_alive():
+            log.warning("the background process did not stop within %.0f s: terminating", timeout)
+            self.process.terminate()
+            self.process.join(10)
+        return self.process.exitcode
+
+
+def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int) -> None:
+    """The child: a `tandem worker` with the parent's settings, stopped by the pipe's end."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if niceness:
+        os.nice(niceness)
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    from bot.channel.factory import build_messenger
+    from bot.core.clock import SystemClock
+    from bot.runtime.bootstrap import build_store, configure_logging
+    from bot.runtime.routing import build_handler
+    from bot.runtime.threads import Runtime
+    from bot.store.services import Services
+
+    configure_logging(settings)
+    # The parent built the same store first (it warned about a missing master key and indexed
+    # phones): the child only opens it.
+    clock = SystemClock()
+    store = build_store(settings, clock)
+    services = Services(settings=settings, store=store, clock=clock)
+    store.listeners.append(services.signals.committed)
+    runtime = Runtime(services, build_handler(services), build_messenger(settings), options)
+    waking = threading.Thread(
+        target=_wake_from, args=(reader, services.signals, stop), name="wake-ups", daemon=True
+    )
+    runtime.start()
+    waking.start()
+    stop.wait()
+    runtime.stop()
+    services.close()
+
+
+def _wake_from(reader: Any, signals: Signals, stop: threading.Event) -> None:
+    """Turn the parent's bytes into wake-ups until the pipe closes, then stop the child."""
+    wakeups = {WAKE_WORK: signals.work, WAKE_OUTBOX: signals.outbox, WAKE_TIMERS: signals.timers}
+    fd = reader.fileno()
+    while True:
+        try:
+            data = os.read(fd, 256)
+        except OSError:
+            data = b""
+        if not data:
+            break
+        for byte, wakeup in wakeups.items():
+            if byte in data:
+                wakeup.notify()
+    stop.set()

@@ -1,0 +1,197 @@
+"""`tandem serve` runs its workers, dispatcher and scheduler in a child process it starts and
+stops: the real command in a subprocess, on SQLite, with the console messenger."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bot.core.config import ENV_NAMES
+from bot.core.signals import Signals
+from bot.runtime.background import _wake_from, wake_bytes
+
+PHONE = "+14155552671"
+DEADLINE = 120  # seconds a step may take on a loaded machine before the test gives up
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _post(url: str, data: bytes, content_type: str) -> int:
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status
+
+
+def _until(condition, what: str) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes multiprocessing spawned for `pid` (not its resource tracker)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    children = [int(p) for p in path.read_text().split()] if path.exists() else []
+    return [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its parent to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _scheduler_holder(db: Path) -> str | None:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT holder FROM leases WHERE name = 'scheduler'").fetchone()
+    return row[0] if row else None
+
+
+class Serve:
+    """`tandem serve --port P` in a subprocess, with TANDEM_INSECURE_LOCAL and a file database."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.db = tmp_path / "tandem.db"
+        self.out, self.err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+        clean = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
+        env = {**clean, "TANDEM_INSECURE_LOCAL": "true", "DATABASE_URL": f"sqlite:///{self.db}"}
+        with self.out.open("w") as stdout, self.err.open("w") as stderr:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", "from bot.cli.main import main; main()", "serve"]
+                + ["--port", str(self.port)],
+                cwd=tmp_path,
+                env=env,
+                stdout=stdout,
+                stderr=stderr,
+            )
+
+    def up(self) -> None:
+        def answers() -> bool:
+            assert self.proc.poll() is None, self.err.read_text()
+            try:
+                urllib.request.urlopen(self.base + "/health", timeout=5).close()
+            except OSError:
+                return False
+            return True
+
+        _until(answers, "serve did not answer /health")
+
+    def child(self) -> int:
+        _until(lambda: len(_children(self.proc.pid)) == 1, "no background process")
+        (pid,) = _children(self.proc.pid)
+        return pid
+
+    def text(self, body: str, sid: str) -> int:
+        form = {"From": PHONE, "To": "+15005550006", "MessageSid": sid, "Body": body}
+        inbound = urllib.parse.urlencode(form).encode()
+        url = self.base + "/webhooks/twilio/inbound"
+        return _post(url, inbound, "application/x-www-form-urlencoded")
+
+    def enroll(self) -> None:
+        body = json.dumps({"phone_number": PHONE, "timezone": "America/Toronto"}).encode()
+        assert _post(self.base + "/conversation/participants", body, "application/json") == 201
+
+    def stop(self, sig: int = signal.SIGINT) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=DEADLINE)
+
+
+@pytest.fixture
+def serve(tmp_path: Path):  # noqa: ANN201
+    running = Serve(tmp_path)
+    yield running
+    if running.proc.poll() is None:
+        running.proc.kill()
+        running.proc.wait()
+
+
+def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Serve) -> None:
+    serve.up()
+    child = serve.child()
+    # The child lowers its own priority as it starts.
+    _until(lambda: _nice(child) > _nice(serve.proc.pid), "the child is not at a lower priority")
+    # The scheduler campaigns from the child: its lease names the child's pid, not serve's.
+    _until(lambda: _scheduler_holder(serve.db) is not None, "no scheduler lease")
+    holder = _scheduler_holder(serve.db)
+    assert f":{child}:" in holder and f":{serve.proc.pid}:" not in holder
+
+    serve.enroll()
+    # A webhook is recorded while the background process cannot run at all.
+    os.kill(child, signal.SIGSTOP)
+    try:
+        assert serve.text("hello", "SM0001") == 200
+        assert f"<-- {PHONE} (sms): hello" in serve.out.read_text()  # shown by the web process
+    finally:
+        os.kill(child, signal.SIGCONT)
+    # The child's worker took the message and its dispatcher printed the reply.
+    _until(lambda: "Reply with a number" in serve.out.read_text(), serve.out.read_text())
+
+    assert serve.stop(signal.SIGINT) == 0
+    assert not _alive(child)
+    assert "stopping…" in serve.out.read_text().splitlines()
+    assert "did not stop" not in serve.err.read_text()  # it stopped when asked, not killed
+
+
+def test_the_child_stops_when_serve_is_killed(serve: Serve) -> None:
+    serve.up()
+    child = serve.child()
+    serve.proc.kill()  # no chance to stop the child: it sees its pipe close
+    serve.proc.wait()
+    _until(lambda: not _alive(child), "the background process outlived serve")
+
+
+def test_serve_stops_when_its_child_dies(serve: Serve) -> None:
+    serve.up()
+    os.kill(serve.child(), signal.SIGKILL)
+    code = serve.proc.wait(timeout=DEADLINE)
+    assert code != 0
+    assert "the background process" in serve.err.read_text()
+
+
+def test_a_commit_wakes_the_child_threads_that_wait_for_what_it_made() -> None:
+    def typed(*names: str) -> list[SimpleNamespace]:
+        return [SimpleNamespace(event_type=n) for n in names]
+
+    assert wake_bytes(typed("message.received")) == b"w"
+    assert wake_bytes(typed("message.queued", "timer.scheduled")) == b"ot"
+    assert wake_bytes(typed("message.status")) == b""
+
+
+def test_the_child_wakes_on_each_byte_and_stops_when_the_pipe_closes() -> None:
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    signals, stop = Signals(), threading.Event()
+    os.write(writer.fileno(), b"wt")
+    writer.close()
+    _wake_from(reader, signals, stop)  # returns at the pipe's end
+    assert stop.is_set()
+    assert signals.work.wait(0) and signals.timers.wait(0)
+    assert not signals.outbox.wait(0)
