@@ -30,7 +30,7 @@ from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
-from bot.store.engine import make_engine
+from bot.store.engine import WriterLockedConnection, make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.event_types.messages import MessageQueued, MessageSent
@@ -64,7 +64,7 @@ class CountingSqliteCursor(sqlite3.Cursor):
     fetchall = _counted(sqlite3.Cursor.fetchall)
 
 
-class CountingSqliteConnection(sqlite3.Connection):
+class CountingSqliteConnection(WriterLockedConnection):  # the engine's own, plus counting
     def cursor(self, factory: Any = CountingSqliteCursor) -> Any:  # type: ignore[override]
         return super().cursor(factory)
 
