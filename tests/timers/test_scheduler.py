@@ -67,7 +67,7 @@ def test_start_arms_every_pending_timer(
     services: Services, person: dict, scheduler: Scheduler
 ) -> None:
     for _ in range(25):
-        _add(services.store, person, 3600)
+        _add(services.store, person, 300)
     scheduler.start()
     assert scheduler.armed == 25
 
@@ -109,7 +109,7 @@ def test_a_timer_written_by_another_process_is_picked_up_by_the_sweep(
 def test_a_timer_cancelled_by_another_process_is_disarmed_by_the_sweep(
     services: Services, database_url: str, person: dict, scheduler: Scheduler
 ) -> None:
-    timer_id = _add(services.store, person, 3600)
+    timer_id = _add(services.store, person, 300)
     scheduler.start()
     assert scheduler.armed == 1
     elsewhere = EventStore(make_engine(database_url), clock=SystemClock())
