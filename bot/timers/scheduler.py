@@ -166,10 +166,11 @@ class Scheduler:
             self._aps.shutdown(wait=True)
         log.info("scheduler stopped")
 
-    def sweep(self) -> None:
+    def sweep(self) -> int:
         """Bring the jobs up to date with the table: on the first sweep, arm every pending
         timer due within the horizon; then read only the timers the horizon moved over and
-        those changed since the last sweep, arming, moving or disarming each."""
+        those changed since the last sweep, arming, moving or disarming each. How many timers
+        it read."""
         now = self.services.clock.now()
         horizon_end = now + self.horizon
         with self.services.store.reading() as conn:
@@ -181,6 +182,7 @@ class Scheduler:
                 self._arm(timer_id, due)
             else:
                 self._disarm(timer_id)
+        return len(rows)
 
     def _read(self, conn: Connection, horizon_end: datetime) -> list[tuple[str, datetime, str]]:
         """(timer id, due, status) of the timers this sweep must look at, oldest change last."""
