@@ -1,8 +1,8 @@
 """Firing a due timer: the decision (pure) and the short transaction that records it.
 
-For each due timer (many in one transaction when a burst is due: `fire_many`), under the
-participant's stream lock: re-read the timer; if it is still `scheduled` and due, decide, in
-this order —
+For each due timer (many in one transaction when a burst is due: `fire_many`, which locks the
+batch's participants and reads its timers in one statement each), under the participant's
+stream lock: read the timer; if it is still `scheduled` and due, decide, in this order —
 1. participant inactive (paused, opted out, completed, withdrawn, unenrolled) -> `timer.skipped`;
 2. later than its kind's grace (the process was down) -> `timer.skipped` reason "missed";
 3. inside quiet hours -> `timer.deferred` to their end, or `timer.skipped`, per the kind;
