@@ -10,9 +10,9 @@ sweep (every TIMER_SWEEP_SECONDS) reads only what is new to it, through indexes:
 that have come within the horizon since the last sweep (`status, due_at`) and the timers
 written or cancelled since then (`updated_at`, less `CHANGE_MARGIN` for transactions that
 committed late); commits in this process are picked up at once (the event store's commit
-listener, waking the sweep thread through `signals.timers`). A job only hands its timers to one
-firing thread, which fires them in batches of `firing.BATCH`, one transaction each. Only
-`run_forever`'s leader runs one; the web process never does.
+listener, waking the sweep thread through `signals.timers`). A job only hands its timers to the
+firing threads (one on SQLite, two on PostgreSQL), which fire them in batches of `firing.BATCH`,
+one transaction each. Only `run_forever`'s leader runs one; the web process never does.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ class Scheduler:
         sweep_seconds: float | None = None,
         threads: int = 4,
         horizon: timedelta | None = None,
+        firing_threads: int | None = None,
     ) -> None:
         settings = services.settings
         if quiet_hours is FROM_SETTINGS:
@@ -113,7 +114,12 @@ class Scheduler:
         self._stopping = threading.Event()
         self._aps: BackgroundScheduler | None = None
         self._thread: threading.Thread | None = None
-        self._firing: threading.Thread | None = None
+        # Firing threads, each with its own batch and transaction. PostgreSQL's round trips
+        # overlap with two; SQLite has one writer, so a second would only wait for the lock.
+        if firing_threads is None:
+            firing_threads = 1 if services.store.engine.dialect.name == "sqlite" else 2
+        self.firing_threads = firing_threads
+        self._firing: list[threading.Thread] = []
         self._due: queue.SimpleQueue[list[tuple[str, datetime]]] = queue.SimpleQueue()
 
     @property
@@ -148,8 +154,12 @@ class Scheduler:
         self._aps.resume()
         self._thread = threading.Thread(target=self._loop, name="timer-sweep", daemon=True)
         self._thread.start()
-        self._firing = threading.Thread(target=self._fire_loop, name="timer-fire", daemon=True)
-        self._firing.start()
+        self._firing = [
+            threading.Thread(target=self._fire_loop, name=f"timer-fire-{n}", daemon=True)
+            for n in range(self.firing_threads)
+        ]
+        for thread in self._firing:
+            thread.start()
         log.info("scheduler started with %d pending timers armed (%d jobs)", self.armed, self.jobs)
 
     def stop(self) -> None:
@@ -160,8 +170,8 @@ class Scheduler:
         self.services.signals.timers.notify()
         if self._thread is not None:
             self._thread.join(timeout=30)
-        if self._firing is not None:
-            self._firing.join(timeout=30)
+        for thread in self._firing:
+            thread.join(timeout=30)
         if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=True)
         log.info("scheduler stopped")
@@ -283,8 +293,9 @@ class Scheduler:
             taken = sorted(slot.timer_ids) if slot is not None else []
             for timer_id in taken:
                 del self._armed[timer_id]
-        if taken and not self._stopping.is_set():
-            self._due.put([(timer_id, due) for timer_id in taken])
+        if not self._stopping.is_set():
+            for begin in range(0, len(taken), firing.BATCH):  # a batch each, for any thread
+                self._due.put([(timer_id, due) for timer_id in taken[begin : begin + firing.BATCH]])
 
     def _fire_loop(self) -> None:
         waiting: deque[tuple[str, datetime]] = deque()
@@ -294,7 +305,7 @@ class Scheduler:
                     waiting.extend(self._due.get(timeout=0.5))
                 except queue.Empty:
                     continue
-            while True:  # whatever else came due meanwhile joins the queue
+            while len(waiting) < firing.BATCH:  # whatever else came due meanwhile joins it
                 try:
                     waiting.extend(self._due.get_nowait())
                 except queue.Empty:

@@ -19,7 +19,7 @@ from bot.store.services import Services
 from bot.timers import one_shot
 from bot.timers.scheduler import Scheduler, run_forever
 from tests.factories import enrolled
-from tests.timers.live import wait_for
+from tests.timers.live import firings_per_timer, outcome_counts, wait_for
 
 
 @pytest.fixture
@@ -138,3 +138,25 @@ def test_run_forever_leads_fires_and_stops_when_told(services: Services, person:
         stop.set()
         runner.join(timeout=10)
     assert not runner.is_alive()
+
+
+@pytest.mark.parametrize("firing_threads", [1, 2])
+def test_a_burst_due_at_one_instant_is_one_job_and_each_timer_fires_once(
+    services: Services, firing_threads: int
+) -> None:
+    due = datetime.now(UTC) + timedelta(seconds=4)  # after start, however slow the appends
+    for n in range(25):
+        data = enrolled(phone=f"+1415777{n:04d}", timezone="UTC")
+        person = {"participant_id": data.participant_id, "timezone": "UTC"}
+        made = [one_shot.scheduled(person, "at", due) for _ in range(10)]
+        services.store.append(participant_stream(data.participant_id), [data, *made])
+    scheduler = Scheduler(services, quiet_hours=None, firing_threads=firing_threads)
+    scheduler.start()
+    try:
+        assert (scheduler.armed, scheduler.jobs) == (250, 1)
+        done = lambda: len(firings_per_timer(services.store)) == 250  # noqa: E731
+        wait_for(done, 30, "every timer of the burst to fire")
+    finally:
+        scheduler.stop()
+    assert set(firings_per_timer(services.store).values()) == {1}
+    assert outcome_counts(services.store) == {"fired": 250}
