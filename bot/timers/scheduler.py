@@ -322,11 +322,24 @@ class Scheduler:
             for (timer_id, due), decision in zip(batch, decisions, strict=True):
                 if decision.outcome == "none" and due > self.services.clock.now():
                     self._changes.append(("arm", timer_id, due))  # woke early: wait again
-        except Exception:  # noqa: BLE001 - the firing loop's one broad except: retry them later
-            log.exception("firing %d timer(s) failed; retrying at the next sweep", len(batch))
-            self._retry(batch)
+        except Exception:  # noqa: BLE001 - the firing loop's broad except: one by one, then later
+            log.exception("firing %d timer(s) together failed; one by one", len(batch))
+            self._fire_each(batch)
         finally:
             self.services.signals.timers.notify()
+
+    def _fire_each(self, batch: list[tuple[str, datetime]]) -> None:
+        """Fire a failed batch one timer at a time, so a timer that cannot be fired holds up
+        none of the others; those that fail again are retried at the next sweep."""
+        failed = []
+        for timer_id, due in batch:
+            try:
+                now = self.services.clock.now()
+                firing.fire_one(self.services.store, timer_id, now, self.policy)
+            except Exception:  # noqa: BLE001 - logged; the timer is tried again later
+                log.exception("firing timer %s failed; retrying at the next sweep", timer_id)
+                failed.append((timer_id, due))
+        self._retry(failed)
 
     def _retry(self, batch: list[tuple[str, datetime]]) -> None:
         """Arm timers whose firing failed again, at the next sweep (not at once: a database

@@ -16,7 +16,7 @@ from bot.store.event_store import EventStore
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import participant_stream
 from bot.store.services import Services
-from bot.timers import one_shot
+from bot.timers import firing, one_shot
 from bot.timers.scheduler import Scheduler, run_forever
 from tests.factories import enrolled
 from tests.timers.live import firings_per_timer, outcome_counts, wait_for
@@ -160,3 +160,33 @@ def test_a_burst_due_at_one_instant_is_one_job_and_each_timer_fires_once(
         scheduler.stop()
     assert set(firings_per_timer(services.store).values()) == {1}
     assert outcome_counts(services.store) == {"fired": 250}
+
+
+def test_a_timer_that_cannot_be_fired_holds_up_none_of_its_batch(
+    services: Services, person: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    due = datetime.now(UTC) + timedelta(seconds=2)
+    made = [one_shot.scheduled(person, "at", due) for _ in range(5)]
+    services.store.append(participant_stream(person["participant_id"]), made)
+    poison = made[2].timer_id
+    real_fire_one = firing.fire_one
+
+    def batch_fails(*_args: object) -> list:
+        raise RuntimeError("the batch fails")
+
+    def fire_one(store: EventStore, timer_id: str, *args: object) -> firing.Decision:
+        if timer_id == poison:
+            raise RuntimeError("this timer fails")
+        return real_fire_one(store, timer_id, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(firing, "fire_many", batch_fails)
+    monkeypatch.setattr(firing, "fire_one", fire_one)
+    scheduler = Scheduler(services, quiet_hours=None, sweep_seconds=3600)
+    scheduler.start()
+    try:
+        others = [t.timer_id for t in made if t.timer_id != poison]
+        wait_for(lambda: all(_status(services, t) == "fired" for t in others), 15, "the others")
+        assert _status(services, poison) == "scheduled"
+        wait_for(lambda: scheduler.armed == 1, 5, "the failed timer to be armed for a retry")
+    finally:
+        scheduler.stop()
