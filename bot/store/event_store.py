@@ -356,6 +356,11 @@ class Transaction:
         self._locked_streams.add(stream_id)
         return self._rows[key]
 
+    def adopt_row(self, projection: Projection, key: str, row: Row) -> None:
+        """Take `row`, read by the caller in this transaction under the lock of the stream that
+        writes it, as `projection`'s row for `key`, so that an append need not read it again."""
+        self._rows[(projection.name, key)] = {name: row[name] for name in projection.columns}
+
     def _project(self, ev: Event) -> None:
         for projection in self.store.projections:
             key = projection.key(ev)

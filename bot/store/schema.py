@@ -215,6 +215,7 @@ timers = Table(
     Column("updated_at", UtcDateTime, nullable=False),
     Index("ix_timers_status_due_at", "status", "due_at"),
     Index("ix_timers_participant_id_status", "participant_id", "status"),
+    Index("ix_timers_updated_at", "updated_at"),  # the scheduler's sweep: what changed since
 )
 
 alerts = Table(

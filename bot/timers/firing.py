@@ -1,8 +1,8 @@
 """Firing a due timer: the decision (pure) and the short transaction that records it.
 
-For each due timer (many in one transaction when a burst is due: `fire_many`), under the
-participant's stream lock: re-read the timer; if it is still `scheduled` and due, decide, in
-this order —
+For each due timer (many in one transaction when a burst is due: `fire_many`, which locks the
+batch's participants and reads its timers in one statement each), under the participant's
+stream lock: read the timer; if it is still `scheduled` and due, decide, in this order —
 1. participant inactive (paused, opted out, completed, withdrawn, unenrolled) -> `timer.skipped`;
 2. later than its kind's grace (the process was down) -> `timer.skipped` reason "missed";
 3. inside quiet hours -> `timer.deferred` to their end, or `timer.skipped`, per the kind;
@@ -15,14 +15,15 @@ second firing of the same timer, by any process, write nothing.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import and_, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Select, and_, bindparam, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.core.localtime import QuietHours
 from bot.store.event_store import (
@@ -33,7 +34,8 @@ from bot.store.event_store import (
 )
 from bot.store.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
 from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
-from bot.store.schema import timers
+from bot.store.projections import Projection
+from bot.store.schema import PROJECTION_TABLES, timers
 from bot.timers import quiet_hours as quiet
 from bot.timers.kinds import KINDS, KindPolicy, policy_for
 from bot.timers.one_shot import zone_of
@@ -133,19 +135,70 @@ def fire_many(
 ) -> list[Decision]:
     """Decide on many timers and record every decision in one transaction (one commit for a
     burst), each exactly as `fire_one` would; if the batch fails (a stream moved, a
-    constraint), each timer is fired again in its own transaction, so one bad timer delays
-    none of the others. The decisions, in the order of `timer_ids`."""
+    constraint, a deadlock), each timer is fired again in its own transaction, so one bad timer
+    delays none of the others. The decisions, in the order of `timer_ids`."""
     if len(timer_ids) <= 1:
         return [fire_one(store, t, now, policy) for t in timer_ids]
     try:
         with store.transaction() as tx:
-            decisions = [_fire_in(tx, timer_id, now, policy) for timer_id in timer_ids]
-    except (ConcurrencyError, ConstraintViolation, IntegrityError) as exc:
+            decided = _fire_batch(tx, timer_ids, now, policy)
+    except (ConcurrencyError, ConstraintViolation, SQLAlchemyError) as exc:
         log.info("firing %d timers together failed (%s); one by one", len(timer_ids), exc)
         return [fire_one(store, t, now, policy) for t in timer_ids]
+    decisions = [decided.pop(timer_id, NOTHING) for timer_id in timer_ids]  # a repeat: nothing
     for timer_id, decision in zip(timer_ids, decisions, strict=True):
         _log(timer_id, decision)
     return decisions
+
+
+def _fire_batch(
+    tx: Transaction, timer_ids: Sequence[str], now: datetime, policy: FiringPolicy
+) -> dict[str, Decision]:
+    """`_fire_in` for many timers with a constant number of reads: lock every participant
+    the timers belong to (one statement, in participant order, so two schedulers never
+    deadlock), then read the timers under those locks (one statement), and hand both rows to
+    the append, which then reads neither again."""
+    ids = list(dict.fromkeys(timer_ids))
+    head = tx.store.head_projection
+    timers_projection = next((p for p in tx.store.projections if p.name == "timers"), None)
+    if head is None or timers_projection is None:  # a store without them: the plain path
+        return {t: _fire_in(tx, t, now, policy) for t in ids}
+    for row in tx.conn.execute(_lock_participants(head), {"ids": ids}):
+        tx.adopt_head(participant_stream(row.participant_id), dict(row._mapping))
+    decided: dict[str, Decision] = {}
+    for found in tx.conn.execute(_READ_TIMERS, {"ids": ids}):
+        row = dict(found._mapping)
+        pid = row["participant_id"]
+        if pid is None:  # a system timer: its stream has no head row to have locked
+            decided[row["timer_id"]] = _fire_in(tx, row["timer_id"], now, policy)
+            continue
+        person = tx.lock(participant_stream(pid))  # adopted above: no statement
+        decision = decide(row, person, now, policy)
+        if decision.events:
+            tx.adopt_row(timers_projection, row["timer_id"], row)
+            decision = _record(tx, participant_stream(pid), decision)
+        decided[row["timer_id"]] = decision
+    return decided
+
+
+@functools.cache
+def _lock_participants(head: Projection) -> Select:
+    table = PROJECTION_TABLES[head.name]
+    key = table.c[head.key_column]
+    owners = select(timers.c.participant_id).where(timers.c.timer_id.in_(bindparam("ids")))
+    return (
+        select(*[table.c[name] for name in head.columns])
+        .where(key.in_(owners.scalar_subquery()))
+        .order_by(key)
+        .with_for_update()
+    )
+
+
+_READ_TIMERS = (
+    select(timers)
+    .where(timers.c.timer_id.in_(bindparam("ids")))
+    .order_by(timers.c.due_at, timers.c.timer_id)
+)
 
 
 def _fire_in(tx: Transaction, timer_id: str, now: datetime, policy: FiringPolicy) -> Decision:
@@ -158,14 +211,18 @@ def _fire_in(tx: Transaction, timer_id: str, now: datetime, policy: FiringPolicy
     row = timer_row(tx.conn, timer_id)  # again, now that no one else can change it
     decision = decide(row, person, now, policy)
     if decision.events:
-        result = tx.append(
-            stream,
-            [NewEvent(e, meta=ACTOR) for e in decision.events],
-            idempotency_key=decision.idempotency_key,
-        )
-        if result.duplicate:
-            return NOTHING
+        decision = _record(tx, stream, decision)
     return decision
+
+
+def _record(tx: Transaction, stream: str, decision: Decision) -> Decision:
+    """Append the decision's events under its idempotency key (nothing if it was recorded)."""
+    result = tx.append(
+        stream,
+        [NewEvent(e, meta=ACTOR) for e in decision.events],
+        idempotency_key=decision.idempotency_key,
+    )
+    return NOTHING if result.duplicate else decision
 
 
 def _log(timer_id: str, decision: Decision) -> None:
@@ -199,7 +256,10 @@ def fire_due(
     return [d for d in decisions if d.outcome != "none"]
 
 
+_TIMER_ROW = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
+
+
 def timer_row(conn: Any, timer_id: str) -> dict[str, Any] | None:
     """The timers row `timer_id` as `conn` sees it."""
-    found = conn.execute(select(timers).where(timers.c.timer_id == timer_id)).first()
+    found = conn.execute(_TIMER_ROW, {"timer_id": timer_id}).first()
     return dict(found._mapping) if found else None

@@ -2,24 +2,29 @@
 
 APScheduler 3.11 `BackgroundScheduler`, memory job store, UTC, `coalesce=True`,
 `misfire_grace_time=None` (a job runs however late; how late is too late is our policy, decided
-in `bot.timers.firing`). One date job per pending timer due within the horizon (two hours, or
-six sweeps), named by the timer id. The table is the truth: on start every pending timer due
-within the horizon is armed, and each sweep arms those that have come within it; commits in this
-process are picked up at once (the event store's commit listener, waking the sweep thread
-through `signals.timers`); timers written or cancelled by other processes are picked up by the
-sweep every TIMER_SWEEP_SECONDS. A job only hands its timer to one firing thread, which fires
-whatever is due in batches of `firing.BATCH`, one transaction each. Only `run_forever`'s leader
-runs one; the web process never does.
+in `bot.timers.firing`). Only timers due within the horizon (ten minutes, or six sweeps if
+longer) are armed, and timers due at the same instant share one date job, so a study's
+hundred thousand future timers cost a few hundred jobs and a burst due at once is one job.
+The table is the truth: on start every pending timer due within the horizon is armed; each
+sweep (every TIMER_SWEEP_SECONDS) reads only what is new to it, through indexes: the timers
+that have come within the horizon since the last sweep (`status, due_at`) and the timers
+written or cancelled since then (`updated_at`, less `CHANGE_MARGIN` for transactions that
+committed late); commits in this process are picked up at once (the event store's commit
+listener, waking the sweep thread through `signals.timers`). A job only hands its timers to the
+firing threads (one on SQLite, two on PostgreSQL), which fire them in batches of `firing.BATCH`,
+one transaction each. Only `run_forever`'s leader runs one; the web process never does.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,7 +32,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.store.event_types.timers import (
@@ -46,11 +51,27 @@ from bot.timers.leadership import Leadership, leadership_for
 
 log = logging.getLogger(__name__)
 FROM_SETTINGS: Any = object()
-HORIZON_FLOOR = 2 * 3600.0  # seconds
+HORIZON_FLOOR = 10 * 60.0  # seconds
+# How far before the last sweep a change is looked for again: a timer's `updated_at` is when its
+# event was appended, which may be a little before its transaction committed (or by a host
+# whose clock runs a little behind). Reading a change twice is harmless.
+CHANGE_MARGIN = timedelta(seconds=60)
+_PENDING = (timers.c.timer_id, timers.c.due_at, timers.c.status)
+# A timer that fired or was skipped was taken from its slot when its job ran; only these matter.
+_ARMABLE_OR_CANCELLED = ("scheduled", "cancelled")
+
+
+@dataclass
+class _Slot:
+    """The timers due at one instant and the APScheduler job that wakes them."""
+
+    job_id: str
+    timer_ids: set[str] = field(default_factory=set)
 
 
 class Scheduler:
-    """Arms a job per pending timer and fires each through `bot.timers.firing` when due."""
+    """Arms a job per instant at which pending timers are due within the horizon, and fires
+    them through `bot.timers.firing` when due."""
 
     def __init__(
         self,
@@ -62,6 +83,7 @@ class Scheduler:
         sweep_seconds: float | None = None,
         threads: int = 4,
         horizon: timedelta | None = None,
+        firing_threads: int | None = None,
     ) -> None:
         settings = services.settings
         if quiet_hours is FROM_SETTINGS:
@@ -75,24 +97,40 @@ class Scheduler:
             kinds=with_grace(settings.timer_grace if grace is None else grace),
         )
         self.sweep_seconds = sweep_seconds or settings.timer_sweep_seconds
-        # Only timers due within the horizon get a job; each sweep moves it on. A horizon many
-        # sweeps long arms every timer long before it is due, and the leader holds (and starts
-        # with) jobs for the next hours, not for every timer of a long study.
+        # Only timers due within the horizon get a job; each sweep moves it on, reading only
+        # the slice it moved over. Six sweeps long, a timer is armed long before it is due even
+        # if a few sweeps fail; short, the leader starts with jobs for the next minutes only.
         self.horizon = horizon or timedelta(seconds=max(6 * self.sweep_seconds, HORIZON_FLOOR))
-        self._horizon_end: datetime | None = None
+        self._horizon_end: datetime | None = None  # None: the next sweep reads the whole horizon
+        self._since: datetime | None = None  # changes after this are read by the next sweep
         self.threads = threads
-        self._armed: dict[str, datetime] = {}  # timer id -> due_at; touched by one thread only
+        # timer id -> the instant its job runs, and instant -> its slot. Changed by the sweep
+        # thread (and APScheduler's threads, which take a slot as its job runs): under _lock.
+        self._armed: dict[str, datetime] = {}
+        self._slots: dict[datetime, _Slot] = {}
+        self._lock = threading.Lock()
+        self._job_ids = itertools.count()
         self._changes: deque[tuple[str, str, datetime | None]] = deque()
         self._stopping = threading.Event()
         self._aps: BackgroundScheduler | None = None
         self._thread: threading.Thread | None = None
-        self._firing: threading.Thread | None = None
-        self._due: queue.SimpleQueue[tuple[str, datetime]] = queue.SimpleQueue()
+        # Firing threads, each with its own batch and transaction. PostgreSQL's round trips
+        # overlap with two; SQLite has one writer, so a second would only wait for the lock.
+        if firing_threads is None:
+            firing_threads = 1 if services.store.engine.dialect.name == "sqlite" else 2
+        self.firing_threads = firing_threads
+        self._firing: list[threading.Thread] = []
+        self._due: queue.SimpleQueue[list[tuple[str, datetime]]] = queue.SimpleQueue()
 
     @property
     def armed(self) -> int:
         """How many timers have a job waiting."""
         return len(self._armed)
+
+    @property
+    def jobs(self) -> int:
+        """How many APScheduler jobs wait (one per instant at which armed timers are due)."""
+        return len(self._slots)
 
     def fire_due(self, now: datetime | None = None) -> list[firing.Decision]:
         """Fire everything due at `now` (the clock's now by default), without APScheduler."""
@@ -116,9 +154,13 @@ class Scheduler:
         self._aps.resume()
         self._thread = threading.Thread(target=self._loop, name="timer-sweep", daemon=True)
         self._thread.start()
-        self._firing = threading.Thread(target=self._fire_loop, name="timer-fire", daemon=True)
-        self._firing.start()
-        log.info("scheduler started with %d pending timers armed", len(self._armed))
+        self._firing = [
+            threading.Thread(target=self._fire_loop, name=f"timer-fire-{n}", daemon=True)
+            for n in range(self.firing_threads)
+        ]
+        for thread in self._firing:
+            thread.start()
+        log.info("scheduler started with %d pending timers armed (%d jobs)", self.armed, self.jobs)
 
     def stop(self) -> None:
         """Stop firing; jobs already running finish their (short) transaction."""
@@ -128,29 +170,46 @@ class Scheduler:
         self.services.signals.timers.notify()
         if self._thread is not None:
             self._thread.join(timeout=30)
-        if self._firing is not None:
-            self._firing.join(timeout=30)
+        for thread in self._firing:
+            thread.join(timeout=30)
         if self._aps is not None and self._aps.running:
             self._aps.shutdown(wait=True)
         log.info("scheduler stopped")
 
-    def sweep(self) -> None:
-        """Make the jobs match the table's timers due within the horizon: arm new or moved
-        ones, disarm the rest."""
-        horizon_end = self.services.clock.now() + self.horizon
+    def sweep(self) -> int:
+        """Bring the jobs up to date with the table: on the first sweep, arm every pending
+        timer due within the horizon; then read only the timers the horizon moved over and
+        those changed since the last sweep, arming, moving or disarming each. How many timers
+        it read."""
+        now = self.services.clock.now()
+        horizon_end = now + self.horizon
         with self.services.store.reading() as conn:
-            rows = conn.execute(
-                select(timers.c.timer_id, timers.c.due_at).where(
-                    timers.c.status == "scheduled", timers.c.due_at <= horizon_end
-                )
-            ).all()
+            rows = self._read(conn, horizon_end)
         self._horizon_end = horizon_end
-        pending = {row.timer_id: row.due_at for row in rows}
-        for timer_id in [t for t in self._armed if t not in pending]:
-            self._disarm(timer_id)
-        for timer_id, due in pending.items():
-            if self._armed.get(timer_id) != due:
+        self._since = now - CHANGE_MARGIN
+        for timer_id, due, status in rows:
+            if status == "scheduled" and due <= horizon_end:
                 self._arm(timer_id, due)
+            else:
+                self._disarm(timer_id)
+        return len(rows)
+
+    def _read(self, conn: Connection, horizon_end: datetime) -> list[tuple[str, datetime, str]]:
+        """(timer id, due, status) of the timers this sweep must look at, oldest change last."""
+        pending = timers.c.status == "scheduled"
+        if self._horizon_end is None or self._since is None:
+            query = select(*_PENDING).where(pending, timers.c.due_at <= horizon_end)
+            return [tuple(r) for r in conn.execute(query)]  # type: ignore[misc]
+        entered = select(*_PENDING).where(
+            pending, timers.c.due_at > self._horizon_end, timers.c.due_at <= horizon_end
+        )
+        changed = (
+            select(*_PENDING)
+            .where(timers.c.updated_at > self._since, timers.c.status.in_(_ARMABLE_OR_CANCELLED))
+            .order_by(timers.c.updated_at)
+        )
+        rows = [*conn.execute(entered), *conn.execute(changed)]
+        return [tuple(r) for r in rows]  # type: ignore[misc]
 
     def _loop(self) -> None:
         next_sweep = time.monotonic() + self.sweep_seconds
@@ -191,46 +250,67 @@ class Scheduler:
                     self._arm(timer_id, due)
             elif what == "disarm":
                 self._disarm(timer_id)
-            elif what == "ran" and self._armed.get(timer_id) == due:
-                del self._armed[timer_id]  # its job is gone; the next sweep re-arms it if due
 
     def _arm(self, timer_id: str, due: datetime) -> None:
         assert self._aps is not None
-        self._aps.add_job(
-            self._run,
-            "date",
-            run_date=due,
-            id=timer_id,
-            args=[timer_id, due],
-            replace_existing=True,
-        )
-        self._armed[timer_id] = due
+        with self._lock:
+            if self._armed.get(timer_id) == due:
+                return
+            self._unslot(timer_id)
+            slot = self._slots.get(due)
+            if slot is None:
+                # A fresh job id per slot: a job that has just run may still be being removed.
+                slot = self._slots[due] = _Slot(f"timers-{next(self._job_ids)}")
+                self._aps.add_job(self._run, "date", run_date=due, id=slot.job_id, args=[due])
+            slot.timer_ids.add(timer_id)
+            self._armed[timer_id] = due
 
     def _disarm(self, timer_id: str) -> None:
-        if self._armed.pop(timer_id, None) is None or self._aps is None:
-            return
-        try:
-            self._aps.remove_job(timer_id)
-        except JobLookupError:
-            pass  # it already ran
+        with self._lock:
+            self._unslot(timer_id)
 
-    def _run(self, timer_id: str, due: datetime) -> None:
-        """The APScheduler job: hand the timer to the firing thread (a burst of jobs due at
-        once becomes a few batches, each one transaction, rather than a transaction each)."""
+    def _unslot(self, timer_id: str) -> None:
+        """Take `timer_id` out of its slot, and the slot's job away if it was the last (under
+        _lock)."""
+        due = self._armed.pop(timer_id, None)
+        slot = self._slots.get(due) if due is not None else None
+        if slot is None:
+            return
+        slot.timer_ids.discard(timer_id)
+        if not slot.timer_ids:
+            del self._slots[due]  # type: ignore[arg-type]
+            try:
+                if self._aps is not None:
+                    self._aps.remove_job(slot.job_id)
+            except JobLookupError:
+                pass  # it is running
+
+    def _run(self, due: datetime) -> None:
+        """The APScheduler job of an instant: hand its timers to the firing thread (a burst due
+        at once becomes a few batches, each one transaction, rather than a transaction each)."""
+        with self._lock:
+            slot = self._slots.pop(due, None)
+            taken = sorted(slot.timer_ids) if slot is not None else []
+            for timer_id in taken:
+                del self._armed[timer_id]
         if not self._stopping.is_set():
-            self._due.put((timer_id, due))
+            for begin in range(0, len(taken), firing.BATCH):  # a batch each, for any thread
+                self._due.put([(timer_id, due) for timer_id in taken[begin : begin + firing.BATCH]])
 
     def _fire_loop(self) -> None:
+        waiting: deque[tuple[str, datetime]] = deque()
         while not self._stopping.is_set():
-            try:
-                batch = [self._due.get(timeout=0.5)]
-            except queue.Empty:
-                continue
-            while len(batch) < firing.BATCH:
+            if not waiting:
                 try:
-                    batch.append(self._due.get_nowait())
+                    waiting.extend(self._due.get(timeout=0.5))
+                except queue.Empty:
+                    continue
+            while len(waiting) < firing.BATCH:  # whatever else came due meanwhile joins it
+                try:
+                    waiting.extend(self._due.get_nowait())
                 except queue.Empty:
                     break
+            batch = [waiting.popleft() for _ in range(min(firing.BATCH, len(waiting)))]
             self._fire(batch)
 
     def _fire(self, batch: list[tuple[str, datetime]]) -> None:
@@ -242,12 +322,31 @@ class Scheduler:
             for (timer_id, due), decision in zip(batch, decisions, strict=True):
                 if decision.outcome == "none" and due > self.services.clock.now():
                     self._changes.append(("arm", timer_id, due))  # woke early: wait again
-        except Exception:  # noqa: BLE001 - the firing loop's one broad except: the sweep retries
-            log.exception("firing %d timer(s) failed", len(batch))
+        except Exception:  # noqa: BLE001 - the firing loop's broad except: one by one, then later
+            log.exception("firing %d timer(s) together failed; one by one", len(batch))
+            self._fire_each(batch)
         finally:
-            for timer_id, due in batch:
-                self._changes.append(("ran", timer_id, due))
             self.services.signals.timers.notify()
+
+    def _fire_each(self, batch: list[tuple[str, datetime]]) -> None:
+        """Fire a failed batch one timer at a time, so a timer that cannot be fired holds up
+        none of the others; those that fail again are retried at the next sweep."""
+        failed = []
+        for timer_id, due in batch:
+            try:
+                now = self.services.clock.now()
+                firing.fire_one(self.services.store, timer_id, now, self.policy)
+            except Exception:  # noqa: BLE001 - logged; the timer is tried again later
+                log.exception("firing timer %s failed; retrying at the next sweep", timer_id)
+                failed.append((timer_id, due))
+        self._retry(failed)
+
+    def _retry(self, batch: list[tuple[str, datetime]]) -> None:
+        """Arm timers whose firing failed again, at the next sweep (not at once: a database
+        that is down would otherwise be asked again and again)."""
+        at = self.services.clock.now() + timedelta(seconds=self.sweep_seconds)
+        for timer_id, due in batch:
+            self._changes.append(("arm", timer_id, max(due, at)))
 
 
 def run_forever(

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import event
 
+from bot.store.engine import make_engine
+from bot.store.event_store import EventStore
 from bot.store.event_types.participants import ParticipantStatusChanged
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.events import SYSTEM_STREAM
 from bot.timers import one_shot
-from bot.timers.firing import fire_many
+from bot.timers.firing import BATCH, fire_many
 from tests.timers.conftest import Harness
 
 
@@ -67,3 +72,122 @@ def test_each_timer_in_a_batch_is_decided_on_its_own_participant(harness: Harnes
     harness.clock.advance(timedelta(minutes=1))
     decisions = fire_many(harness.store, ids, harness.clock.now(), harness.policy)
     assert [(d.outcome, d.reason) for d in decisions] == [("fired", None), ("skipped", "paused")]
+
+
+def _statements(harness: Harness, run: Any) -> list[str]:
+    seen: list[str] = []
+
+    def counted(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement.split(None, 1)[0].upper())
+
+    event.listen(harness.store.engine, "before_cursor_execute", counted)
+    try:
+        run()
+    finally:
+        event.remove(harness.store.engine, "before_cursor_execute", counted)
+    return seen
+
+
+def test_a_burst_larger_than_a_batch_commits_once_per_batch(harness: Harness) -> None:
+    people = [harness.enroll() for _ in range(25)]
+    ids = [t for person in people for t in _due_now(harness, person, 10)]
+    harness.clock.advance(timedelta(minutes=1))
+    decisions: list = []
+    commits = _commits(harness, lambda: decisions.extend(harness.fire()))
+    assert commits == -(-len(ids) // BATCH) == 3
+    assert sorted(d.events[0].timer_id for d in decisions) == sorted(ids)
+    assert len(harness.pending_work()) == len(ids)
+    for person in people:
+        fired = harness.events(person["participant_id"], "timer.fired")
+        assert len({e.data.timer_id for e in fired}) == len(fired) == 10
+
+
+def test_a_batch_reads_its_timers_and_participants_in_the_same_statements_at_any_size(
+    harness: Harness,
+) -> None:
+    def selects(count: int) -> int:
+        people = [harness.enroll() for _ in range(count)]
+        ids = [t for person in people for t in _due_now(harness, person, 2)]
+        harness.clock.advance(timedelta(minutes=1))
+        run = lambda: fire_many(harness.store, ids, harness.clock.now(), harness.policy)  # noqa: E731
+        seen = _statements(harness, run)
+        assert len(harness.pending_work()) >= len(ids)
+        return seen.count("SELECT")
+
+    assert selects(2) == selects(40) == 2  # lock the participants, read the timers
+
+
+def test_a_timer_cancelled_before_its_batch_runs_is_not_fired(harness: Harness) -> None:
+    person = harness.enroll()
+    first, cancelled, last = _due_now(harness, person, 3)
+    harness.clock.advance(timedelta(minutes=1))
+    harness.append(person["participant_id"], [TimerCancelled(timer_id=cancelled, reason="test")])
+    decisions = fire_many(
+        harness.store, [first, cancelled, last], harness.clock.now(), harness.policy
+    )
+    assert [d.outcome for d in decisions] == ["fired", "none", "fired"]
+    fired = harness.events(person["participant_id"], "timer.fired")
+    assert sorted(e.data.timer_id for e in fired) == sorted([first, last])
+    assert harness.timer(cancelled)["status"] == "cancelled"
+
+
+def test_a_system_timer_fires_in_a_batch_with_participants_timers(harness: Harness) -> None:
+    person = harness.enroll()
+    mine = _due_now(harness, person, 2)
+    due = harness.clock.now() + timedelta(minutes=1)
+    system = one_shot.scheduled({"timezone": "UTC"}, "at", due, payload={"text": "ops"})
+    harness.store.append(SYSTEM_STREAM, [system])
+    harness.clock.advance(timedelta(minutes=1))
+    ids = [mine[0], system.timer_id, mine[1]]
+    decisions = fire_many(harness.store, ids, harness.clock.now(), harness.policy)
+    assert [d.outcome for d in decisions] == ["fired", "skipped", "fired"]  # no participant
+    assert harness.timer(system.timer_id)["status"] == "skipped"
+
+
+def test_the_same_timer_twice_in_a_batch_is_decided_once(harness: Harness) -> None:
+    person = harness.enroll()
+    (timer_id,) = _due_now(harness, person, 1)
+    harness.clock.advance(timedelta(minutes=1))
+    decisions = fire_many(harness.store, [timer_id, timer_id], harness.clock.now(), harness.policy)
+    assert [d.outcome for d in decisions] == ["fired", "none"]
+    assert len(harness.events(person["participant_id"], "timer.fired")) == 1
+
+
+def test_two_schedulers_firing_the_same_burst_at_once_record_each_timer_once(
+    harness: Harness, database_url: str
+) -> None:
+    people = [harness.enroll() for _ in range(20)]
+    ids = [t for person in people for t in _due_now(harness, person, 3)]
+    harness.clock.advance(timedelta(minutes=1))
+    other = EventStore(make_engine(database_url), clock=harness.clock, sealer=harness.store.sealer)
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+    errors: list[BaseException] = []
+
+    def scheduler(store: EventStore, order: list[str]) -> None:
+        try:
+            start.wait(timeout=30)
+            for begin in range(0, len(order), 25):
+                chunk = order[begin : begin + 25]
+                decisions = fire_many(store, chunk, harness.clock.now(), harness.policy)
+                outcomes.extend(d.outcome for d in decisions)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=scheduler, args=(harness.store, ids)),
+        threading.Thread(target=scheduler, args=(other, list(reversed(ids)))),
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        other.engine.dispose()
+    assert errors == []
+    assert sorted(outcomes) == sorted(["fired"] * len(ids) + ["none"] * len(ids))
+    for person in people:
+        fired = harness.events(person["participant_id"], "timer.fired")
+        assert len(fired) == len({e.data.timer_id for e in fired}) == 3
+    assert len(harness.pending_work()) == len(ids)
