@@ -5,16 +5,16 @@ Without it PostgreSQL answered the window by intersecting the stream's index wit
 event-type index and sorting every message of the stream: a turn's cost grew with the stream
 (issue 15). Building it reads the events table once.
 
-Revision ID: 0016
-Revises: 0011
+Revision ID: 0017
+Revises: 0016
 Create Date: 2026-11-26
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0016'
-down_revision = '0011'
+revision = '0017'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
