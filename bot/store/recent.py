@@ -28,9 +28,19 @@ if WINDOW_TYPES != WINDOW_EVENT_TYPES:  # the partial index ix_events_window is 
 
 # The literal predicate (not bound parameters) lets the planner use the partial index
 # ix_events_window: walked backwards, it stops after `n` rows whatever the stream's length.
+# `stream_version > 0` (always true) keeps PostgreSQL on that ordered walk before it has
+# statistics: without it, at 100,000 events in a fresh table, it guessed a few rows for the
+# stream, fetched all 40,000 of its messages through the index as a bitmap and sorted them
+# (20 ms a turn, growing with the stream).
 _WINDOW = (
     select(events)
-    .where(and_(events.c.stream_id == bindparam("s"), text(WINDOW_PREDICATE)))
+    .where(
+        and_(
+            events.c.stream_id == bindparam("s"),
+            events.c.stream_version > 0,
+            text(WINDOW_PREDICATE),
+        )
+    )
     .order_by(events.c.stream_version.desc())
     .limit(bindparam("n"))
 )

@@ -1,4 +1,5 @@
-"""Two scheduler processes: exactly one leads; when it dies the other takes over in time."""
+"""Two scheduler processes: exactly one leads; when it dies the other takes over (that a
+standby takes an expired lease, and when, is tested on a fake clock: tests/store/test_leases.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def live_store(database_url: str) -> Iterator[EventStore]:
 
 
 @pytest.mark.slow
-def test_one_of_two_processes_leads_and_the_other_takes_over_within_the_lease_when_it_dies(
+def test_one_of_two_processes_leads_and_the_other_takes_over_when_it_dies(
     database_url: str, live_store: EventStore
 ) -> None:
     schedule_spread(live_store, 300, datetime.now(UTC) + timedelta(seconds=3), timedelta(seconds=6))
@@ -36,9 +37,9 @@ def test_one_of_two_processes_leads_and_the_other_takes_over_within_the_lease_wh
         assert len(leaders) == 1, "exactly one scheduler runs"
         (leader,) = leaders
         (standby,) = [p for p in pair if p is not leader]
-        killed = leader.kill()
-        took_over = wait_for(standby.became_leader, 3 * LEASE, "the standby to take over")
-        assert took_over - killed <= LEASE + LEASE / 3 + 0.5
+        leader.kill()
+        # A liveness bound, not a timing claim: a loaded machine may be slow to schedule it.
+        wait_for(standby.became_leader, 60, "the standby to take over")
         wait_for(lambda: outcome_counts(live_store).get("scheduled", 0) == 0, 60, "every firing")
     finally:
         for process in pair:
