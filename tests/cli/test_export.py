@@ -279,10 +279,12 @@ def test_an_export_reads_the_events_in_a_query_per_batch_of_participants_not_per
             [person, received(f"SM{n}", body=f"hello {n}", phone=person.phone)],
         )
     issued: list[str] = []
+    parameters: dict[str, Any] = {}
 
-    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+    def record(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
         if statement.startswith("SELECT") and "FROM events" in statement:
             issued.append(statement)
+            parameters[statement] = params
 
     event.listen(store.engine, "before_cursor_execute", record)
     try:
@@ -294,3 +296,10 @@ def test_an_export_reads_the_events_in_a_query_per_batch_of_participants_not_per
     # 30 participants fit in one batch: one read of their events for the four files.
     assert len(per_stream) == 1, per_stream
     assert len(issued) <= 6, issued  # + the last seq, the counts, the raw events file
+    if store.engine.dialect.name == "sqlite":  # and it walks the streams' index (linear)
+        with store.engine.connect() as conn:
+            (sql,) = per_stream
+            rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", parameters[sql])
+            plan = " | ".join(row[3] for row in rows)
+        assert "(stream_id=? AND stream_version>?)" in plan, plan
+        assert "ix_events_event_type_seq" not in plan, plan

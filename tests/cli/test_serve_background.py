@@ -7,7 +7,6 @@ import json
 import multiprocessing
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -23,21 +22,10 @@ import pytest
 from bot.core.config import ENV_NAMES
 from bot.core.signals import Signals
 from bot.runtime.background import _wake_from, wake_bytes
+from tests.cli.local_http import free_port, post
 
 PHONE = "+14155552671"
 DEADLINE = 120  # seconds a step may take on a loaded machine before the test gives up
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _post(url: str, data: bytes, content_type: str) -> int:
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return response.status
 
 
 def _until(condition, what: str) -> None:  # noqa: ANN001
@@ -77,7 +65,7 @@ class Serve:
     """`tandem serve --port P` in a subprocess, with TANDEM_INSECURE_LOCAL and a file database."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.db = tmp_path / "tandem.db"
         self.out, self.err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
@@ -113,11 +101,11 @@ class Serve:
         form = {"From": PHONE, "To": "+15005550006", "MessageSid": sid, "Body": body}
         inbound = urllib.parse.urlencode(form).encode()
         url = self.base + "/webhooks/twilio/inbound"
-        return _post(url, inbound, "application/x-www-form-urlencoded")
+        return post(url, inbound, "application/x-www-form-urlencoded")
 
     def enroll(self) -> None:
         body = json.dumps({"phone_number": PHONE, "timezone": "America/Toronto"}).encode()
-        assert _post(self.base + "/conversation/participants", body, "application/json") == 201
+        assert post(self.base + "/conversation/participants", body, "application/json") == 201
 
     def stop(self, sig: int = signal.SIGINT) -> int:
         if self.proc.poll() is None:

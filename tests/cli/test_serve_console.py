@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,26 +15,15 @@ import urllib.request
 from pathlib import Path
 
 from bot.core.config import ENV_NAMES
+from tests.cli.local_http import free_port, post
 
 PHONE = "+14155552671"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _post(url: str, data: bytes, content_type: str) -> int:
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return response.status
 
 
 def _serve_readme_flow(tmp_path: Path) -> tuple[str, str]:
     """Run `tandem serve` with TANDEM_INSECURE_LOCAL=true and nothing else configured, enroll
     the README's participant, text "hello" as them, wait for the demo's question and stop."""
-    port = _free_port()
+    port = free_port()
     clean = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with out.open("w") as stdout, err.open("w") as stderr:
@@ -60,11 +48,11 @@ def _serve_readme_flow(tmp_path: Path) -> tuple[str, str]:
                     time.sleep(0.2)
             enroll = {"phone_number": PHONE, "timezone": "America/Toronto"}
             body = json.dumps(enroll).encode()
-            assert _post(base + "/conversation/participants", body, "application/json") == 201
+            assert post(base + "/conversation/participants", body, "application/json") == 201
             form = {"From": PHONE, "To": "+15005550006", "MessageSid": "SM0001", "Body": "hello"}
             inbound = urllib.parse.urlencode(form).encode()
             assert (
-                _post(
+                post(
                     base + "/webhooks/twilio/inbound", inbound, "application/x-www-form-urlencoded"
                 )
                 == 200

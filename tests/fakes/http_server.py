@@ -17,7 +17,25 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-class LocalServer:
+class _Stopped:
+    """A server usable as a context manager: stopped when the block ends."""
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class LocalServer(_Stopped):
     """Serves a WSGI app on 127.0.0.1 at a random free port from construction until stop()."""
 
     def __init__(self, app) -> None:
@@ -44,19 +62,8 @@ class LocalServer:
         self._thread.join(timeout=5)
         self._server.server_close()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-
-class KeepAliveServer:
+class KeepAliveServer(_Stopped):
     """Like LocalServer, but served by waitress, which keeps HTTP/1.1 connections open between
     requests as a real API does (werkzeug's server closes every connection after its response).
     For fakes whose clients hold a connection pool: the openai SDK's."""
@@ -91,14 +98,3 @@ class KeepAliveServer:
 
         server.trigger.pull_trigger(close_all)
         self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
