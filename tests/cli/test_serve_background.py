@@ -123,6 +123,8 @@ def serve(tmp_path: Path):  # noqa: ANN201
 
 
 def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Serve) -> None:
+    if os.getpriority(os.PRIO_PROCESS, 0) >= 19:
+        pytest.skip("run at the lowest priority already: the child cannot go lower")
     serve.up()
     child = serve.child()
     # The child lowers its own priority as it starts.
