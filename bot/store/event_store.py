@@ -14,14 +14,12 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Engine,
-    Insert,
-    Select,
-    Update,
     and_,
     bindparam,
     delete,
     func,
     insert,
+    literal_column,
     select,
     text,
     update,
@@ -33,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
+from bot.store.direct import Direct
 from bot.store.engine import READ_ONLY
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import (
@@ -158,44 +157,86 @@ _SEEN_KEY = select(events.c.seq).where(
 )
 
 
+# The columns of an event row, in the order the append builds it (seq is the database's).
+_EVENT_KEYS = tuple(c.name for c in events.columns if c.name != "seq")
+_INSERT_EVENT = Direct(_INSERT_EVENTS, _EVENT_KEYS)
+
+
 @functools.cache
-def _insert_keyed(dialect: str) -> Insert:
+def _insert_keyed(dialect: str) -> Direct:
     """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)
     when the stream already holds the key: the duplicate check and the insert in one statement.
     Only a clash on the key is absorbed; any other unique clash still raises."""
     build = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[dialect]
-    return (
+    return Direct(
         build(events)
         .on_conflict_do_nothing(
             index_elements=[events.c.stream_id, events.c.idempotency_key],
             index_where=events.c.idempotency_key.isnot(None),
         )
-        .returning(events.c.seq)
+        .returning(events.c.seq),
+        _EVENT_KEYS,
     )
 
 
 @functools.cache
-def _select_row(projection: Projection, lock: bool) -> Select:
+def _select_row(projection: Projection, lock: bool) -> Direct:
     table = PROJECTION_TABLES[projection.name]
     query = select(*[table.c[name] for name in projection.columns]).where(
         table.c[projection.key_column] == bindparam("key")
     )
-    return query.with_for_update() if lock else query
+    return Direct(query.with_for_update() if lock else query)
 
 
 @functools.cache
-def _insert_row(name: str) -> Insert:
-    return insert(PROJECTION_TABLES[name])
+def _insert_row(name: str, columns: tuple[str, ...]) -> Direct:
+    return Direct(insert(PROJECTION_TABLES[name]), columns)
 
 
 @functools.cache
-def _update_row(projection: Projection, columns: frozenset[str]) -> Update:
+def _update_row(projection: Projection, columns: frozenset[str]) -> Direct:
     table = PROJECTION_TABLES[projection.name]
-    return (
+    return Direct(
         update(table)
         .where(table.c[projection.key_column] == bindparam("key"))
         .values({name: bindparam(f"v_{name}") for name in columns})
     )
+
+
+# One write of a projection row: (projection, "insert" or "update", its columns in order).
+_Shape = tuple[tuple[Projection, str, tuple[str, ...]], ...]
+
+
+def _combined(writes: list[tuple[Projection, str, Row | None, Row]]) -> tuple[_Shape, dict]:
+    """The shape of an append's projection writes and the parameters of their one statement."""
+    shape, params = [], {}
+    for n, (projection, key, before, after) in enumerate(writes):
+        if before is None:
+            columns = tuple(after)
+            shape.append((projection, "insert", columns))
+        else:
+            columns = tuple(k for k, v in after.items() if before.get(k) != v)
+            shape.append((projection, "update", columns))
+            params[f"w{n}_key"] = key
+        params.update({f"w{n}_{c}": after[c] for c in columns})
+    return tuple(shape), params
+
+
+@functools.lru_cache(maxsize=256)
+def _write_all(shape: _Shape) -> Direct:
+    """PostgreSQL: several projection writes as one statement of data-modifying CTEs (each on
+    its own row: `_flush` writes a row once), one round trip instead of one each."""
+    ctes = []
+    for n, (projection, kind, columns) in enumerate(shape):
+        table = PROJECTION_TABLES[projection.name]
+        values = {c: bindparam(f"w{n}_{c}") for c in columns}
+        if kind == "insert":
+            write = insert(table).values(values)
+        else:
+            key = table.c[projection.key_column] == bindparam(f"w{n}_key")
+            write = update(table).where(key).values(values)
+        ctes.append(write.cte(f"w{n}"))
+    return Direct(select(literal_column("1")).add_cte(*ctes))
 
 
 class Transaction:
@@ -208,6 +249,8 @@ class Transaction:
         self._rows: dict[tuple[str, str], Row | None] = {}
         self._locked_rows: set[tuple[str, str]] = set()
         self._locked_streams: set[str] = set()
+        # Rows an append's events moved, with what they were before it (None: a new row).
+        self._pending: dict[tuple[str, str], tuple[Projection, Row | None]] = {}
         self.made: dict[str, Any] = {}  # data keys made in this transaction
 
     def append(
@@ -279,9 +322,11 @@ class Transaction:
                 recorded_at=now,
             )
             self._project(recorded)
-            if isinstance(payload, ParticipantEnrolled):
-                self._index_phone(payload)
             result.events.append(recorded)
+        self._flush()
+        for recorded in result.events:
+            if isinstance(recorded.data, ParticipantEnrolled):
+                self._index_phone(recorded.data)
         self.recorded.extend(result.events)
         return result
 
@@ -290,14 +335,13 @@ class Transaction:
         their seqs in order, or None when the key was recorded before."""
         seqs: list[int] = []
         if rows[0]["idempotency_key"] is not None:
-            keyed = _insert_keyed(self.conn.dialect.name)
-            seq = self.conn.execute(keyed, rows[0]).scalar()
-            if seq is None:
+            keyed = _insert_keyed(self.conn.dialect.name).rows(self.conn, rows[0])
+            if not keyed:
                 return None
-            seqs.append(seq)
+            seqs.append(keyed[0]["seq"])
             rows = rows[1:]
         if len(rows) == 1:
-            seqs.append(self.conn.execute(_INSERT_EVENTS, rows[0]).one().seq)
+            seqs.append(_INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
         elif rows:
             seq_of = {r.event_id: r.seq for r in self.conn.execute(_INSERT_EVENTS, rows)}
             seqs += [seq_of[row["event_id"]] for row in rows]
@@ -362,24 +406,49 @@ class Transaction:
         self._rows[(projection.name, key)] = {name: row[name] for name in projection.columns}
 
     def _project(self, ev: Event) -> None:
+        """Fold `ev` into the rows it moves; what is written waits for `_flush`."""
         for projection in self.store.projections:
             key = projection.key(ev)
             if key is None:
                 continue
+            cache_key = (projection.name, key)
             if key == ev.event_id:  # a row keyed by this very event cannot exist yet
-                self._rows[(projection.name, key)] = None
+                self._rows[cache_key] = None
             before = self.row(projection, key)
             after = projection.apply(before, ev)
             if after is None or after is before:
                 continue
+            if cache_key not in self._pending:
+                self._pending[cache_key] = (projection, before)
+            self._rows[cache_key] = after
+
+    def _flush(self) -> None:
+        """Write what an append's events did to the projection rows: each row once, however
+        many of the events moved it (a turn's decision moves the participant's row with each of
+        its events), and on PostgreSQL every write of the append in one statement."""
+        pending, self._pending = self._pending, {}
+        writes: list[tuple[Projection, str, Row | None, Row]] = []
+        for (name, key), (projection, before) in pending.items():
+            after = self._rows[(name, key)]
+            if after is not None and after != before:
+                writes.append((projection, key, before, after))
+        if len(writes) > 1 and self.conn.dialect.name == "postgresql":
+            shape, params = _combined(writes)
+            try:
+                _write_all(shape).run(self.conn, params)
+            except IntegrityError as exc:
+                names = ", ".join(sorted({w[0].name for w in writes}))
+                raise ConstraintViolation(f"{names}: {exc.orig}") from exc
+            return
+        for projection, key, before, after in writes:
             self._write(projection, key, before, after)
 
     def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""
         cache_key = (projection.name, key)
         if cache_key not in self._rows or (lock and cache_key not in self._locked_rows):
-            found = self.conn.execute(_select_row(projection, lock), {"key": key}).first()
-            self._rows[cache_key] = dict(found._mapping) if found else None
+            found = _select_row(projection, lock).rows(self.conn, {"key": key})
+            self._rows[cache_key] = found[0] if found else None
             if lock:
                 self._locked_rows.add(cache_key)
         return self._rows[cache_key]
@@ -387,13 +456,13 @@ class Transaction:
     def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
         try:
             if before is None:
-                self.conn.execute(_insert_row(projection.name), after)
+                _insert_row(projection.name, tuple(after)).run(self.conn, after)
             else:
                 changed = {k: v for k, v in after.items() if before.get(k) != v}
                 if changed:
                     params = {f"v_{k}": v for k, v in changed.items()}
                     params["key"] = key
-                    self.conn.execute(_update_row(projection, frozenset(changed)), params)
+                    _update_row(projection, frozenset(changed)).run(self.conn, params)
         except IntegrityError as exc:
             # The whole transaction rolls back with this error: nothing of the append is kept.
             raise ConstraintViolation(f"{projection.name}: {exc.orig}") from exc
