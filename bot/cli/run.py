@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -10,6 +11,7 @@ import threading
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
+from bot.runtime.background import NICENESS
 from bot.runtime.bootstrap import build_services, configure_logging
 from bot.runtime.threads import Runtime, RuntimeOptions
 
@@ -150,12 +152,24 @@ def _stop_when_gone(background, stop: threading.Event) -> None:  # noqa: ANN001
     show_default=True,
     help="Campaign to be the one scheduler (only the elected leader runs timers).",
 )
+@click.option(
+    "--niceness",
+    default=NICENESS,
+    show_default=True,
+    type=click.IntRange(0, 19),
+    help="Lower this process's CPU priority by this much, so that web processes on the same "
+    "machine answer webhooks first (0: leave it).",
+)
 @database_errors
-def worker(workers: int, dispatchers: int, scheduler: bool) -> None:
+def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> None:
     """Run background work: conversations, sending, and (if elected) the timer scheduler.
 
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
+    if niceness:
+        # A turn is milliseconds of CPU that can wait; an ack that waits behind turns makes
+        # Twilio time out and redeliver (bot.runtime.background, as `tandem serve`'s child).
+        os.nice(niceness)
     from bot.conversation.supervisors import check_supervisor_route
     from bot.core.config import ConfigError
     from bot.runtime.routing import check_interventions, intervention_catalogue
