@@ -10,7 +10,8 @@ the statement is a Core construct compiled by the dialect (quoting, casts, RETUR
 CONFLICT exactly as SQLAlchemy renders them), its values go through the column types' own bind
 processors (`TypeEngine.bind_processor`: the same JSON serialiser, the same UTC handling) and its
 rows through their result processors; `before_cursor_execute` and `after_cursor_execute`
-listeners still see each statement (the statement-counting tests rely on them); a driver error
+listeners still see each statement (the statement-counting tests rely on them; a listener
+registered with `retval=True` sees it but cannot rewrite it); a driver error
 is raised as SQLAlchemy's own exception (`IntegrityError` stays `IntegrityError`), and a lost
 connection invalidates the pooled connection as SQLAlchemy would. It runs only inside a
 transaction the Connection began, so SQLAlchemy's transaction bookkeeping (BEGIN IMMEDIATE on
@@ -92,16 +93,17 @@ class Direct:
             else values
         )
         sql = compiled.sql
-        watched = bool(conn.dispatch.before_cursor_execute or conn.dispatch.after_cursor_execute)
+        dispatch = conn.dispatch
+        before, after = dispatch.before_cursor_execute, dispatch.after_cursor_execute
         dbapi_connection = conn.connection.dbapi_connection
         cursor = dbapi_connection.cursor()
         try:
-            if watched:
-                for listener in conn.dispatch.before_cursor_execute:
+            if before:
+                for listener in before:
                     listener(conn, cursor, sql, bound, None, False)
             cursor.execute(sql, bound)
-            if watched:
-                for listener in conn.dispatch.after_cursor_execute:
+            if after:
+                for listener in after:
                     listener(conn, cursor, sql, bound, None, False)
         except dialect.loaded_dbapi.Error as exc:
             cursor.close()
