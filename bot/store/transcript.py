@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, bindparam, select
 
 from bot.core.localtime import validate_timezone
 from bot.core.segments import count_segments
@@ -144,6 +144,11 @@ def build(
     return lines
 
 
+_VERSION_OF_SEQ = select(events.c.stream_version).where(
+    and_(events.c.seq == bindparam("seq"), events.c.stream_id == bindparam("s"))
+)
+
+
 def read_page(
     store: EventStore, participant_id: str, after: int, limit: int
 ) -> tuple[list[TranscriptLine], int | None]:
@@ -152,6 +157,10 @@ def read_page(
     found: list[Event] = []
     cursor = after
     with store.reading() as conn:
+        # The stream's index is walked from the cursor's own version (a cursor this function
+        # gave is a seq of the stream: one lookup by primary key), not from the first event:
+        # the 100th page reads one page of rows, not a hundred.
+        version = conn.execute(_VERSION_OF_SEQ, {"seq": after, "s": stream_id}).scalar() or 0
         while True:
             query = (
                 select(events)
@@ -159,7 +168,7 @@ def read_page(
                     and_(
                         events.c.stream_id == stream_id,
                         events.c.event_type.in_(LINE_TYPES),
-                        events.c.stream_version > 0,  # the stream's index, as in read_lines
+                        events.c.stream_version > version,  # the stream's index
                         events.c.seq > cursor,
                     )
                 )
@@ -170,7 +179,7 @@ def read_page(
             found.extend(e for e in _decoded(store, conn, rows) if _is_line(e))
             if len(rows) <= limit or len(found) > limit:
                 break
-            cursor = rows[-1].seq
+            cursor, version = rows[-1].seq, rows[-1].stream_version
     lines = build(_with_details(store, stream_id, found[: limit + 1]), _outbox_of(store, found))
     if len(lines) > limit:
         return lines[:limit], lines[limit - 1].seq
