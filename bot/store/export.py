@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -44,6 +45,7 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
+from bot.store.scan import scan
 from bot.store.schema import events, outbox, participants
 from bot.store.transcript import LINE_TYPES, TranscriptLine, build, local, zone
 
@@ -254,10 +256,15 @@ def participant_record(row: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+# The columns of messages.csv that a transcript line holds as they are, read in one call.
+_LINE_COLUMNS = tuple(k for k in MESSAGE_COLUMNS if k in TranscriptLine.__dataclass_fields__)
+_line_values = attrgetter(*_LINE_COLUMNS)
+
+
 def message_record(line: TranscriptLine, tz_name: str) -> dict[str, Any]:
     tz = zone(tz_name)
     return {
-        **{k: getattr(line, k) for k in MESSAGE_COLUMNS if hasattr(line, k)},
+        **dict(zip(_LINE_COLUMNS, _line_values(line), strict=True)),
         "media": list(line.media),
         "timezone": tz_name,
         "created_at_utc": line.created_at,
@@ -308,7 +315,7 @@ class _Writer:
     def write(self, record: dict[str, Any]) -> None:
         assert self.file is not None
         if self.fmt == "csv":
-            self.csv.writerow([_cell(record.get(c)) for c in self.columns])
+            self.csv.writerow(_cells(map(record.get, self.columns)))
         else:
             row = {c: record.get(c) for c in self.columns}
             self.file.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
@@ -330,6 +337,14 @@ def _iso(value: object) -> str:
 
 # Cells written as they are: most cells of an export (checked first, by exact type).
 _AS_IS = frozenset((str, int, float))
+# Values the csv module writes as `_cell` would make them (None as an empty cell, numbers
+# through str()), so they are handed to it as they are.
+_CSV_AS_IS = _AS_IS | {type(None)}
+
+
+def _cells(values: Iterable[object]) -> list[object]:
+    """A CSV row's cells: `_cell` of each value (called only where it changes something)."""
+    return [v if type(v) in _CSV_AS_IS else _cell(v) for v in values]
 
 
 def _cell(value: object) -> object:
@@ -371,13 +386,16 @@ def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> It
 
 
 def _participant_batches(
-    store: EventStore, ids: Sequence[str], batch: int
+    store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str] = ()
 ) -> Iterator[list[dict[str, Any]]]:
-    """Participant rows in order of enrollment, in lists of `batch` (keyset paging)."""
+    """Participant rows (all columns, or these) in order of enrollment, in lists of `batch`
+    (keyset paging)."""
     table = participants
+    wanted = [table.c[c] for c in dict.fromkeys([*columns, "enrolled_at", "participant_id"])]
     last: tuple[datetime, str] | None = None
     while True:
-        query = select(table).order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
+        query = select(*wanted) if columns else select(table)
+        query = query.order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
         if ids:
             query = query.where(table.c.participant_id.in_(ids))
         if last is not None:
@@ -425,9 +443,8 @@ def _events(
 ) -> Iterator[Any]:
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
-    query = select(events).where(*_event_filter(upto, since, ids)).order_by(events.c.seq)
     with store.reading() as conn:
-        for row in conn.execution_options(yield_per=batch).execute(query):
+        for row in scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch):
             yield opened_row(row, store.sealer, conn)
 
 
@@ -494,7 +511,7 @@ def _file_lines(
             return json.dumps(row, ensure_ascii=False, default=_iso) + "\n"
         buffer.seek(0)
         buffer.truncate()
-        writer.writerow([_cell(record.get(c)) for c in columns])
+        writer.writerow(_cells(map(record.get, columns)))
         return buffer.getvalue()
 
     if fmt == "csv":
@@ -528,6 +545,10 @@ PER_PARTICIPANT = ("messages", *ANALYSES)
 MESSAGE_TYPES = (*LINE_TYPES, MessageSent.event_type)
 
 
+# What the per-participant files take from the participants row.
+_FOLDED_COLUMNS = ("participant_id", "timezone", "intervention")
+
+
 def participant_records(
     store: EventStore,
     names: Sequence[str],
@@ -547,7 +568,7 @@ def participant_records(
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    for rows in _participant_batches(store, ids, batch):
+    for rows in _participant_batches(store, ids, batch, _FOLDED_COLUMNS):
         streams = [participant_stream(row["participant_id"]) for row in rows]
         histories = _histories(store, streams, sorted(types), upto)
         sent = _outbox_rows(store, streams) if "messages" in wanted else {}
@@ -569,22 +590,19 @@ def _histories(
 ) -> dict[str, list[Event]]:
     """The streams' events of `types` up to seq `upto`, in order, by stream: one query
     (a server-side cursor on PostgreSQL) through the (stream_id, stream_version) index."""
-    query = (
-        select(events)
-        .where(
-            events.c.stream_id.in_(list(streams)),
-            events.c.stream_version > 0,
-            # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
-            # took it and, for each batch, scanned every participant's events of those types
-            # (quadratic again); the streams' own index is the one to walk.
-            (events.c.event_type + literal("")).in_(list(types)),
-            events.c.seq <= upto,
-        )
-        .order_by(events.c.stream_id, events.c.stream_version)
-    )
+    where = [
+        events.c.stream_id.in_(list(streams)),
+        events.c.stream_version > 0,
+        # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
+        # took it and, for each batch, scanned every participant's events of those types
+        # (quadratic again); the streams' own index is the one to walk.
+        (events.c.event_type + literal("")).in_(list(types)),
+        events.c.seq <= upto,
+    ]
+    order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Event]] = {}
     with store.reading() as conn:
-        for row in conn.execution_options(yield_per=1000).execute(query):
+        for row in scan(conn, where, order):
             by_stream.setdefault(row.stream_id, []).append(row_to_event(row, store.sealer, conn))
     return by_stream
 
