@@ -29,15 +29,21 @@ _SPACE = re.compile(r"\s")  # cut at the match start
 
 def encoding(text: str) -> Encoding:
     """The encoding a carrier uses: GSM-7 if every character is in GSM 03.38, else UCS-2."""
-    return "GSM-7" if all(char in _GSM7 for char in text) else "UCS-2"
+    return "GSM-7" if _GSM7.issuperset(text) else "UCS-2"
 
 
 def count_segments(text: str) -> int:
     """How many SMS segments `text` is billed as; an empty body is 0 segments."""
+    if not text:
+        return 0
     enc = encoding(text)
+    # A character costs at most 2 (an escape pair, a surrogate pair): a short text fits one
+    # segment without adding its costs up (most texts; an export counts every message).
+    if 2 * len(text) <= SINGLE_LIMIT[enc]:
+        return 1
     costs = [_gsm_septets(c) if enc == "GSM-7" else _utf16_units(c) for c in text]
     if sum(costs) <= SINGLE_LIMIT[enc]:
-        return 1 if costs else 0
+        return 1
     return _pack(costs, PART_LIMIT[enc])
 
 

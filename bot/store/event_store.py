@@ -45,6 +45,7 @@ from bot.store.events import (
     participant_of,
 )
 from bot.store.projections import Projection, Row, all_projections
+from bot.store.scan import scan
 from bot.store.schema import PROJECTION_TABLES, events, participant_phones
 from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
 
@@ -620,13 +621,13 @@ class EventStore:
         """Raw event rows in global order (undecoded), streamed `batch` rows at a time from one
         query (a server-side cursor on PostgreSQL) in one read transaction, so a replay or an
         export sees one snapshot and never holds the whole table in memory."""
-        query = select(events).where(events.c.seq > after_seq).order_by(events.c.seq)
+        where = [events.c.seq > after_seq]
         if stream_id is not None:
-            query = query.where(events.c.stream_id == stream_id)
+            where.append(events.c.stream_id == stream_id)
         if event_types:
-            query = query.where(events.c.event_type.in_(list(event_types)))
+            where.append(events.c.event_type.in_(list(event_types)))
         with self.reading() as conn:
-            for row in conn.execution_options(yield_per=batch).execute(query):
+            for row in scan(conn, where, [events.c.seq], batch):
                 yield opened_row(row, self.sealer, conn)
 
     def projection_row(self, projection_name: str, key: str) -> Row | None:

@@ -17,24 +17,21 @@ payloads carry phone numbers and names.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from sqlalchemy import and_, func, literal, or_, select
 
 from bot.store.event_store import EventStore, opened_row, row_to_event
 from bot.store.event_types.exports import ExportWritten
-from bot.store.event_types.messages import MessageSent
-from bot.store.events import Event, NewEvent, participant_stream
+from bot.store.events import NewEvent, participant_stream
+from bot.store.export_files import Format, Writer, csv_line, document, json_line
+from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.results import (
     RESULT_COLUMNS,
@@ -44,10 +41,10 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
+from bot.store.scan import scan
 from bot.store.schema import events, outbox, participants
-from bot.store.transcript import LINE_TYPES, TranscriptLine, build, local, zone
+from bot.store.transcript import LINE_TYPES, local, zone
 
-Format = Literal["csv", "jsonl"]
 FreeText = Literal["keep", "drop"]
 SYSTEM_STREAM = "system"
 # Columns that name a person, left out of a pseudonymised export.
@@ -64,11 +61,6 @@ PARTICIPANT_COLUMNS = (
     "background", "debug", "enrolled_at_utc", "enrolled_at_local", "last_inbound_at_utc",
     "last_inbound_at_local", "updated_at_utc", "version", "profile", "step_counters",
     "judgements", "notes",
-)  # fmt: skip
-MESSAGE_COLUMNS = (
-    "participant_id", "seq", "message_id", "direction", "channel", "kind", "keyword", "text",
-    "media", "status", "error_code", "error_message", "segments", "provider_sid", "timezone",
-    "created_at_utc", "created_at_local", "sent_at_utc", "sent_at_local", "status_at_utc",
 )  # fmt: skip
 RESULTS = tuple(column.name for column in RESULT_COLUMNS)
 RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
@@ -131,7 +123,7 @@ def export(
     counts = Counts()
     shape = _Shape(pseudonymise, free_text)
     written: list[str] = []
-    with _Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
+    with Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
         step = advance("participants", len(ids) if ids else _count_participants(store))
         for row in _participants(store, ids):
             out.write(shape.record(participant_record(row)))
@@ -145,9 +137,7 @@ def export(
     with ExitStack() as files:
         outs, steps = {}, {}
         for name in PER_PARTICIPANT:
-            outs[name] = files.enter_context(
-                _Writer(out_dir, name, fmt, shape.columns(FILES[name]))
-            )
+            outs[name] = files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
             total = (
                 _count_events(store, upto, since, ids, LINE_TYPES) if name == "messages" else None
             )
@@ -158,12 +148,15 @@ def export(
             steps[name](1)
     written += [outs[name].path.name for name in PER_PARTICIPANT]
     for name, text in (documents or {}).items():
-        written.append(_document(out_dir, name, text))
+        written.append(document(out_dir, name, text))
     if not pseudonymise:
-        with _Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
+        with Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
             step = advance("events", _count_events(store, upto, since, ids))
             for raw in _events(store, upto, since, ids):
-                out.write(event_record(raw))
+                if fmt == "csv":
+                    out.write_cells(event_values(raw))
+                else:
+                    out.write(event_record(raw))
                 counts.events += 1
                 step(1)
         written.append(out.path.name)
@@ -228,18 +221,6 @@ class _Shape:
         return self.record({**record, "value": None} if dropped else record)
 
 
-def _document(out_dir: Path, name: str, text: str) -> str:
-    """A text file of the export (owner-only, replaced whole); its name."""
-    path = out_dir / name
-    partial = path.with_name(name + ".partial")
-    partial.unlink(missing_ok=True)
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with open(fd, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(partial, path)
-    return name
-
-
 def participant_record(row: dict[str, Any]) -> dict[str, Any]:
     tz = zone(row["timezone"])
     record = {k: row.get(k) for k in PARTICIPANT_COLUMNS}
@@ -254,96 +235,25 @@ def participant_record(row: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def message_record(line: TranscriptLine, tz_name: str) -> dict[str, Any]:
-    tz = zone(tz_name)
-    return {
-        **{k: getattr(line, k) for k in MESSAGE_COLUMNS if hasattr(line, k)},
-        "media": list(line.media),
-        "timezone": tz_name,
-        "created_at_utc": line.created_at,
-        "created_at_local": local(line.created_at, tz),
-        "sent_at_utc": line.sent_at,
-        "sent_at_local": local(line.sent_at, tz),
-        "status_at_utc": line.status_at,
-    }
+def event_values(raw: Any) -> tuple[Any, ...]:
+    """An events row's values in EVENT_COLUMNS order."""
+    return (
+        raw.seq,
+        raw.event_id,
+        raw.stream_id,
+        raw.stream_version,
+        raw.event_type,
+        raw.schema_version,
+        raw.occurred_at,
+        raw.recorded_at,
+        raw.idempotency_key,
+        raw.data,
+        raw.meta or {},
+    )
 
 
 def event_record(raw: Any) -> dict[str, Any]:
-    return {
-        "seq": raw.seq,
-        "event_id": raw.event_id,
-        "stream_id": raw.stream_id,
-        "stream_version": raw.stream_version,
-        "type": raw.event_type,
-        "schema_version": raw.schema_version,
-        "occurred_at": raw.occurred_at,
-        "recorded_at": raw.recorded_at,
-        "idempotency_key": raw.idempotency_key,
-        "data": raw.data,
-        "meta": raw.meta or {},
-    }
-
-
-class _Writer:
-    """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end."""
-
-    def __init__(self, out_dir: Path, name: str, fmt: Format, columns: Sequence[str]) -> None:
-        self.path = out_dir / f"{name}.{fmt}"
-        self.partial = self.path.with_name(self.path.name + ".partial")
-        self.fmt = fmt
-        self.columns = columns
-        self.file: IO[str] | None = None
-        self.csv: Any = None
-
-    def __enter__(self) -> _Writer:
-        # Owner-only from the start: an export holds participants' phone numbers and texts.
-        self.partial.unlink(missing_ok=True)
-        fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        self.file = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        if self.fmt == "csv":
-            self.csv = csv.writer(self.file)
-            self.csv.writerow(self.columns)
-        return self
-
-    def write(self, record: dict[str, Any]) -> None:
-        assert self.file is not None
-        if self.fmt == "csv":
-            self.csv.writerow([_cell(record.get(c)) for c in self.columns])
-        else:
-            row = {c: record.get(c) for c in self.columns}
-            self.file.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
-
-    def __exit__(self, kind: object, *_rest: object) -> None:
-        assert self.file is not None
-        self.file.close()
-        if kind is None:
-            os.replace(self.partial, self.path)
-        else:
-            self.partial.unlink(missing_ok=True)
-
-
-def _iso(value: object) -> str:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"cannot export a {type(value).__name__}")
-
-
-# Cells written as they are: most cells of an export (checked first, by exact type).
-_AS_IS = frozenset((str, int, float))
-
-
-def _cell(value: object) -> object:
-    if type(value) in _AS_IS:
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict | list | tuple):
-        return json.dumps(value, ensure_ascii=False, default=_iso)
-    return value
+    return dict(zip(EVENT_COLUMNS, event_values(raw), strict=True))
 
 
 def _existing(store: EventStore, participant_ids: Sequence[str]) -> list[str]:
@@ -371,13 +281,16 @@ def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> It
 
 
 def _participant_batches(
-    store: EventStore, ids: Sequence[str], batch: int
+    store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str] = ()
 ) -> Iterator[list[dict[str, Any]]]:
-    """Participant rows in order of enrollment, in lists of `batch` (keyset paging)."""
+    """Participant rows (all columns, or these) in order of enrollment, in lists of `batch`
+    (keyset paging)."""
     table = participants
+    wanted = [table.c[c] for c in dict.fromkeys([*columns, "enrolled_at", "participant_id"])]
     last: tuple[datetime, str] | None = None
     while True:
-        query = select(table).order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
+        query = select(*wanted) if columns else select(table)
+        query = query.order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
         if ids:
             query = query.where(table.c.participant_id.in_(ids))
         if last is not None:
@@ -425,9 +338,8 @@ def _events(
 ) -> Iterator[Any]:
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
-    query = select(events).where(*_event_filter(upto, since, ids)).order_by(events.c.seq)
     with store.reading() as conn:
-        for row in conn.execution_options(yield_per=batch).execute(query):
+        for row in scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch):
             yield opened_row(row, store.sealer, conn)
 
 
@@ -485,22 +397,14 @@ def _file_lines(
     store: EventStore, name: str, fmt: Format, since: datetime | None, upto: int
 ) -> Iterator[str]:
     columns = FILES[name]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
 
     def line(record: dict[str, Any]) -> str:
         if fmt == "jsonl":
-            row = {c: record.get(c) for c in columns}
-            return json.dumps(row, ensure_ascii=False, default=_iso) + "\n"
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow([_cell(record.get(c)) for c in columns])
-        return buffer.getvalue()
+            return json_line(columns, record)
+        return csv_line(map(record.get, columns))
 
     if fmt == "csv":
-        buffer.seek(0)
-        writer.writerow(columns)
-        yield buffer.getvalue()
+        yield csv_line(columns)
     if name == "participants":
         for row in _participants(store, ()):
             yield line(participant_record(row))
@@ -524,8 +428,10 @@ ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]
     "forms": (FORM_TYPES, form_rows),
 }
 PER_PARTICIPANT = ("messages", *ANALYSES)
-# A message line's events: the messages, and `message.sent` for its segment count.
-MESSAGE_TYPES = (*LINE_TYPES, MessageSent.event_type)
+
+
+# What the per-participant files take from the participants row.
+_FOLDED_COLUMNS = ("participant_id", "timezone", "intervention")
 
 
 def participant_records(
@@ -547,60 +453,54 @@ def participant_records(
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    for rows in _participant_batches(store, ids, batch):
+    for rows in _participant_batches(store, ids, batch, _FOLDED_COLUMNS):
         streams = [participant_stream(row["participant_id"]) for row in rows]
         histories = _histories(store, streams, sorted(types), upto)
         sent = _outbox_rows(store, streams) if "messages" in wanted else {}
         for row, stream in zip(rows, streams, strict=True):
             history = histories.get(stream, [])
             if "messages" in wanted:
-                for line in build(_message_events(history, since), sent):
-                    yield "messages", message_record(line, row["timezone"])
+                for record in message_records(history, sent, row, since, row_to_event):
+                    yield "messages", record
             for name in names:
                 if name in ANALYSES:
                     kinds, rows_of = ANALYSES[name]
-                    folded = [ev for ev in history if ev.event_type in kinds]
+                    folded = [row_to_event(r) for r in history if r.event_type in kinds]
                     for record in rows_of(folded, row, since):
                         yield name, record
 
 
 def _histories(
     store: EventStore, streams: Sequence[str], types: Sequence[str], upto: int
-) -> dict[str, list[Event]]:
-    """The streams' events of `types` up to seq `upto`, in order, by stream: one query
-    (a server-side cursor on PostgreSQL) through the (stream_id, stream_version) index."""
-    query = (
-        select(events)
-        .where(
-            events.c.stream_id.in_(list(streams)),
-            events.c.stream_version > 0,
-            # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
-            # took it and, for each batch, scanned every participant's events of those types
-            # (quadratic again); the streams' own index is the one to walk.
-            (events.c.event_type + literal("")).in_(list(types)),
-            events.c.seq <= upto,
-        )
-        .order_by(events.c.stream_id, events.c.stream_version)
-    )
-    by_stream: dict[str, list[Event]] = {}
+) -> dict[str, list[Any]]:
+    """The streams' event rows of `types` up to seq `upto`, opened (bot.store.sealing), in
+    order, by stream: one query (a server-side cursor on PostgreSQL) through the (stream_id,
+    stream_version) index."""
+    where = [
+        events.c.stream_id.in_(list(streams)),
+        events.c.stream_version > 0,
+        # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
+        # took it and, for each batch, scanned every participant's events of those types
+        # (quadratic again); the streams' own index is the one to walk.
+        (events.c.event_type + literal("")).in_(list(types)),
+        events.c.seq <= upto,
+    ]
+    order = [events.c.stream_id, events.c.stream_version]
+    by_stream: dict[str, list[Any]] = {}
     with store.reading() as conn:
-        for row in conn.execution_options(yield_per=1000).execute(query):
-            by_stream.setdefault(row.stream_id, []).append(row_to_event(row, store.sealer, conn))
+        for row in scan(conn, where, order):
+            by_stream.setdefault(row.stream_id, []).append(opened_row(row, store.sealer, conn))
     return by_stream
+
+
+# What a message's record takes from its outbox row.
+_OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provider_sid")
+_OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
 def _outbox_rows(store: EventStore, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The outbox rows of the streams' messages (status, error, sent time), by outbox id."""
-    query = select(outbox).where(outbox.c.stream_id.in_(list(streams)))
+    query = select(*[outbox.c[name] for name in _OUTBOX_COLUMNS])
+    query = query.where(outbox.c.stream_id.in_(list(streams)))
     with store.reading() as conn:
         return {row.outbox_id: dict(row._mapping) for row in conn.execute(query)}
-
-
-def _message_events(history: Sequence[Event], since: datetime | None) -> list[Event]:
-    """A participant's message events (from `since`) and every `message.sent`."""
-    return [
-        ev
-        for ev in history
-        if ev.event_type == MessageSent.event_type
-        or (ev.event_type in LINE_TYPES and (since is None or ev.occurred_at >= since))
-    ]

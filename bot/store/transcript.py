@@ -59,7 +59,7 @@ def local(instant: datetime | None, tz: ZoneInfo) -> datetime | None:
     return instant.astimezone(tz) if instant is not None else None
 
 
-def _segments(channel: str, text: str | None, reported: int | None) -> int | None:
+def segment_count(channel: str, text: str | None, reported: int | None) -> int | None:
     """Twilio's count when it reported one, else counted from the text (SMS only)."""
     if reported is not None:
         return reported
@@ -68,7 +68,7 @@ def _segments(channel: str, text: str | None, reported: int | None) -> int | Non
     return None
 
 
-def _inbound(ev: Event, data: MessageReceived) -> TranscriptLine:
+def inbound_line(ev: Event, data: MessageReceived) -> TranscriptLine:
     return TranscriptLine(
         participant_id=ev.participant_id or "",
         seq=ev.seq,
@@ -82,7 +82,7 @@ def _inbound(ev: Event, data: MessageReceived) -> TranscriptLine:
         status="received",
         error_code=None,
         error_message=None,
-        segments=_segments(data.channel, data.body, None),
+        segments=segment_count(data.channel, data.body, None),
         provider_sid=data.message_sid,
         created_at=ev.occurred_at,
         sent_at=None,
@@ -90,7 +90,7 @@ def _inbound(ev: Event, data: MessageReceived) -> TranscriptLine:
     )
 
 
-def _outbound(
+def outbound_line(
     ev: Event, data: MessageQueued, row: Mapping[str, Any] | None, reported: int | None
 ) -> TranscriptLine:
     row = row or {}
@@ -107,7 +107,7 @@ def _outbound(
         status=row.get("status") or "pending",
         error_code=row.get("error_code"),
         error_message=row.get("error_message"),
-        segments=_segments(data.channel, data.body, reported),
+        segments=segment_count(data.channel, data.body, reported),
         provider_sid=row.get("provider_sid"),
         created_at=ev.occurred_at,
         sent_at=row.get("sent_at"),
@@ -137,10 +137,10 @@ def build(
     lines = []
     for ev, data in sorted(received, key=lambda pair: pair[0].seq):
         if isinstance(data, MessageReceived):
-            lines.append(_inbound(ev, data))
+            lines.append(inbound_line(ev, data))
         else:
             row = outbox_rows.get(data.outbox_id)
-            lines.append(_outbound(ev, data, row, reported.get(data.outbox_id)))
+            lines.append(outbound_line(ev, data, row, reported.get(data.outbox_id)))
     return lines
 
 

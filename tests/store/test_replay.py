@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,3 +149,30 @@ def test_replay_reports_a_missing_projection_row(store: EventStore) -> None:
     report = rebuild(store)
     compare(store, report)
     assert [(d.kind, d.key) for d in report.differences] == [("missing", first.participant_id)]
+
+
+def test_replay_finds_a_one_microsecond_or_nested_json_change_among_equal_rows(
+    store: EventStore,
+) -> None:
+    people = [enrolled(phone=f"+1415555010{n}") for n in range(3)]
+    for person in people:
+        store.append(participant_stream(person.participant_id), [person])
+    moved, nested = people[0].participant_id, people[1].participant_id
+    with store.engine.begin() as conn:
+        row = conn.execute(
+            participants.select().where(participants.c.participant_id == moved)
+        ).one()
+        conn.execute(
+            update(participants)
+            .where(participants.c.participant_id == moved)
+            .values(enrolled_at=row.enrolled_at + timedelta(microseconds=1))
+        )
+        conn.execute(
+            update(participants)
+            .where(participants.c.participant_id == nested)
+            .values(step_counters={"intake": {"turns": 1}})
+        )
+    report = rebuild(store)
+    compare(store, report)
+    found = {(d.key, *d.columns) for d in report.differences}
+    assert found == {(moved, "enrolled_at"), (nested, "step_counters")}

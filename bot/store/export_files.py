@@ -1,0 +1,143 @@
+"""How `tandem export` writes a file: each value as a cell, rows as CSV (what the csv module's
+default dialect writes) or JSON Lines, into an owner-only `.partial` file renamed into place."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, Literal
+
+Format = Literal["csv", "jsonl"]
+
+
+def _iso(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot export a {type(value).__name__}")
+
+
+# `json.dumps(value, ensure_ascii=False, default=_iso)`, its encoder built once rather than
+# for every call (the same encoder `dumps` builds from those arguments).
+to_json = json.JSONEncoder(ensure_ascii=False, default=_iso).encode
+# Cells written as they are: most cells of an export (checked first, by exact type).
+_AS_IS = frozenset((str, int, float))
+
+
+def cell(value: object) -> object:
+    """A value as its CSV cell holds it (JSON for dicts and lists, ISO 8601 for times)."""
+    if type(value) in _AS_IS:
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict | list | tuple):
+        return to_json(value)
+    return value
+
+
+_NEEDS_QUOTES = re.compile('[,"\r\n]').search
+
+
+def _quoted(text: str) -> str:
+    """A cell's text as the csv module's default dialect writes it: in quotes (its quotes
+    doubled) when it holds a comma, a quote or a line break."""
+    if _NEEDS_QUOTES(text) is None:
+        return text
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _text(value: object) -> str:
+    """The text the csv module writes for `cell(value)` (str() of what is not a str), in
+    quotes where it needs them. The commonest types first, by exact type: ints, floats and
+    times never need quotes."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)  # type: ignore[arg-type]
+    if value is None:
+        return ""
+    if kind is int or kind is float:
+        return str(value)
+    if kind is datetime:
+        return value.isoformat()  # type: ignore[attr-defined]
+    if kind is dict or kind is list:
+        if not value:
+            return "{}" if kind is dict else "[]"
+        return _quoted(to_json(value))
+    value = cell(value)
+    if isinstance(value, str):
+        return _quoted(str.__str__(value))
+    return _quoted(str(value))
+
+
+def csv_line(values: Iterable[object]) -> str:
+    """One CSV row of `values`, with their `cell`s, exactly as `csv.writer(file).writerow`
+    writes it: built here because the csv module copies every character into a 4-byte
+    buffer and checks each one, which made writing an event's JSON cost more than reading it."""
+    texts = list(map(_text, values))
+    if len(texts) == 1 and not texts[0]:
+        return '""\r\n'  # a row of one empty cell is written as an empty quoted cell
+    return ",".join(texts) + "\r\n"
+
+
+def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:
+    """One JSON Lines row: `record`'s `columns`, in order."""
+    return to_json({c: record.get(c) for c in columns}) + "\n"
+
+
+class Writer:
+    """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end."""
+
+    def __init__(self, out_dir: Path, name: str, fmt: Format, columns: Sequence[str]) -> None:
+        self.path = out_dir / f"{name}.{fmt}"
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.fmt = fmt
+        self.columns = columns
+        self.file: IO[str] | None = None
+
+    def __enter__(self) -> Writer:
+        # Owner-only from the start: an export holds participants' phone numbers and texts.
+        self.partial.unlink(missing_ok=True)
+        fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.file = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        if self.fmt == "csv":
+            self.file.write(csv_line(self.columns))
+        return self
+
+    def write(self, record: dict[str, Any]) -> None:
+        assert self.file is not None
+        if self.fmt == "csv":
+            self.file.write(csv_line(map(record.get, self.columns)))
+        else:
+            self.file.write(json_line(self.columns, record))
+
+    def write_cells(self, values: Sequence[object]) -> None:
+        """A CSV row of values already in column order (a record's `write` without a dict)."""
+        assert self.file is not None and self.fmt == "csv"
+        self.file.write(csv_line(values))
+
+    def __exit__(self, kind: object, *_rest: object) -> None:
+        assert self.file is not None
+        self.file.close()
+        if kind is None:
+            os.replace(self.partial, self.path)
+        else:
+            self.partial.unlink(missing_ok=True)
+
+
+def document(out_dir: Path, name: str, text: str) -> str:
+    """A text file of the export (owner-only, replaced whole); its name."""
+    path = out_dir / name
+    partial = path.with_name(name + ".partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(fd, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(partial, path)
+    return name

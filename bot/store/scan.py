@@ -1,0 +1,78 @@
+"""Event rows for whole-table work (export, replay, `tandem events`): one query streamed in
+batches (a server-side cursor on PostgreSQL), each value converted as a `select(events)` would
+convert it, with none of the per-row work that select does besides.
+
+A typed select runs every column through SQLAlchemy's result processing; for the events table
+only four columns need it (the two JSON payloads and the two timestamps), and SQLAlchemy's own
+processors for those are what `scan` applies, so the values are the same by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import Connection, select, type_coerce
+from sqlalchemy.types import NullType
+
+from bot.store.schema import events
+
+
+class StoredEvent(NamedTuple):
+    """An event row as stored (its payload not decoded into a model)."""
+
+    seq: int
+    event_id: str
+    stream_id: str
+    stream_version: int
+    event_type: str
+    schema_version: int
+    data: dict[str, Any]
+    meta: dict[str, Any]
+    idempotency_key: str | None
+    occurred_at: datetime
+    recorded_at: datetime
+
+
+_NAMES = StoredEvent._fields
+# The columns as the driver returns them (no result processing), in StoredEvent's order.
+_RAW = [type_coerce(events.c[name], NullType()).label(name) for name in _NAMES]
+
+
+def scan(
+    conn: Connection, where: Sequence[Any] = (), order_by: Sequence[Any] = (), batch: int = 1000
+) -> Iterator[StoredEvent]:
+    """The event rows matching `where`, in `order_by` order, fetched `batch` at a time."""
+    query = select(*_RAW).where(*where).order_by(*order_by)
+    make = _maker(conn)
+    for rows in conn.execution_options(yield_per=batch).execute(query).partitions():
+        yield from map(make, rows)
+
+
+def _maker(conn: Connection) -> Callable[[Any], StoredEvent]:
+    """A function from a raw row to its StoredEvent, with the typed columns' own processors."""
+    dialect = conn.dialect
+    converted: list[tuple[int, Callable[[Any], Any]]] = []
+    for index, name in enumerate(_NAMES):
+        process = events.c[name].type.dialect_impl(dialect).result_processor(dialect, None)
+        if process is not None:
+            converted.append((index, process))
+    new = StoredEvent._make
+    if [i for i, _ in converted] == [6, 7, 9, 10]:  # data, meta, occurred_at, recorded_at
+        (_, data), (_, meta), (_, occurred), (_, recorded) = converted
+
+        def make(row: Any) -> StoredEvent:
+            (seq, eid, sid, ver, kind, schema, d, m, key, occ, rec) = row
+            return new((seq, eid, sid, ver, kind, schema, data(d), meta(m), key, occurred(occ),
+                        recorded(rec)))  # fmt: skip
+
+        return make
+
+    def make_any(row: Any) -> StoredEvent:
+        values = list(row)
+        for index, process in converted:
+            values[index] = process(values[index])
+        return new(values)
+
+    return make_any
