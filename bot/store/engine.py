@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import sqlite3
@@ -16,12 +17,34 @@ try:
 except ImportError:  # not on Windows: SQLite's own busy wait alone orders the writers there
     fcntl = None  # type: ignore[assignment]
 
+import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import QueuePool
 
 log = logging.getLogger(__name__)
+
+
+def json_dumps(value: Any) -> str:
+    """The JSON of a stored column (events' payloads, projections' JSON columns), by orjson:
+    an append encodes three of them and a turn reads a hundred, and `json` took 23 us for a
+    participant's conversation memory where orjson takes 1.4. What orjson refuses and `json`
+    writes (a key that is not a string, an integer past 64 bits) is written by `json`."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value)
+
+
+def json_loads(text: str | bytes) -> Any:
+    """A stored JSON column's value; what orjson refuses (`NaN`, which `json` wrote into older
+    SQLite rows) is read by `json`."""
+    try:
+        return orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError
+        return json.loads(text)
+
 
 READ_ONLY = "tandem_read_only"
 # A PostgreSQL connection idle this long is pinged before use (`_ping_when_idle`).
@@ -55,6 +78,8 @@ def make_engine(
             url,
             echo=echo,
             hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
+            json_serializer=json_dumps,
+            json_deserializer=json_loads,
             pool_size=pool_size,
             max_overflow=pool_size,
             connect_args={"connect_timeout": 10},
@@ -194,6 +219,8 @@ def _sqlite_engine(url: str, echo: bool) -> Engine:
         url,
         echo=echo,
         hide_parameters=True,  # a failed statement's values (phones, texts) stay out of logs
+        json_serializer=json_dumps,
+        json_deserializer=json_loads,
         poolclass=QueuePool,
         pool_size=8,
         max_overflow=16,
