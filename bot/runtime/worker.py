@@ -37,7 +37,6 @@ from bot.store.events import (
 )
 from bot.store.leases import acquire, release
 from bot.store.queries import pending_timers
-from bot.store.recent import last_messages
 from bot.store.schema import events, participants, takeovers, timers, work_items
 from bot.store.services import Services
 
@@ -304,8 +303,12 @@ class Worker:
                 trigger = row_to_event(found, self.store.sealer, conn) if found else None
             pending = pending_timers(conn, pid)
             # Every kind of turn shows or reads its last messages: read them in this snapshot.
-            window = last_messages(
-                conn, stream, self.services.settings.chat_history_limit, self.store.sealer
+            window = self.services.windows.last_messages(
+                conn,
+                stream,
+                self.services.settings.chat_history_limit,
+                self.store.sealer,
+                version=int(participant.version),
             )
         row = dict(participant._mapping)
         if memory.of(row) is None:
