@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, bindparam, exists, func, select
+from sqlalchemy import Connection, Select, and_, bindparam, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 
 from bot.conversation.turns import Handler, Turn
@@ -37,7 +37,7 @@ from bot.store.events import (
 )
 from bot.store.leases import acquire, release
 from bot.store.queries import pending_timers
-from bot.store.schema import events, participants, takeovers, timers, work_items
+from bot.store.schema import events, leases, participants, takeovers, timers, work_items
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
@@ -231,10 +231,10 @@ class Worker:
             try:
                 with self.store.transaction() as tx:
                     tx.append(stream, decided, expected_version=version)
-                    head = _read_head(tx.conn, pid)
-                    if head is not None and head["available_at"] <= self.services.clock.now():
+                    now = self.services.clock.now()
+                    head = _next_or_release(tx.conn, pid, lease, self.name, now)
+                    if head is not None and head["available_at"] <= now:
                         return head
-                    release(tx.conn, lease, self.name)
             except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
                 actual = self.store.version(stream)
                 raise ConcurrencyError(stream, version, actual) from exc
@@ -474,6 +474,56 @@ def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
         .limit(1)
     )
     row = conn.execute(query).first()
+    return dict(row._mapping) if row else None
+
+
+def _next_query() -> Select[Any]:
+    """`_read_head` of participant `pid` that also deletes lease `name` of `holder` unless
+    that head item is due at `now`: one statement (a data-modifying CTE, PostgreSQL's)."""
+    head = (
+        select(work_items)
+        .where(
+            and_(
+                work_items.c.participant_id == bindparam("pid"),
+                work_items.c.status == "pending",
+                NOT_TAKEN_OVER,
+            )
+        )
+        .order_by(work_items.c.seq)
+        .limit(1)
+        .cte("head")
+    )
+    due = select(head.c.work_id).where(head.c.available_at <= bindparam("now")).exists()
+    gone = (
+        delete(leases)
+        .where(
+            and_(
+                leases.c.name == bindparam("name"),
+                leases.c.holder == bindparam("holder"),
+                ~due,
+            )
+        )
+        .returning(leases.c.name)
+        .cte("gone")
+    )
+    return select(head).add_cte(gone)
+
+
+_NEXT_OR_RELEASE = _next_query()
+
+
+def _next_or_release(
+    conn: Connection, participant_id: str, lease: str, holder: str, now: datetime
+) -> dict[str, Any] | None:
+    """The participant's head item, and the lease released unless that item is due at `now`
+    (in the caller's transaction): on PostgreSQL in one statement, elsewhere in two."""
+    if conn.dialect.name != "postgresql":
+        head = _read_head(conn, participant_id)
+        if head is None or head["available_at"] > now:
+            release(conn, lease, holder)
+        return head
+    params = {"pid": participant_id, "name": lease, "holder": holder, "now": now}
+    row = conn.execute(_NEXT_OR_RELEASE, params).first()
     return dict(row._mapping) if row else None
 
 
