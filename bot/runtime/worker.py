@@ -11,6 +11,7 @@ and is taken again when the lease expires.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -299,7 +300,7 @@ class Worker:
             trigger: Event | None = None
             timer = None
             if item["kind"] == "timer":
-                found = conn.execute(select(timers).where(timers.c.timer_id == item["ref"])).first()
+                found = conn.execute(_TIMER, {"timer_id": item["ref"]}).first()
                 timer = dict(found._mapping) if found else None
             pending = pending_timers(conn, pid)
             # Every kind of turn shows or reads its last messages: read them in this snapshot.
@@ -416,6 +417,7 @@ RELEASED = _Released()
 Next = dict[str, Any] | _Released | None
 
 
+@functools.cache
 def _heads(candidates: int) -> Select[Any]:
     """The due-or-not head items (the first pending item by seq) of up to `candidates`
     participants not taken over, oldest first, in one statement."""
@@ -459,40 +461,33 @@ _PARTICIPANT_AND_HEAD = select(
 ).where(participants.c.participant_id == bindparam("pid"))
 
 
+# Statements are built once (building one costs more than a short query's execution).
+# Participant `pid`'s first pending item, unless their conversation is taken over.
+_HEAD = (
+    select(work_items)
+    .where(
+        and_(
+            work_items.c.participant_id == bindparam("pid"),
+            work_items.c.status == "pending",
+            NOT_TAKEN_OVER,
+        )
+    )
+    .order_by(work_items.c.seq)
+    .limit(1)
+)
+_TIMER = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
+
+
 def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
     """A participant's first pending item, unless their conversation is taken over."""
-    query = (
-        select(work_items)
-        .where(
-            and_(
-                work_items.c.participant_id == participant_id,
-                work_items.c.status == "pending",
-                NOT_TAKEN_OVER,
-            )
-        )
-        .order_by(work_items.c.seq)
-        .limit(1)
-    )
-    row = conn.execute(query).first()
+    row = conn.execute(_HEAD, {"pid": participant_id}).first()
     return dict(row._mapping) if row else None
 
 
 def _next_query() -> Select[Any]:
     """`_read_head` of participant `pid` that also deletes lease `name` of `holder` unless
     that head item is due at `now`: one statement (a data-modifying CTE, PostgreSQL's)."""
-    head = (
-        select(work_items)
-        .where(
-            and_(
-                work_items.c.participant_id == bindparam("pid"),
-                work_items.c.status == "pending",
-                NOT_TAKEN_OVER,
-            )
-        )
-        .order_by(work_items.c.seq)
-        .limit(1)
-        .cte("head")
-    )
+    head = _HEAD.cte("head")
     due = select(head.c.work_id).where(head.c.available_at <= bindparam("now")).exists()
     gone = (
         delete(leases)
