@@ -94,7 +94,8 @@ class RecentWindows:
     holding sealed events is therefore used only while the participant's data key still
     opens, as the store's `Sealer` sees it (another process's erasure reaches it within
     bot.store.sealing.KEY_CACHE_SECONDS, as for every read); otherwise it is read afresh.
-    The `streams` most recently used are kept."""
+    The `streams` most recently used are kept; a window of every message (CHAT_HISTORY_LIMIT
+    -1) is never kept."""
 
     def __init__(self, streams: int = 256) -> None:
         self._streams = streams
@@ -113,6 +114,8 @@ class RecentWindows:
         window events recorded since; `version`, the stream's version as the caller read it,
         drops a window that claims to be newer (a database restored from a backup)."""
         rows_wanted = window_rows(limit)
+        if rows_wanted is None:  # every message ("all"): not kept, it grows with the stream
+            return last_messages(conn, stream_id, limit, sealer)
         if rows_wanted == 0:
             return []
         with self._lock:
@@ -124,12 +127,9 @@ class RecentWindows:
         ):
             known = None
         after = known.through if known is not None else 0
-        query = _SINCE if rows_wanted is not None else _SINCE.limit(None)
-        rows = conn.execute(query, {"s": stream_id, "n": rows_wanted, "after": after}).all()
+        rows = conn.execute(_SINCE, {"s": stream_id, "n": rows_wanted, "after": after}).all()
         fresh = [row_to_event(row, sealer, conn) for row in reversed(rows)]
-        window = [*known.events, *fresh] if known is not None else fresh
-        if rows_wanted is not None:
-            window = window[-rows_wanted:]
+        window = ([*known.events, *fresh] if known is not None else fresh)[-rows_wanted:]
         sealed = (known is not None and known.sealed) or any(SEALED in row.data for row in rows)
         through = rows[0].stream_version if rows else after
         with self._lock:

@@ -134,7 +134,9 @@ def test_a_kept_window_reads_only_what_was_recorded_since_and_equals_a_fresh_rea
             kept = windows.last_messages(conn, stream, 3, store.sealer)
             event.remove(conn, "before_cursor_execute", record)
             fresh = last_messages(conn, stream, 3, store.sealer)
+            every = windows.last_messages(conn, stream, -1, store.sealer)  # never kept
         assert _window(kept) == _window(fresh)
+        assert len(every) == 8 + step and _window(every[-len(fresh) :]) == _window(fresh)
         assert [e.data.body for e in kept][-1] == (f"m{7 + step}" if step else "m7")
         store.append(stream, [noise, received(f"SMn{step}", body=f"m{8 + step}"), noise])
     # The first read asks for the whole window; each one after, for what came after the newest
