@@ -461,7 +461,8 @@ class EventStore:
             with conn.begin():  # SQLAlchemy's own; the driver, in autocommit, sends no BEGIN
                 yield conn
         finally:
-            conn.execution_options(isolation_level=conn.default_isolation_level)
+            if not conn.invalidated:  # an invalidated one is reset as the pool replaces it
+                conn.execution_options(isolation_level=conn.default_isolation_level)
 
     @contextmanager
     def pinned(self) -> Iterator[None]:
