@@ -49,8 +49,21 @@ _WINDOW = (
     .order_by(events.c.stream_version.desc())
     .limit(bindparam("n"))
 )
-# The window's events recorded after stream version `after` (the newest `n` of them).
-_SINCE = _WINDOW.where(events.c.stream_version > bindparam("after"))
+# The window's events recorded after stream version `after` (the newest `n` of them): that
+# bound alone, or SQLite walked the index down to `stream_version > 0`, every message of the
+# stream, looking for the few after it (6 ms a turn at 100,000 events).
+_SINCE = (
+    select(events)
+    .where(
+        and_(
+            events.c.stream_id == bindparam("s"),
+            events.c.stream_version > bindparam("after"),
+            text(WINDOW_PREDICATE),
+        )
+    )
+    .order_by(events.c.stream_version.desc())
+    .limit(bindparam("n"))
+)
 
 
 def window_rows(limit: int) -> int | None:
@@ -126,8 +139,12 @@ class RecentWindows:
             or (known.sealed and (pid is None or not sealer.opens(conn, pid)))
         ):
             known = None
-        after = known.through if known is not None else 0
-        rows = conn.execute(_SINCE, {"s": stream_id, "n": rows_wanted, "after": after}).all()
+        if known is None:  # the whole window, as `last_messages` reads it
+            after = 0
+            rows = conn.execute(_WINDOW, {"s": stream_id, "n": rows_wanted}).all()
+        else:
+            after = known.through
+            rows = conn.execute(_SINCE, {"s": stream_id, "n": rows_wanted, "after": after}).all()
         fresh = [row_to_event(row, sealer, conn) for row in reversed(rows)]
         window = ([*known.events, *fresh] if known is not None else fresh)[-rows_wanted:]
         sealed = (known is not None and known.sealed) or any(SEALED in row.data for row in rows)
