@@ -11,6 +11,7 @@ and is taken again when the lease expires.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, exists, func, select
+from sqlalchemy import Connection, Select, and_, bindparam, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 
 from bot.conversation.turns import Handler, Turn
@@ -37,8 +38,7 @@ from bot.store.events import (
 )
 from bot.store.leases import acquire, release
 from bot.store.queries import pending_timers
-from bot.store.recent import last_messages
-from bot.store.schema import events, participants, takeovers, timers, work_items
+from bot.store.schema import events, leases, participants, takeovers, timers, work_items
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class Worker:
         # One pooled connection for the whole claim and drain: a checkout (and on PostgreSQL
         # its `pool_pre_ping`) per drain, not per statement group.
         with self.store.pinned():
-            with self.store.reading() as conn:
+            with self.store.statements() as conn:
                 heads = [dict(row._mapping) for row in conn.execute(_heads(candidates))]
             for head in heads:
                 if head["available_at"] > now:
@@ -169,9 +169,10 @@ class Worker:
             self._process(item, release=None)
 
     def _acquire(self, name: str, now: datetime) -> bool:
-        """Take or renew a lease in a write transaction of this thread's (pinned) connection."""
-        with self.store.transaction() as tx:
-            return acquire(tx.conn, name, self.name, now, self.lease)
+        """Take or renew a lease on this thread's (pinned) connection: one statement, committed
+        by itself."""
+        with self.store.statements(writes=True) as conn:
+            return acquire(conn, name, self.name, now, self.lease)
 
     def _process(self, item: dict[str, Any], release: str | None) -> Next:
         """One turn of `item`. With `release` (the lease's name), the commit of the decision
@@ -231,10 +232,10 @@ class Worker:
             try:
                 with self.store.transaction() as tx:
                     tx.append(stream, decided, expected_version=version)
-                    head = _read_head(tx.conn, pid)
-                    if head is not None and head["available_at"] <= self.services.clock.now():
+                    now = self.services.clock.now()
+                    head = _next_or_release(tx.conn, pid, lease, self.name, now)
+                    if head is not None and head["available_at"] <= now:
                         return head
-                    release(tx.conn, lease, self.name)
             except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
                 actual = self.store.version(stream)
                 raise ConcurrencyError(stream, version, actual) from exc
@@ -274,40 +275,51 @@ class Worker:
         )
 
     def _head(self, participant_id: str) -> dict[str, Any] | None:
-        with self.store.reading() as conn:
+        with self.store.statements() as conn:
             return _read_head(conn, participant_id)
 
     def _turn(self, item: dict[str, Any]) -> tuple[Turn, int] | None:
-        """What the turn is decided on, in one read transaction of a fixed number of bounded
-        statements: the participant's head item (None if it is no longer `item`: taken over
-        or done meanwhile), the participant row (its `memory` holds what the stream says,
-        bot.store.memory), the trigger or timer, the pending timers and the last messages
-        (`history()`, bot.store.recent)."""
+        """What the turn is decided on, in a fixed number of bounded statements (one read
+        transaction on SQLite; on PostgreSQL, whose READ COMMITTED gives each statement its
+        own snapshot, without one): the participant row (its `memory` holds what the stream
+        says, bot.store.memory) with the id of their head item (None if it is no longer `item`:
+        taken over or done meanwhile), the timer, the pending timers and the last messages
+        (`history()`, bot.store.recent), which hold the trigger of a message's turn; a trigger
+        outside them (an enrollment, a command, an old message retried) is read by itself."""
         pid = item["participant_id"]
         stream = participant_stream(pid)
-        with self.store.reading() as conn:
-            head = _read_head(conn, pid)
-            if head is None or head["work_id"] != item["work_id"]:
-                return None
-            participant = conn.execute(
-                select(participants).where(participants.c.participant_id == pid)
-            ).first()
+        with self.store.statements() as conn:
+            participant = conn.execute(_PARTICIPANT_AND_HEAD, {"pid": pid}).first()
             if participant is None:
+                head = _read_head(conn, pid)
+                if head is None or head["work_id"] != item["work_id"]:
+                    return None
                 raise RuntimeError(f"work item {item['work_id']} names no participant")
+            if participant.head_work_id != item["work_id"]:
+                return None
             trigger: Event | None = None
             timer = None
             if item["kind"] == "timer":
-                found = conn.execute(select(timers).where(timers.c.timer_id == item["ref"])).first()
+                found = conn.execute(_TIMER, {"timer_id": item["ref"]}).first()
                 timer = dict(found._mapping) if found else None
-            else:
-                found = conn.execute(select(events).where(events.c.event_id == item["ref"])).first()
-                trigger = row_to_event(found, self.store.sealer, conn) if found else None
             pending = pending_timers(conn, pid)
             # Every kind of turn shows or reads its last messages: read them in this snapshot.
-            window = last_messages(
-                conn, stream, self.services.settings.chat_history_limit, self.store.sealer
+            window = self.services.windows.last_messages(
+                conn,
+                stream,
+                self.services.settings.chat_history_limit,
+                self.store.sealer,
+                version=int(participant.version),
             )
+            if item["kind"] != "timer":
+                trigger = next((e for e in window if e.event_id == item["ref"]), None)
+                if trigger is None:
+                    found = conn.execute(
+                        select(events).where(events.c.event_id == item["ref"])
+                    ).first()
+                    trigger = row_to_event(found, self.store.sealer, conn) if found else None
         row = dict(participant._mapping)
+        del row["head_work_id"]
         if memory.of(row) is None:
             # A row from before migration 0015 (or of an older memory format): fold its stream
             # once for this turn; `tandem replay --repair` writes it for good.
@@ -405,6 +417,7 @@ RELEASED = _Released()
 Next = dict[str, Any] | _Released | None
 
 
+@functools.cache
 def _heads(candidates: int) -> Select[Any]:
     """The due-or-not head items (the first pending item by seq) of up to `candidates`
     participants not taken over, oldest first, in one statement."""
@@ -430,21 +443,82 @@ def _heads(candidates: int) -> Select[Any]:
     )
 
 
+# The participant row, with the id of their head item (as `_read_head` finds it) beside it.
+_PARTICIPANT_AND_HEAD = select(
+    participants,
+    select(work_items.c.work_id)
+    .where(
+        and_(
+            work_items.c.participant_id == participants.c.participant_id,
+            work_items.c.status == "pending",
+            NOT_TAKEN_OVER,
+        )
+    )
+    .order_by(work_items.c.seq)
+    .limit(1)
+    .scalar_subquery()
+    .label("head_work_id"),
+).where(participants.c.participant_id == bindparam("pid"))
+
+
+# Statements are built once (building one costs more than a short query's execution).
+# Participant `pid`'s first pending item, unless their conversation is taken over.
+_HEAD = (
+    select(work_items)
+    .where(
+        and_(
+            work_items.c.participant_id == bindparam("pid"),
+            work_items.c.status == "pending",
+            NOT_TAKEN_OVER,
+        )
+    )
+    .order_by(work_items.c.seq)
+    .limit(1)
+)
+_TIMER = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
+
+
 def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
     """A participant's first pending item, unless their conversation is taken over."""
-    query = (
-        select(work_items)
+    row = conn.execute(_HEAD, {"pid": participant_id}).first()
+    return dict(row._mapping) if row else None
+
+
+def _next_query() -> Select[Any]:
+    """`_read_head` of participant `pid` that also deletes lease `name` of `holder` unless
+    that head item is due at `now`: one statement (a data-modifying CTE, PostgreSQL's)."""
+    head = _HEAD.cte("head")
+    due = select(head.c.work_id).where(head.c.available_at <= bindparam("now")).exists()
+    gone = (
+        delete(leases)
         .where(
             and_(
-                work_items.c.participant_id == participant_id,
-                work_items.c.status == "pending",
-                NOT_TAKEN_OVER,
+                leases.c.name == bindparam("name"),
+                leases.c.holder == bindparam("holder"),
+                ~due,
             )
         )
-        .order_by(work_items.c.seq)
-        .limit(1)
+        .returning(leases.c.name)
+        .cte("gone")
     )
-    row = conn.execute(query).first()
+    return select(head).add_cte(gone)
+
+
+_NEXT_OR_RELEASE = _next_query()
+
+
+def _next_or_release(
+    conn: Connection, participant_id: str, lease: str, holder: str, now: datetime
+) -> dict[str, Any] | None:
+    """The participant's head item, and the lease released unless that item is due at `now`
+    (in the caller's transaction): on PostgreSQL in one statement, elsewhere in two."""
+    if conn.dialect.name != "postgresql":
+        head = _read_head(conn, participant_id)
+        if head is None or head["available_at"] > now:
+            release(conn, lease, holder)
+        return head
+    params = {"pid": participant_id, "name": lease, "holder": holder, "now": now}
+    row = conn.execute(_NEXT_OR_RELEASE, params).first()
     return dict(row._mapping) if row else None
 
 

@@ -509,6 +509,32 @@ class EventStore:
             yield conn
 
     @contextmanager
+    def statements(self, *, writes: bool = False) -> Iterator[Connection]:
+        """Statements that need no transaction around them: reads whose snapshot may be each
+        statement's own, or (`writes`) one statement that writes. On PostgreSQL, on this
+        thread's pinned connection, each runs in a transaction of its own (autocommit: no
+        BEGIN and COMMIT or ROLLBACK round trips); READ COMMITTED gives every statement of a
+        transaction its own snapshot anyway. Elsewhere a transaction as `reading()` (a
+        deferred one on SQLite: one snapshot, nothing to save) or `transaction()` opens."""
+        conn: Connection | None = getattr(self._pinned, "conn", None)
+        if (
+            conn is None
+            or conn.dialect.name != "postgresql"
+            or conn.in_transaction()
+            or conn.closed
+        ):
+            with self._begun(read_only=not writes) as conn:
+                yield conn
+            return
+        conn.execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            with conn.begin():  # SQLAlchemy's own; the driver, in autocommit, sends no BEGIN
+                yield conn
+        finally:
+            if not conn.invalidated:  # an invalidated one is reset as the pool replaces it
+                conn.execution_options(isolation_level=conn.default_isolation_level)
+
+    @contextmanager
     def pinned(self) -> Iterator[None]:
         """Within it, this thread's `reading()` and `transaction()` reuse one checked-out
         connection, each still a transaction of its own: one pool checkout (and on PostgreSQL

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Engine, and_, delete, or_, select
+from sqlalchemy import Connection, Engine, Insert, and_, bindparam, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from bot.store.schema import leases
@@ -26,27 +27,40 @@ def acquire(
     return _acquire(bind, name, holder, now, ttl)
 
 
-def _acquire(conn: Connection, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
-    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    insert = dialect_insert(leases).values(name=name, holder=holder, expires_at=now + ttl)
-    statement = insert.on_conflict_do_update(
+@functools.cache
+def _upsert(dialect: str) -> Insert:
+    """The acquiring upsert, built once per dialect (building it cost more than running it)."""
+    dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = dialect_insert(leases).values(
+        name=bindparam("name"), holder=bindparam("holder"), expires_at=bindparam("expires_at")
+    )
+    return insert.on_conflict_do_update(
         index_elements=["name"],
         set_={"holder": insert.excluded.holder, "expires_at": insert.excluded.expires_at},
-        where=or_(leases.c.expires_at <= now, leases.c.holder == holder),
+        where=or_(leases.c.expires_at <= bindparam("now"), leases.c.holder == bindparam("holder")),
     ).returning(leases.c.name)
+
+
+_RELEASE = delete(leases).where(
+    and_(leases.c.name == bindparam("name"), leases.c.holder == bindparam("holder"))
+)
+
+
+def _acquire(conn: Connection, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
+    params = {"name": name, "holder": holder, "expires_at": now + ttl, "now": now}
     # RETURNING, not rowcount: psycopg reports a rowcount for a conflict left alone too.
-    return conn.execute(statement).first() is not None
+    return conn.execute(_upsert(conn.dialect.name), params).first() is not None
 
 
 def release(bind: Engine | Connection, name: str, holder: str) -> None:
     """Give the lease up, if `holder` still has it (in the caller's transaction if given a
     Connection)."""
-    statement = delete(leases).where(and_(leases.c.name == name, leases.c.holder == holder))
+    params = {"name": name, "holder": holder}
     if isinstance(bind, Engine):
         with bind.begin() as conn:
-            conn.execute(statement)
+            conn.execute(_RELEASE, params)
         return
-    bind.execute(statement)
+    bind.execute(_RELEASE, params)
 
 
 def holder_of(engine: Engine, name: str, now: datetime) -> str | None:

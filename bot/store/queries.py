@@ -48,14 +48,16 @@ def enrolled_with_phone(
     return dict(row._mapping) if row else None
 
 
+_PENDING_TIMERS = (
+    select(timers)
+    .where(timers.c.participant_id == bindparam("pid"), timers.c.status == "scheduled")
+    .order_by(timers.c.due_at)
+)
+
+
 def pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]]:
     """A participant's timers that have not fired, been skipped or been cancelled, by due time."""
-    query = (
-        select(timers)
-        .where(timers.c.participant_id == participant_id, timers.c.status == "scheduled")
-        .order_by(timers.c.due_at)
-    )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return [dict(row._mapping) for row in conn.execute(_PENDING_TIMERS, {"pid": participant_id})]
 
 
 def pending_outbox(conn: Connection, participant_id: str) -> list[str]:

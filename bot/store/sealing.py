@@ -143,6 +143,11 @@ class Sealer:
         plain.update(secret)
         return Opened(plain, escaped, [])
 
+    def opens(self, conn: Connection | None, pid: str) -> bool:
+        """Whether the participant's sealed fields open (their data key is not erased), as
+        `open` would find it now."""
+        return self.enabled and self._data_key(conn, pid) is not _ERASED
+
     # Data keys ----------------------------------------------------------------------------
 
     def _data_key(

@@ -12,6 +12,7 @@ from bot.core.clock import Clock
 from bot.core.config import Settings
 from bot.core.signals import Signals
 from bot.store.event_store import EventStore
+from bot.store.recent import RecentWindows
 
 
 @dataclass
@@ -22,6 +23,8 @@ class Services:
     store: EventStore
     clock: Clock
     signals: Signals = field(default_factory=Signals)
+    # The participants' decoded windows of last messages, shared by this process's workers.
+    windows: RecentWindows = field(default_factory=RecentWindows)
 
     def close(self) -> None:
         self.store.engine.dispose()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -12,10 +12,11 @@ from bot.conversation.turns import Turn
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
-from bot.runtime.worker import Worker
+from bot.runtime.worker import Worker, _next_or_release
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageReceived
 from bot.store.events import EventData, participant_stream
+from bot.store.leases import acquire, holder_of
 from bot.store.services import Services
 from tests.factories import enrolled, received
 
@@ -222,3 +223,26 @@ def test_a_long_turn_keeps_its_lease_so_no_other_worker_takes_the_participant(
     worker.handler = slow
     worker.run_once()
     assert seen == ["w1"] * 4
+
+
+def test_the_commit_of_a_turn_keeps_the_lease_for_a_due_next_item_and_releases_it_otherwise(
+    services: Services, store: EventStore, clock: FakeClock
+) -> None:
+    """What the drain does in each turn's commit (`_next_or_release`, one statement on
+    PostgreSQL): the participant's next head item comes back, if any; the lease is kept only
+    if that item is due."""
+    pid = enroll(store)
+    name = f"participant:{pid}"
+    now = clock.now()
+
+    def commit(at: datetime) -> tuple[str | None, str | None]:
+        """(the head item's kind, the lease's holder after) of a commit at `at`."""
+        assert acquire(store.engine, name, "w1", now, timedelta(minutes=1))
+        with store.transaction() as tx:
+            head = _next_or_release(tx.conn, pid, name, "w1", at)
+        return (head["kind"] if head else None), holder_of(store.engine, name, now)
+
+    assert commit(now) == ("enrolled", "w1")  # due: the drain goes on with the lease
+    assert commit(now - timedelta(seconds=1)) == ("enrolled", None)  # not due yet
+    assert Worker(services, echo, "w2").run_once() == 1
+    assert commit(now) == (None, None)  # nothing pending
