@@ -240,6 +240,12 @@ def _write_all(shape: _Shape) -> Direct:
     return Direct(select(literal_column("1")).add_cte(*ctes))
 
 
+def _refusal(exc: IntegrityError) -> str:
+    """What the database refused, without PostgreSQL's DETAIL line, which quotes the values
+    (`Key (phone)=(+1...) already exists`): the message is logged and shown."""
+    return str(exc.orig).splitlines()[0]
+
+
 class Transaction:
     """One database transaction in which several appends (and their projections) commit together."""
 
@@ -439,7 +445,7 @@ class Transaction:
                 _write_all(shape).run(self.conn, params)
             except IntegrityError as exc:
                 names = ", ".join(sorted({w[0].name for w in writes}))
-                raise ConstraintViolation(f"{names}: {exc.orig}") from exc
+                raise ConstraintViolation(f"{names}: {_refusal(exc)}") from exc
             return
         for projection, key, before, after in writes:
             self._write(projection, key, before, after)
@@ -466,7 +472,7 @@ class Transaction:
                     _update_row(projection, frozenset(changed)).run(self.conn, params)
         except IntegrityError as exc:
             # The whole transaction rolls back with this error: nothing of the append is kept.
-            raise ConstraintViolation(f"{projection.name}: {exc.orig}") from exc
+            raise ConstraintViolation(f"{projection.name}: {_refusal(exc)}") from exc
         self._rows[(projection.name, key)] = after
 
 
