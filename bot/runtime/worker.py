@@ -443,38 +443,34 @@ def _heads(candidates: int) -> Select[Any]:
     )
 
 
-# The participant row, with the id of their head item (as `_read_head` finds it) beside it.
-_PARTICIPANT_AND_HEAD = select(
-    participants,
-    select(work_items.c.work_id)
-    .where(
-        and_(
-            work_items.c.participant_id == participants.c.participant_id,
-            work_items.c.status == "pending",
-            NOT_TAKEN_OVER,
+def _first_pending(participant_id: Any) -> Select[Any]:
+    """The first pending item (by seq) of the participant `participant_id` names, unless their
+    conversation is taken over."""
+    return (
+        select(work_items)
+        .where(
+            and_(
+                work_items.c.participant_id == participant_id,
+                work_items.c.status == "pending",
+                NOT_TAKEN_OVER,
+            )
         )
+        .order_by(work_items.c.seq)
+        .limit(1)
     )
-    .order_by(work_items.c.seq)
-    .limit(1)
-    .scalar_subquery()
-    .label("head_work_id"),
-).where(participants.c.participant_id == bindparam("pid"))
 
 
 # Statements are built once (building one costs more than a short query's execution).
-# Participant `pid`'s first pending item, unless their conversation is taken over.
-_HEAD = (
-    select(work_items)
-    .where(
-        and_(
-            work_items.c.participant_id == bindparam("pid"),
-            work_items.c.status == "pending",
-            NOT_TAKEN_OVER,
-        )
-    )
-    .order_by(work_items.c.seq)
-    .limit(1)
-)
+# Participant `pid`'s head item.
+_HEAD = _first_pending(bindparam("pid"))
+# The participant row, with the id of their head item (as `_read_head` finds it) beside it.
+_PARTICIPANT_AND_HEAD = select(
+    participants,
+    _first_pending(participants.c.participant_id)
+    .with_only_columns(work_items.c.work_id)
+    .scalar_subquery()
+    .label("head_work_id"),
+).where(participants.c.participant_id == bindparam("pid"))
 _TIMER = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
 
 

@@ -102,10 +102,7 @@ class Writer:
         self.file: IO[str] | None = None
 
     def __enter__(self) -> Writer:
-        # Owner-only from the start: an export holds participants' phone numbers and texts.
-        self.partial.unlink(missing_ok=True)
-        fd = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        self.file = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self.file = _private(self.partial, newline="")
         if self.fmt == "csv":
             self.file.write(csv_line(self.columns))
         return self
@@ -135,9 +132,15 @@ def document(out_dir: Path, name: str, text: str) -> str:
     """A text file of the export (owner-only, replaced whole); its name."""
     path = out_dir / name
     partial = path.with_name(name + ".partial")
-    partial.unlink(missing_ok=True)
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with open(fd, "w", encoding="utf-8") as file:
+    with _private(partial) as file:
         file.write(text)
     os.replace(partial, path)
     return name
+
+
+def _private(partial: Path, newline: str | None = None) -> IO[str]:
+    """`partial` created anew for writing, owner-only from the start: an export holds
+    participants' phone numbers and texts."""
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    return open(fd, "w", encoding="utf-8", newline=newline)  # noqa: SIM115
