@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import RootTransaction
 from sqlalchemy.exc import IntegrityError
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
@@ -238,6 +239,18 @@ def _write_all(shape: _Shape) -> Direct:
             write = update(table).where(key).values(values)
         ctes.append(write.cte(f"w{n}"))
     return Direct(select(literal_column("1")).add_cte(*ctes))
+
+
+def _end_read(transaction: RootTransaction) -> None:
+    """End a read-only transaction. On PostgreSQL by COMMIT, which ends a transaction that wrote
+    nothing exactly as ROLLBACK does: psycopg forgets every statement it has prepared on the
+    connection at a ROLLBACK (a dropped object might be re-created), so reads ending that way
+    would keep a turn's statements from ever reaching its `prepare_threshold` and being planned
+    once. On SQLite, ROLLBACK (the writer lock is never taken by a deferred read)."""
+    if transaction.connection.dialect.name == "postgresql":
+        transaction.commit()
+    else:
+        transaction.rollback()
 
 
 def _refusal(exc: IntegrityError) -> str:
@@ -567,7 +580,10 @@ class EventStore:
                     yield conn
                 return
             with self.engine.connect() as conn:
-                yield conn.execution_options(**{READ_ONLY: True})
+                conn.execution_options(**{READ_ONLY: True})
+                with conn.begin() as transaction:
+                    yield conn
+                    _end_read(transaction)
             return
         # Execution options set on a Connection apply to it in place (SQLite's BEGIN or BEGIN
         # IMMEDIATE is chosen from them, bot.store.engine): set for each transaction.
@@ -575,7 +591,7 @@ class EventStore:
         with conn.begin() as transaction:
             yield conn
             if read_only:
-                transaction.rollback()
+                _end_read(transaction)
 
     def append(
         self,
