@@ -11,8 +11,9 @@ engine's. Per engine (SQLite, PostgreSQL) it prints:
 - the same turn with personal data sealed (TANDEM_MASTER_KEY set: every participant's personal
   fields encrypted with their data key, as in production) beside the plain one, on a second
   database, the two alternating turn by turn ("sealed/plain" is the ratio of the p50s);
-- turns/s of 1 and of 2 single-worker processes draining 10 messages each from 100 participants,
-  in alternating rounds (best and median); `--no-throughput` leaves this out;
+- turns/s of 1 and of 2 worker processes, each with `tandem worker`'s worker threads (4; `--threads`
+  sets them), draining 10 messages each from 100 participants, in alternating rounds (best and
+  median); `--no-throughput` leaves this out;
 - the second-line safety classifier's cost (SAFETY_CLASSIFIER=auto against off, the rest above
   runs with it off): turns at the smallest prior size alternating between a worker with it and
   one without, over the same database, and the added p50 (its extra LLM call per message; the
@@ -20,7 +21,7 @@ engine's. Per engine (SQLite, PostgreSQL) it prints:
 Prior events are realistic turns (message, `llm.called` holding the prompt as STORE_PROMPTS=true
 stores it, reply, delivery), appended directly. Run by hand:
 `python bench/turn.py [--turns 30] [--prior 10,1000,10000,100000] [--engines sqlite,postgresql]
-[--no-throughput] [--only classifier]`.
+[--no-throughput] [--threads 4] [--only classifier]`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import multiprocessing as mp
 import multiprocessing.synchronize
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +42,7 @@ from sqlalchemy import func, select  # noqa: E402
 
 from bench.common import database, percentile  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
+from bot.cli.run import WORKER_THREADS  # noqa: E402
 from bot.conversation.classifier import SafetyVerdict  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
@@ -268,23 +271,35 @@ def _print_classifier(kind: str, costs: dict[str, list]) -> None:
     print(f"{kind:<11}{'classifier on / off, p50':<46}{on / off:>9.2f}")
 
 
-def _work_in_process(url: str, llm_url: str, name: str, ready: mp.Queue, stop: Stop) -> None:
+def _work_in_process(
+    url: str, llm_url: str, name: str, threads: int, ready: mp.Queue, stop: Stop
+) -> None:
+    """A worker process as `tandem worker` runs one: `threads` worker threads (its dispatcher
+    and scheduler left out: nothing is sent, no timer is due)."""
     services = _services(url, llm_url)
-    worker = Worker(services, build_handler(services), name)
+    handler = build_handler(services)
+    workers = [Worker(services, handler, f"{name}/worker-{n}") for n in range(threads)]
+    running = [threading.Thread(target=w.run_forever, args=(stop,), daemon=True) for w in workers]
+    for thread in running:
+        thread.start()
     ready.put(name)
-    worker.run_forever(stop)  # type: ignore[arg-type]
+    for thread in running:
+        thread.join()
     services.close()
 
 
-def throughput(url: str, llm_url: str, participants: int, each: int, processes: int) -> float:
-    """Turns/s of `processes` single-worker processes, started and idle, draining `each`
-    messages of every participant from the moment the first is recorded."""
+def throughput(
+    url: str, llm_url: str, participants: int, each: int, processes: int, threads: int
+) -> float:
+    """Turns/s of `processes` worker processes of `threads` worker threads each, started and
+    idle, draining `each` messages of every participant from the moment the first is
+    recorded."""
     services = _services(url, llm_url)
     people = [_seed(services, n, 10) for n in range(participants)]
     ready: mp.Queue = mp.Queue()
     stop = mp.Event()
     runners = [
-        mp.Process(target=_work_in_process, args=(url, llm_url, f"bench-{n}", ready, stop))
+        mp.Process(target=_work_in_process, args=(url, llm_url, f"bench-{n}", threads, ready, stop))
         for n in range(processes)
     ]
     for runner in runners:
@@ -319,6 +334,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 vs 2)")
     parser.add_argument(
         "--throughput", action=argparse.BooleanOptionalAction, default=True, help="turns/s rows"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=WORKER_THREADS,
+        help="worker threads per worker process (default: `tandem worker`'s)",
     )
     parser.add_argument("--only", choices=["classifier"], help="run only this measure")
     args = parser.parse_args()
@@ -363,14 +384,14 @@ def main() -> None:
             def rate(processes: int, kind: str = kind) -> Callable[[], float]:
                 def once() -> float:
                     with database(kind) as url:
-                        return throughput(url, llm_url, 100, 10, processes)
+                        return throughput(url, llm_url, 100, 10, processes, args.threads)
 
                 return once
 
             figures = alternate([("1", rate(1)), ("2", rate(2))], args.rounds)
             for n in ("1", "2"):
                 high, median = best(figures[n])
-                name = f"turns/s, {n} worker process(es), best / median"
+                name = f"turns/s, {n} worker process(es) x {args.threads} threads, best / median"
                 print(f"{kind:<11}{name:<46}{high:>9.1f}{median:>9.1f}")
     finally:
         stop.set()

@@ -15,6 +15,8 @@ from bot.runtime.background import NICENESS
 from bot.runtime.bootstrap import build_services, configure_logging
 from bot.runtime.threads import Runtime, RuntimeOptions
 
+WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
+
 log = logging.getLogger(__name__)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -134,7 +136,7 @@ def _stop_when_gone(background, stop: threading.Event) -> None:  # noqa: ANN001
 @cli.command()
 @click.option(
     "--workers",
-    default=4,
+    default=WORKER_THREADS,
     show_default=True,
     type=click.IntRange(1, 64),
     help="Worker threads handling conversations.",
