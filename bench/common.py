@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import statistics
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -53,3 +54,44 @@ def percentile(values: list[float], pct: float) -> float:
     if len(values) == 1:
         return values[0]
     return statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1]
+
+
+# The scripted LLM stands in for a remote service: in production its CPU is not this machine's.
+# It runs in a process of its own at the lowest CPU priority, so that it takes only what
+# Tandem's processes leave rather than competing with them for the two cores.
+LLM_NICENESS = 19
+
+
+class _Forget(list):
+    """The fake's request log, kept empty: a long run would hold every prompt in memory."""
+
+    def append(self, item: object) -> None:
+        pass
+
+
+def _serve(answer: Callable[[dict], object], ready: mp.Queue, stop: object) -> None:
+    from tests.fakes.openai_api import FakeOpenAI
+
+    os.nice(LLM_NICENESS)
+    fake = FakeOpenAI()
+    fake._records = _Forget()  # noqa: SLF001
+    fake.script(*[answer] * 2_000_000)
+    ready.put(fake.url)
+    stop.wait()  # type: ignore[attr-defined]
+    fake.stop()
+
+
+@contextmanager
+def scripted_llm(answer: Callable[[dict], object]) -> Iterator[str]:
+    """The URL of a scripted OpenAI-compatible server answering every request with
+    `answer(request body)` at once, in a process of its own at niceness LLM_NICENESS; stopped
+    after. `answer` must be a module-level function (it is pickled to the process)."""
+    ready: mp.Queue = mp.Queue()
+    stop = mp.Event()
+    server = mp.Process(target=_serve, args=(answer, ready, stop), daemon=True)
+    server.start()
+    try:
+        yield ready.get(timeout=30)
+    finally:
+        stop.set()
+        server.join(timeout=10)

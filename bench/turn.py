@@ -1,8 +1,9 @@
 """Benchmark a conversation turn: the engine's own cost from the inbound event to the reply queued.
 
 The real handler (`bot.runtime.routing.build_handler`) and worker answer through the real openai SDK
-against a FakeOpenAI that replies at once, run in a separate process so that its CPU is not the
-engine's. Per engine (SQLite, PostgreSQL) it prints:
+against a FakeOpenAI that replies at once, run in a separate process at the lowest CPU priority
+so that its CPU is not the engine's (bench.common.scripted_llm). Per engine (SQLite,
+PostgreSQL) it prints:
 - the cost of one turn (`Worker.run_once` on a recorded message: claim, load, screen, prompt,
   LLM call, append of the reply with `work.completed`), p50/p99/min, for participants with
   10, 1,000, 10,000 and 100,000 prior events, the sizes alternating turn by turn, as wall time and
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select  # noqa: E402
 
-from bench.common import database, percentile  # noqa: E402
+from bench.common import database, percentile, scripted_llm  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
 from bot.cli.run import WORKER_THREADS  # noqa: E402
 from bot.conversation.classifier import SafetyVerdict  # noqa: E402
@@ -56,19 +57,12 @@ from bot.store.event_types.work import WorkCompleted  # noqa: E402
 from bot.store.events import EventData, NewEvent, new_id, participant_stream  # noqa: E402
 from bot.store.schema import work_items  # noqa: E402
 from bot.store.services import Services  # noqa: E402
-from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
+from tests.fakes.openai_api import ScriptedReply  # noqa: E402
 
 REPLY = "That sounds like a good start! What time of day would suit you best?"
 SYSTEM = (ROOT / "prompts" / "intake.md").read_text()  # the size of a real system prompt
 OUR_NUMBER = "+15005550006"
 Stop = multiprocessing.synchronize.Event
-
-
-class _Forget(list):
-    """The fake's request log, kept empty: a long run would hold every prompt in memory."""
-
-    def append(self, item: object) -> None:
-        pass
 
 
 ANSWER = ScriptedReply.text(REPLY)
@@ -81,15 +75,6 @@ def _answer(body: dict) -> ScriptedReply:
     """The classifier's request gets a verdict, every other one the module's reply."""
     schema = (body.get("response_format") or {}).get("json_schema") or {}
     return VERDICT if schema.get("name") == SafetyVerdict.__name__ else ANSWER
-
-
-def _serve_llm(ready: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
-    fake = FakeOpenAI()
-    fake._records = _Forget()  # noqa: SLF001
-    fake.script(*[_answer] * 2_000_000)
-    ready.put(fake.url)
-    stop.wait()
-    fake.stop()
 
 
 def _services(
@@ -344,12 +329,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["classifier"], help="run only this measure")
     args = parser.parse_args()
     priors = sorted(int(p) for p in args.prior.split(","))
-    ready: mp.Queue = mp.Queue()
-    stop = mp.Event()
-    server = mp.Process(target=_serve_llm, args=(ready, stop), daemon=True)
-    server.start()
-    llm_url = ready.get(timeout=30)
-    try:
+    with scripted_llm(_answer) as llm_url:
         print(f"{'engine':<11}{'measure':<46}{'p50':>9}{'p99':>9}{'min':>9}{'x base':>8}")
         for kind in args.engines.split(","):
             with database(kind) as url:
@@ -393,9 +373,6 @@ def main() -> None:
                 high, median = best(figures[n])
                 name = f"turns/s, {n} worker process(es) x {args.threads} threads, best / median"
                 print(f"{kind:<11}{name:<46}{high:>9.1f}{median:>9.1f}")
-    finally:
-        stop.set()
-        server.join(timeout=10)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ the client or the server, counts). Tandem and the no-op alternate round by round
 Tandem round the bench waits for the worker to drain the queue, so the next round starts quiet.
 Personal data is sealed under a master key, as in production. Participants are enrolled in
 habit-coach, whose intake module calls the LLM (a scripted OpenAI-compatible server that
-replies at once), so every message is a real turn.
+replies at once, in a process of its own at the lowest CPU priority: it stands in for a remote
+service), so every message is a real turn.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -41,9 +42,9 @@ import requests  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
-from bench.common import database, percentile  # noqa: E402
+from bench.common import database, percentile, scripted_llm  # noqa: E402
 from bot.store.schema import work_items  # noqa: E402
-from tests.fakes.openai_api import FakeOpenAI, ScriptedReply  # noqa: E402
+from tests.fakes.openai_api import ScriptedReply  # noqa: E402
 
 TOKEN, AUTH = "bench-api-token-" + "x" * 32, "bench-auth-token"  # API tokens: 32+ characters
 MASTER_KEY = "YmVuY2gtbWFzdGVyLWtleS0wMTIzNDU2Nzg5YWJjZGVm"  # 32+ characters, a bench's own
@@ -267,8 +268,7 @@ def main() -> None:
     parser.add_argument("--layouts", default="serve,production")
     args = parser.parse_args()
     python, tandem, gunicorn = str(BIN / "python"), str(BIN / "tandem"), str(BIN / "gunicorn")
-    with FakeOpenAI() as llm:
-        llm.script(*[_answer] * 1_000_000)
+    with scripted_llm(_answer) as llm_url:
         layouts = args.layouts.split(",")
         if "serve" in layouts:
             run_layout(
@@ -277,7 +277,7 @@ def main() -> None:
                 lambda p: [[tandem, "serve", "--port", str(p)]],
                 lambda p: [[python, "bench/noop.py", str(p)]],
                 args,
-                llm.url,
+                llm_url,
             )
         if "production" in layouts:
 
@@ -291,7 +291,7 @@ def main() -> None:
                 lambda p: [web("bot.web:create_app()", p), [tandem, "worker"]],
                 lambda p: [web("bench.noop:app", p)],
                 args,
-                llm.url,
+                llm_url,
             )
 
 
