@@ -10,7 +10,7 @@ processors for those are what `scan` applies, so the values are the same by cons
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, select, type_coerce
@@ -61,6 +61,8 @@ def _maker(conn: Connection) -> Callable[[Any], StoredEvent]:
     new = StoredEvent._make
     if [i for i, _ in converted] == [6, 7, 9, 10]:  # data, meta, occurred_at, recorded_at
         (_, data), (_, meta), (_, occurred), (_, recorded) = converted
+        if dialect.name == "sqlite":
+            occurred, recorded = _sqlite_utc(occurred), _sqlite_utc(recorded)
 
         def make(row: Any) -> StoredEvent:
             (seq, eid, sid, ver, kind, schema, d, m, key, occ, rec) = row
@@ -76,3 +78,20 @@ def _maker(conn: Connection) -> Callable[[Any], StoredEvent]:
         return new(values)
 
     return make_any
+
+
+def _sqlite_utc(generic: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A UTC column's processor on SQLite: what `generic` (SQLAlchemy's chain: the dialect's
+    `datetime.fromisoformat` of the stored text, then `UtcDateTime`'s UTC) returns, with the
+    parse done directly (the chain's three calls cost about a fifth more per value); any value
+    the fast path refuses goes through `generic` itself."""
+    parse = datetime.fromisoformat
+
+    def utc(value: Any) -> Any:
+        try:
+            parsed = parse(value)
+        except (TypeError, ValueError):
+            return generic(value)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+    return utc
