@@ -12,7 +12,7 @@ from sqlalchemy import insert, select, update
 
 from bot.store.event_store import EventStore, row_to_event
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
-from bot.store.projections import Projection, Row
+from bot.store.projections import Folding, Projection, Row
 from bot.store.schema import PROJECTION_TABLES
 
 
@@ -58,7 +58,8 @@ def rebuild(
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
     report.participant_id = participant_id
     stream_id = participant_stream(participant_id) if participant_id is not None else None
-    folds = [(p.key, p.apply, report.rebuilt[p.name]) for p in store.projections]
+    folding = Folding(store.projections)
+    folds: dict[str, list[tuple[Any, Any, dict[str, Row]]]] = {}  # by event type
     for raw in store.read_rows(stream_id=stream_id):
         report.events += 1
         if progress is not None:
@@ -68,7 +69,10 @@ def rebuild(
         except (UnknownEventType, InvalidEventData) as exc:
             report.unreadable.append(f"seq {raw.seq}: {exc}")
             continue
-        for key_of, apply, rows in folds:
+        kind = raw.event_type
+        if kind not in folds:  # the projections that fold this type (Projection.types)
+            folds[kind] = [(p.key, p.apply, report.rebuilt[p.name]) for p in folding[kind]]
+        for key_of, apply, rows in folds[kind]:
             key = key_of(ev)
             if key is None:
                 continue
