@@ -149,14 +149,17 @@ def _stored_rows(
     key = columns.index(projection.key_column)
     found: dict[str, Row] = {}
     with store.reading() as conn:
-        result = conn.execute(query)
+        # Fetched in batches (a server-side cursor on PostgreSQL), not a round of the
+        # driver's fetchone per row.
+        result = conn.execution_options(yield_per=1000).execute(query)
         coltypes = [d[1] for d in result.cursor.description]
         converted = processors(conn.dialect, [table.c[name] for name in columns], coltypes)
-        for raw in result:
-            values = list(raw)
-            for index, process in converted:
-                values[index] = process(values[index])
-            found[str(values[key])] = dict(zip(columns, values, strict=True))
+        for rows in result.partitions():
+            for raw in rows:
+                values = list(raw)
+                for index, process in converted:
+                    values[index] = process(values[index])
+                found[str(values[key])] = dict(zip(columns, values, strict=True))
     return found
 
 

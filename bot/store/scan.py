@@ -82,6 +82,15 @@ def _maker(conn: Connection) -> Callable[[Any], StoredEvent]:
                         recorded(rec)))  # fmt: skip
 
         return make
+    if [i for i, _ in converted] == [9, 10]:  # PostgreSQL: the driver decodes JSONB itself
+        (_, occurred), (_, recorded) = converted
+
+        def make_times(row: Any) -> StoredEvent:
+            (seq, eid, sid, ver, kind, schema, d, m, key, occ, rec) = row
+            return new((seq, eid, sid, ver, kind, schema, d, m, key, occurred(occ),
+                        recorded(rec)))  # fmt: skip
+
+        return make_times
 
     def make_any(row: Any) -> StoredEvent:
         values = list(row)
