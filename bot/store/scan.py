@@ -9,12 +9,13 @@ processors for those are what `scan` applies, so the values are the same by cons
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, select, type_coerce
-from sqlalchemy.types import NullType
+from sqlalchemy.types import JSON, NullType
 
 from bot.store.schema import UtcDateTime, events
 
@@ -65,6 +66,8 @@ def processors(
             continue
         if dialect.name == "sqlite" and isinstance(column.type, UtcDateTime):
             process = _sqlite_utc(process)
+        elif dialect.name == "sqlite" and _plain_json(column, dialect, coltype):
+            process = _sqlite_json(process, dialect._json_deserializer or json.loads)
         converted.append((index, process))
     return converted
 
@@ -116,3 +119,29 @@ def _sqlite_utc(generic: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return generic(value)
 
     return utc
+
+
+def _plain_json(column: Any, dialect: Any, coltype: Any) -> bool:
+    """Whether a column is JSON whose stored text SQLAlchemy hands straight to the dialect's
+    deserializer (no string processing first)."""
+    impl = column.type.dialect_impl(dialect)
+    return isinstance(impl, JSON) and impl._str_impl.result_processor(dialect, coltype) is None
+
+
+def _sqlite_json(
+    generic: Callable[[Any], Any], loads: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
+    """A JSON column's processor on SQLite: what `generic` (the dialect's wrapper, then
+    SQLAlchemy's JSON processor, then the engine's deserializer) returns, with the
+    deserializer called directly; a value it refuses by type (a number) goes through
+    `generic`, which passes numbers through."""
+
+    def direct(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return loads(value)
+        except TypeError:
+            return generic(value)
+
+    return direct

@@ -8,9 +8,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.dialects import sqlite
 
+from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import NewEvent, participant_stream
-from bot.store.scan import _sqlite_utc, scan
+from bot.store.scan import _sqlite_utc, processors, scan
 from bot.store.schema import events
 from tests.factories import enrolled, received
 
@@ -54,3 +55,18 @@ def test_sqlite_times_parse_fast_to_what_the_typed_column_reads() -> None:
             generic(refused)
         with pytest.raises((ValueError, TypeError)):
             fast(refused)
+
+
+def test_sqlite_json_is_decoded_directly_to_what_the_typed_column_reads() -> None:
+    dialect = make_engine("sqlite://").dialect  # with the engine's JSON deserializer
+    [(_, process)] = processors(dialect, [events.c.data])
+    generic = events.c.data.type.dialect_impl(dialect).result_processor(dialect, None)
+    assert process is not generic
+    for stored in ('{"a": [1, "x"], "b": null}', '{"a":1}', "[]", "null", "3", None, 5, 2.5):
+        assert process(stored) == generic(stored), stored
+    assert process('{"n": NaN}')["n"] != process('{"n": NaN}')["n"]  # json's NaN, as before
+    for refused in ("{not json", b"\xff"):
+        with pytest.raises(ValueError):
+            generic(refused)
+        with pytest.raises(ValueError):
+            process(refused)
