@@ -45,7 +45,7 @@ from bot.store.events import (
     encode,
     participant_of,
 )
-from bot.store.projections import Projection, Row, all_projections
+from bot.store.projections import Folding, Projection, Row, all_projections
 from bot.store.scan import scan
 from bot.store.schema import PROJECTION_TABLES, events, participant_phones
 from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
@@ -426,8 +426,9 @@ class Transaction:
         self._rows[(projection.name, key)] = {name: row[name] for name in projection.columns}
 
     def _project(self, ev: Event) -> None:
-        """Fold `ev` into the rows it moves; what is written waits for `_flush`."""
-        for projection in self.store.projections:
+        """Fold `ev` into the rows it moves (through the projections that fold its type);
+        what is written waits for `_flush`."""
+        for projection in self.store.folding[ev.event_type]:
             key = projection.key(ev)
             if key is None:
                 continue
@@ -505,6 +506,8 @@ class EventStore:
         self.projections = list(projections) if projections is not None else all_projections()
         self.clock = clock or SystemClock()
         self.head_projection = next((p for p in self.projections if p.stream_head), None)
+        # The projections that fold each event type (`Projection.types`), for `_project`.
+        self.folding = Folding(self.projections)
         # Called after each commit with the events it recorded (e.g. to wake local threads).
         self.listeners: list[Callable[[list[Event]], None]] = []
         self._pinned = threading.local()  # this thread's connection while `pinned()`

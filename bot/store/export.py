@@ -30,7 +30,15 @@ from sqlalchemy import and_, func, literal, or_, select
 from bot.store.event_store import EventStore, opened_row, row_to_event
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent, participant_stream
-from bot.store.export_files import Format, Writer, csv_line, document, json_line
+from bot.store.export_files import (
+    NEEDS_QUOTES,
+    Format,
+    Writer,
+    csv_line,
+    document,
+    json_line,
+    to_json,
+)
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.results import (
@@ -154,7 +162,7 @@ def export(
             step = advance("events", _count_events(store, upto, since, ids))
             for raw in _events(store, upto, since, ids):
                 if fmt == "csv":
-                    out.write_cells(event_values(raw))
+                    out.write_line(event_line(raw))
                 else:
                     out.write(event_record(raw))
                 counts.events += 1
@@ -221,6 +229,11 @@ class _Shape:
         return self.record({**record, "value": None} if dropped else record)
 
 
+# What `participant_record` reads of a participants row.
+_RECORD_COLUMNS = tuple(c for c in PARTICIPANT_COLUMNS if c in participants.c)
+_RECORD_COLUMNS += ("phone", "enrolled_at", "last_inbound_at", "updated_at")
+
+
 def participant_record(row: dict[str, Any]) -> dict[str, Any]:
     tz = zone(row["timezone"])
     record = {k: row.get(k) for k in PARTICIPANT_COLUMNS}
@@ -252,6 +265,37 @@ def event_values(raw: Any) -> tuple[Any, ...]:
     )
 
 
+def event_line(raw: Any) -> str:
+    """events.csv's row of an event row: `csv_line(event_values(raw))`, written directly.
+    Its text columns are searched for quotes once; a payload or meta that is a non-empty
+    object always holds quotes (its keys), so it is always quoted; any other row (a payload
+    that is not an object, text that needs quotes) goes through `csv_line`."""
+    data, meta, key = raw.data, raw.meta or {}, raw.idempotency_key or ""
+    eid, sid, kind = raw.event_id, raw.stream_id, raw.event_type
+    occurred, recorded = raw.occurred_at, raw.recorded_at
+    if (
+        type(data) is not dict
+        or type(meta) is not dict
+        or type(key) is not str
+        or type(occurred) is not datetime
+        or type(recorded) is not datetime
+        or NEEDS_QUOTES(eid + sid + kind + key) is not None
+    ):
+        return csv_line(event_values(raw))
+    return (
+        f"{raw.seq},{eid},{sid},{raw.stream_version},{kind},{raw.schema_version},"
+        f"{occurred.isoformat()},{recorded.isoformat()},{key},{_object_cell(data)},"
+        f"{_object_cell(meta)}\r\n"
+    )
+
+
+def _object_cell(value: dict[str, Any]) -> str:
+    """A JSON object's cell: `{}`, or its JSON in quotes (an object's keys hold quotes)."""
+    if not value:
+        return "{}"
+    return '"' + to_json(value).replace('"', '""') + '"'
+
+
 def event_record(raw: Any) -> dict[str, Any]:
     return dict(zip(EVENT_COLUMNS, event_values(raw), strict=True))
 
@@ -275,33 +319,36 @@ def _count_participants(store: EventStore) -> int:
 
 
 def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
-    """Participant rows in order of enrollment, `batch` at a time (keyset paging)."""
-    for rows in _participant_batches(store, ids, batch):
+    """participants.csv's participant rows (the columns `participant_record` reads: not the
+    conversation memory or forms, which it does not write) in order of enrollment, `batch` at
+    a time (keyset paging)."""
+    for rows in _participant_batches(store, ids, batch, _RECORD_COLUMNS):
         yield from rows
 
 
 def _participant_batches(
-    store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str] = ()
+    store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str]
 ) -> Iterator[list[dict[str, Any]]]:
-    """Participant rows (all columns, or these) in order of enrollment, in lists of `batch`
-    (keyset paging)."""
+    """Participant rows (these columns) in order of enrollment, in lists of `batch` (keyset
+    paging)."""
     table = participants
-    wanted = [table.c[c] for c in dict.fromkeys([*columns, "enrolled_at", "participant_id"])]
+    names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
+    query = select(*[table.c[c] for c in names])
+    query = query.order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
+    if ids:
+        query = query.where(table.c.participant_id.in_(ids))
     last: tuple[datetime, str] | None = None
     while True:
-        query = select(*wanted) if columns else select(table)
-        query = query.order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
-        if ids:
-            query = query.where(table.c.participant_id.in_(ids))
+        page = query
         if last is not None:
-            query = query.where(
+            page = query.where(
                 or_(
                     table.c.enrolled_at > last[0],
                     and_(table.c.enrolled_at == last[0], table.c.participant_id > last[1]),
                 )
             )
         with store.reading() as conn:
-            rows = [dict(r._mapping) for r in conn.execute(query)]
+            rows = [dict(zip(names, r, strict=True)) for r in conn.execute(page)]
         if not rows:
             return
         yield rows
@@ -413,7 +460,7 @@ def _file_lines(
             yield line(record)
     else:
         for raw in _events(store, upto, since, ()):
-            yield line(event_record(raw))
+            yield event_line(raw) if fmt == "csv" else line(event_record(raw))
 
 
 def _retrieval_rows(history: Any, row: Any, since: Any) -> Any:
@@ -503,4 +550,4 @@ def _outbox_rows(store: EventStore, streams: Sequence[str]) -> dict[str, dict[st
     query = select(*[outbox.c[name] for name in _OUTBOX_COLUMNS])
     query = query.where(outbox.c.stream_id.in_(list(streams)))
     with store.reading() as conn:
-        return {row.outbox_id: dict(row._mapping) for row in conn.execute(query)}
+        return {row[0]: dict(zip(_OUTBOX_COLUMNS, row, strict=True)) for row in conn.execute(query)}

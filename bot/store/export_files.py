@@ -42,24 +42,25 @@ def cell(value: object) -> object:
     return value
 
 
-_NEEDS_QUOTES = re.compile('[,"\r\n]').search
+# The characters that put a CSV cell in quotes (the csv module's default dialect). A cell
+# holds one only if the row's cells joined hold one, so a row is searched once.
+NEEDS_QUOTES = re.compile('[,"\r\n]').search
 
 
-def _quoted(text: str) -> str:
+def quoted(text: str) -> str:
     """A cell's text as the csv module's default dialect writes it: in quotes (its quotes
     doubled) when it holds a comma, a quote or a line break."""
-    if _NEEDS_QUOTES(text) is None:
+    if NEEDS_QUOTES(text) is None:
         return text
     return '"' + text.replace('"', '""') + '"'
 
 
 def _text(value: object) -> str:
-    """The text the csv module writes for `cell(value)` (str() of what is not a str), in
-    quotes where it needs them. The commonest types first, by exact type: ints, floats and
-    times never need quotes."""
+    """The text the csv module writes for `cell(value)` (str() of what is not a str), before
+    quoting. The commonest types first, by exact type."""
     kind = type(value)
     if kind is str:
-        return _quoted(value)  # type: ignore[arg-type]
+        return value  # type: ignore[return-value]
     if value is None:
         return ""
     if kind is int or kind is float:
@@ -69,21 +70,24 @@ def _text(value: object) -> str:
     if kind is dict or kind is list:
         if not value:
             return "{}" if kind is dict else "[]"
-        return _quoted(to_json(value))
+        return to_json(value)
     value = cell(value)
     if isinstance(value, str):
-        return _quoted(str.__str__(value))
-    return _quoted(str(value))
+        return str.__str__(value)
+    return str(value)
 
 
 def csv_line(values: Iterable[object]) -> str:
     """One CSV row of `values`, with their `cell`s, exactly as `csv.writer(file).writerow`
     writes it: built here because the csv module copies every character into a 4-byte
-    buffer and checks each one, which made writing an event's JSON cost more than reading it."""
+    buffer and checks each one, which made writing an event's JSON cost more than reading it.
+    One search of the joined cells finds whether any cell needs quotes (most rows: none)."""
     texts = list(map(_text, values))
     if len(texts) == 1 and not texts[0]:
         return '""\r\n'  # a row of one empty cell is written as an empty quoted cell
-    return ",".join(texts) + "\r\n"
+    if NEEDS_QUOTES("".join(texts)) is None:
+        return ",".join(texts) + "\r\n"
+    return ",".join(map(quoted, texts)) + "\r\n"
 
 
 def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:
@@ -114,10 +118,10 @@ class Writer:
         else:
             self.file.write(json_line(self.columns, record))
 
-    def write_cells(self, values: Sequence[object]) -> None:
-        """A CSV row of values already in column order (a record's `write` without a dict)."""
-        assert self.file is not None and self.fmt == "csv"
-        self.file.write(csv_line(values))
+    def write_line(self, line: str) -> None:
+        """A row already written as text (a `csv_line` or `json_line` of this file's columns)."""
+        assert self.file is not None
+        self.file.write(line)
 
     def __exit__(self, kind: object, *_rest: object) -> None:
         assert self.file is not None

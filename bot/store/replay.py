@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, type_coerce, update
+from sqlalchemy.types import NullType
 
 from bot.store.event_store import EventStore, row_to_event
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
-from bot.store.projections import Projection, Row
+from bot.store.projections import Folding, Projection, Row
+from bot.store.scan import processors
 from bot.store.schema import PROJECTION_TABLES
 
 
@@ -58,7 +60,8 @@ def rebuild(
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
     report.participant_id = participant_id
     stream_id = participant_stream(participant_id) if participant_id is not None else None
-    folds = [(p.key, p.apply, report.rebuilt[p.name]) for p in store.projections]
+    folding = Folding(store.projections)
+    folds: dict[str, list[tuple[Any, Any, dict[str, Row]]]] = {}  # by event type
     for raw in store.read_rows(stream_id=stream_id):
         report.events += 1
         if progress is not None:
@@ -68,7 +71,10 @@ def rebuild(
         except (UnknownEventType, InvalidEventData) as exc:
             report.unreadable.append(f"seq {raw.seq}: {exc}")
             continue
-        for key_of, apply, rows in folds:
+        kind = raw.event_type
+        if kind not in folds:  # the projections that fold this type (Projection.types)
+            folds[kind] = [(p.key, p.apply, report.rebuilt[p.name]) for p in folding[kind]]
+        for key_of, apply, rows in folds[kind]:
             key = key_of(ev)
             if key is None:
                 continue
@@ -133,14 +139,28 @@ def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -
 def _stored_rows(
     store: EventStore, projection: Projection, participant_id: str | None = None
 ) -> dict[str, Row]:
+    """The stored rows of a projection by key, each value as a typed select reads it (the
+    columns read as stored and converted by `bot.store.scan.processors`)."""
     table = PROJECTION_TABLES[projection.name]
     columns = list(projection.columns)
-    query = select(*[table.c[name] for name in columns])
+    query = select(*[type_coerce(table.c[name], NullType()).label(name) for name in columns])
     if participant_id is not None:
         query = query.where(table.c.participant_id == participant_id)
     key = columns.index(projection.key_column)
+    found: dict[str, Row] = {}
     with store.reading() as conn:
-        return {str(row[key]): dict(zip(columns, row, strict=True)) for row in conn.execute(query)}
+        # Fetched in batches (a server-side cursor on PostgreSQL), not a round of the
+        # driver's fetchone per row.
+        result = conn.execution_options(yield_per=1000).execute(query)
+        coltypes = [d[1] for d in result.cursor.description]
+        converted = processors(conn.dialect, [table.c[name] for name in columns], coltypes)
+        for rows in result.partitions():
+            for raw in rows:
+                values = list(raw)
+                for index, process in converted:
+                    values[index] = process(values[index])
+                found[str(values[key])] = dict(zip(columns, values, strict=True))
+    return found
 
 
 def _same(stored: Any, rebuilt: Any) -> bool:

@@ -1,4 +1,5 @@
-"""The export's CSV rows are byte for byte what the csv module writes for the same cells."""
+"""The export's CSV rows are byte for byte what the csv module writes for the same cells, and
+events.csv's rows, written directly, what `csv_line` writes for the event's values."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import csv
 import enum
 import io
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.store.export import event_line, event_values
 from bot.store.export_files import cell, csv_line
+from bot.store.scan import StoredEvent
 
 
 class Colour(str, enum.Enum):  # noqa: UP042  (its str() is not its text, as csv reads it)
@@ -50,3 +54,63 @@ def test_the_edge_rows_are_written_as_the_csv_module_writes_them() -> None:
     ]
     for row in rows:
         assert csv_line(row) == _csv_module(row), row
+
+
+TORONTO = ZoneInfo("America/Toronto")
+# Times in a repeated hour (01:30 on 2026-11-01 in Toronto, once in EDT and once in EST, told
+# apart only by `fold`), and in other zones, beside UTC.
+_EVENT_TIMES = _TIMES | st.sampled_from(
+    [
+        datetime(2026, 11, 1, 1, 30, tzinfo=TORONTO),
+        datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=TORONTO),
+        datetime(2026, 11, 1, 5, 30, 0, 1, tzinfo=UTC),
+    ]
+)
+_OBJECTS = st.dictionaries(_TEXT, _VALUES, max_size=3)
+
+
+@given(
+    st.builds(
+        StoredEvent,
+        seq=st.integers(1, 2**40),
+        event_id=st.uuids().map(str),
+        stream_id=st.sampled_from(["system", "participant:p-1"]) | _TEXT,
+        stream_version=st.integers(0, 10**6),
+        event_type=st.sampled_from(["message.received", "a,b"]),
+        schema_version=st.integers(1, 3),
+        data=_OBJECTS | _VALUES,
+        meta=st.none() | _OBJECTS | _VALUES,
+        idempotency_key=st.none() | st.sampled_from(["SM1", "a,b", 'q"', "l\r\n"]) | _TEXT,
+        occurred_at=_EVENT_TIMES,
+        recorded_at=_EVENT_TIMES,
+    )
+)
+def test_an_events_row_is_what_csv_line_writes_for_its_values(raw: StoredEvent) -> None:
+    assert event_line(raw) == csv_line(event_values(raw))
+
+
+def test_an_events_row_with_text_that_needs_quotes_is_what_csv_line_writes() -> None:
+    at = datetime(2026, 1, 31, 8, 0, tzinfo=UTC)
+    rows = [
+        StoredEvent(1, "e", "system", 1, "x.y", 1, {"a": 1}, {}, key, at, at)
+        for key in (None, "", "SM1", "a,b", 'say "hi"', "two\nlines", "cr\r")
+    ]
+    rows += [
+        StoredEvent(2, "e,1", "system", 1, "x.y", 1, {}, None, None, at, at),
+        StoredEvent(3, "e", 'st"ream', 1, "x.y", 1, [], {"erased": ["body"]}, None, at, at),
+        StoredEvent(4, "e", "system", 1, "x\ny", 1, "text", [1], None, at, at),
+    ]
+    for raw in rows:
+        assert event_line(raw) == csv_line(event_values(raw)), raw
+
+
+def test_an_events_row_in_the_repeated_hour_keeps_its_own_offset() -> None:
+    first, second = (datetime(2026, 11, 1, 1, 30, fold=f, tzinfo=TORONTO) for f in (0, 1))
+    rows = [
+        StoredEvent(1, "e", "system", 1, "x.y", 1, {"a": 1}, {}, None, at, at.astimezone(UTC))
+        for at in (first, second)
+    ]
+    assert [event_line(r).split(",")[6:8] for r in rows] == [
+        ["2026-11-01T01:30:00-04:00", "2026-11-01T05:30:00+00:00"],
+        ["2026-11-01T01:30:00-05:00", "2026-11-01T06:30:00+00:00"],
+    ]

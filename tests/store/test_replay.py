@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert, text, update
+from sqlalchemy import insert, select, text, update
 
+from bot.channel import outbound
 from bot.store.event_store import ConstraintViolation, EventStore
 from bot.store.event_types import (
     MessageQueued,
@@ -18,10 +19,11 @@ from bot.store.event_types import (
     ParticipantUpdated,
 )
 from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
+from bot.store.event_types.timers import TimerFired, TimerScheduled
 from bot.store.events import EventData, participant_stream
-from bot.store.replay import compare, rebuild, repair
-from bot.store.schema import events, participants
-from tests.factories import enrolled
+from bot.store.replay import _stored_rows, compare, rebuild, repair
+from bot.store.schema import PROJECTION_TABLES, events, participants
+from tests.factories import enrolled, received
 
 texts = st.text(min_size=0, max_size=12)
 alert_ids = st.sampled_from(["alert-1", "alert-2"])
@@ -176,3 +178,31 @@ def test_replay_finds_a_one_microsecond_or_nested_json_change_among_equal_rows(
     compare(store, report)
     found = {(d.key, *d.columns) for d in report.differences}
     assert found == {(moved, "enrolled_at"), (nested, "step_counters")}
+
+
+def test_stored_rows_are_read_as_a_typed_select_reads_them(store: EventStore) -> None:
+    person = enrolled()
+    stream = participant_stream(person.participant_id)
+    store.append(stream, [person])
+    row = {"channel": "sms", "phone": person.phone}
+    store.append(stream, [received("SM1", "hi", person.phone)])
+    alert = AlertRaised(alert_id="a-1", kind="crisis", summary="s")
+    store.append(stream, [*outbound.to_participant(row, "Hello"), alert])
+    due = datetime(2026, 3, 1, 9, 0, 0, 250000, tzinfo=UTC)
+    timer = TimerScheduled(timer_id="t-1", kind="reminder", due_at=due, payload={"n": 1})
+    store.append(stream, [timer, TimerFired(timer_id="t-1", late_seconds=1.5)])
+    for projection in store.projections:
+        table = PROJECTION_TABLES[projection.name]
+        with store.reading() as conn:
+            typed = {
+                str(r._mapping[projection.key_column]): {
+                    c: r._mapping[c] for c in projection.columns
+                }
+                for r in conn.execute(select(*[table.c[c] for c in projection.columns]))
+            }
+        read = _stored_rows(store, projection)
+        assert read == typed, projection.name
+        assert {k: [type(v) for v in r.values()] for k, r in read.items()} == {
+            k: [type(v) for v in r.values()] for k, r in typed.items()
+        }, projection.name
+    assert store.projection_row("timers", "t-1")["late_seconds"] == 1.5

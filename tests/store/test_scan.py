@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
+from sqlalchemy.dialects import sqlite
 
+from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import NewEvent, participant_stream
-from bot.store.scan import scan
+from bot.store.scan import _sqlite_utc, processors, scan
 from bot.store.schema import events
 from tests.factories import enrolled, received
 
@@ -29,3 +32,41 @@ def test_scanned_rows_hold_what_a_typed_select_returns(store: EventStore) -> Non
     assert scanned == typed
     assert [type(v) for v in scanned[1]] == [type(v) for v in typed[1]]
     assert scanned[1][9].tzinfo is not None
+
+
+def test_sqlite_times_parse_fast_to_what_the_typed_column_reads() -> None:
+    dialect = sqlite.dialect()
+    generic = events.c.occurred_at.type.dialect_impl(dialect).result_processor(dialect, None)
+    fast = _sqlite_utc(generic)
+    stored = [
+        "2026-11-01 05:30:00.123456",  # as SQLAlchemy writes it
+        "2026-11-01 05:30:00",  # written by SQL (CURRENT_TIMESTAMP)
+        "2026-11-01 05:30:00.000000+05:30",  # an offset, read as the instant it names
+        "2026-11-01T01:30:00-04:00",
+        None,
+    ]
+    for text in stored:
+        assert fast(text) == generic(text), text
+        if text is not None:
+            assert fast(text).tzinfo is UTC, text
+    assert fast("2026-11-01 05:30:00").isoformat() == "2026-11-01T05:30:00+00:00"
+    for refused in ("not a time", b"2026-11-01"):
+        with pytest.raises((ValueError, TypeError)):
+            generic(refused)
+        with pytest.raises((ValueError, TypeError)):
+            fast(refused)
+
+
+def test_sqlite_json_is_decoded_directly_to_what_the_typed_column_reads() -> None:
+    dialect = make_engine("sqlite://").dialect  # with the engine's JSON deserializer
+    [(_, process)] = processors(dialect, [events.c.data])
+    generic = events.c.data.type.dialect_impl(dialect).result_processor(dialect, None)
+    assert process is not generic
+    for stored in ('{"a": [1, "x"], "b": null}', '{"a":1}', "[]", "null", "3", None, 5, 2.5):
+        assert process(stored) == generic(stored), stored
+    assert process('{"n": NaN}')["n"] != process('{"n": NaN}')["n"]  # json's NaN, as before
+    for refused in ("{not json", b"\xff"):
+        with pytest.raises(ValueError):
+            generic(refused)
+        with pytest.raises(ValueError):
+            process(refused)

@@ -77,4 +77,4 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("alerts", "alert_id", COLUMNS, key, apply)
+PROJECTION = Projection("alerts", "alert_id", COLUMNS, key, apply, types=frozenset(TYPES))

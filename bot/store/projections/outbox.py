@@ -161,4 +161,4 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("outbox", "outbox_id", COLUMNS, key, apply)
+PROJECTION = Projection("outbox", "outbox_id", COLUMNS, key, apply, types=frozenset(TYPES))

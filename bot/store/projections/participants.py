@@ -193,6 +193,7 @@ PROJECTION = Projection(
     key=key,
     apply=apply,
     stream_head=True,
+    types=None,  # every event on the stream moves the row's version (and its memory)
 )
 
 

@@ -75,4 +75,4 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("staff", "email", COLUMNS, key, apply)
+PROJECTION = Projection("staff", "email", COLUMNS, key, apply, types=frozenset(TYPES))

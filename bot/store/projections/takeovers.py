@@ -43,4 +43,4 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("takeovers", "participant_id", COLUMNS, key, apply)
+PROJECTION = Projection("takeovers", "participant_id", COLUMNS, key, apply, types=frozenset(TYPES))

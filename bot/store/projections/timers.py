@@ -95,7 +95,7 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("timers", "timer_id", COLUMNS, key, apply)
+PROJECTION = Projection("timers", "timer_id", COLUMNS, key, apply, types=frozenset(TYPES))
 
 
 def pending_rows(

@@ -88,4 +88,10 @@ def apply(row: Row | None, event: Event) -> Row | None:
     return row
 
 
-PROJECTION = Projection("work_items", "work_id", COLUMNS, key, apply)
+# The types that create work (`_kind_and_ref`) and those that settle it.
+CREATING = {
+    cls.event_type for cls in (MessageReceived, ParticipantEnrolled, TimerFired, WorkRequested)
+}
+PROJECTION = Projection(
+    "work_items", "work_id", COLUMNS, key, apply, types=frozenset(CREATING | DONE)
+)
