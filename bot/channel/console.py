@@ -33,6 +33,7 @@ class ConsoleMessenger:
     """
 
     shows_sends = True  # the dispatcher leaves the per-send INFO line to messengers that don't
+    sends_in_process = True  # nothing leaves the process: the dispatcher claims rows in batches
 
     def __init__(self, out: TextIO | None = None, *, colour: bool | None = None) -> None:
         self.out = out
@@ -78,6 +79,8 @@ def _is_terminal(out: TextIO) -> bool:
 class CollectingMessenger:
     """The chat sandbox's phone (`tandem chat`): keeps each message, in sending order, until
     the sandbox takes them to show."""
+
+    sends_in_process = True  # nothing leaves the process: the dispatcher claims rows in batches
 
     def __init__(self) -> None:
         self._sent: list[OutboundMessage] = []

@@ -8,18 +8,22 @@ behind it: a participant never receives step 3 before step 2. Lanes per recipien
 per stream keep a supervisor's crisis alert from waiting behind a participant's held WhatsApp
 message. Twilio still does not promise arrival order; we promise sending order.
 
-Claiming. Each transaction of the dispatcher first locks the stream as appends do (on
-PostgreSQL the participant's row FOR UPDATE, or an advisory lock; SQLite has one writer), then
-claims the row with a conditional UPDATE whose WHERE is the same "due" condition the candidate
-query uses, plus the claim it saw (compare-and-set). A stale candidate therefore never wins,
-and any number of dispatcher threads and processes can run. A claim lasts longer than a send
-can (connect + read timeouts and a margin).
+Claiming. The dispatcher works on batches of due rows (at most one per lane; BATCH of them
+with a messenger that sends in this process, the console's, else one). Each of its
+transactions first locks the rows' streams as appends do (on PostgreSQL the participants' rows
+FOR UPDATE in key order, or advisory locks; SQLite has one writer), then claims the rows with
+one conditional UPDATE whose WHERE is the same "due" condition the candidate query uses, plus
+the claim it saw of each row (compare-and-set). A stale candidate therefore never wins, and any
+number of dispatcher threads and processes can run. A claim lasts longer than a send can
+(connect + read timeouts and a margin).
 
-Deciding and recording. With the row claimed, the dispatcher reads it and its participant
-afresh. Verdicts that send nothing (suppress, defer, refuse an over-long body, give up an
-unknown send) are recorded in that same transaction, with the claim cleared: no crash can leave
-them half done. A send commits the claim, calls the Messenger outside any transaction, then
-appends the outcome on the row's stream and clears the claim in one transaction.
+Deciding and recording. With the rows claimed, the dispatcher reads them and their
+participants afresh. Verdicts that send nothing (suppress, defer, refuse an over-long body,
+give up an unknown send) are recorded in that same transaction, with the claims cleared: no
+crash can leave them half done. The sends are made after the claims commit, outside any
+transaction; their outcomes are appended on the rows' streams and the claims cleared together
+in one transaction. So a batch is two write transactions, not two per row: on SQLite each
+takes the one writer lock that webhooks wait for.
 
 Crashes. Twilio has no idempotency key on create, so a send is never repeated blindly:
 - crash before the claim commits: nothing happened; the row is still due;
@@ -59,7 +63,7 @@ from bot.store.event_types.messages import (
     MessageSent,
     MessageSuppressed,
 )
-from bot.store.events import EventData, new_id
+from bot.store.events import EventData, new_id, participant_of, participant_stream
 from bot.store.projections.outbox import UNSENT
 from bot.store.queries import pending_timers
 from bot.store.schema import events, outbox, participants
@@ -72,6 +76,14 @@ WINDOW_MARGIN = timedelta(minutes=5)  # don't start a free-form send seconds bef
 INACTIVE = frozenset({"unenrolled", "paused", "completed", "withdrawn", "erased"})
 ALWAYS_SENT = frozenset({"notice", "help"})  # kinds an inactive (not opted-out) participant gets
 TEMPLATE_TEXT_LIMIT = 1000  # WhatsApp template text is at most 1024 characters in all
+# Rows claimed in one transaction, when the messenger sends in this process (the console's):
+# each transaction takes SQLite's one writer lock, which the webhooks wait for, and one claim
+# and one outcome per row made the dispatcher the web's main contender (4,175 write
+# transactions in a 200/s bench, more than the workers'); a batch too long holds the lock
+# longer than a webhook should wait. A network messenger (Twilio) claims one row at a time:
+# its sends take long enough that its transactions are few, and a crash with a batch claimed
+# would leave every unsent row of it unknown (given up, with an alert) rather than one.
+BATCH = 10
 
 Row = dict[str, Any]
 
@@ -109,6 +121,7 @@ class Dispatcher:
         self.name = name
         self.rng = rng or random.Random()
         self.claim_ttl = timedelta(seconds=2 * self.settings.twilio_timeout_seconds + 60)
+        self.batch = BATCH if getattr(messenger, "sends_in_process", False) else 1
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
         """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
@@ -125,12 +138,11 @@ class Dispatcher:
         """Act on up to `limit` due rows (send, fail, suppress, defer); returns how many."""
         handled, seen = 0, set()
         while handled < limit:
-            batch = self._candidates(limit - handled, seen)
+            batch = self._candidates(min(limit - handled, self.batch), seen)
             if not batch:
                 break
-            for candidate in batch:
-                seen.add(candidate["outbox_id"])
-                handled += self._dispatch(candidate)
+            seen.update(candidate["outbox_id"] for candidate in batch)
+            handled += self._dispatch(batch)
         return handled
 
     # -- finding and claiming ------------------------------------------------------------
@@ -174,64 +186,118 @@ class Dispatcher:
             rows = conn.execute(query.order_by(outbox.c.position).limit(limit)).all()
         return [dict(r._mapping) for r in rows]
 
-    def _claim(self, tx: Transaction, candidate: Row, now: datetime) -> Claimed | None:
-        """Take the row if it is still due and still claimed as seen; read it afresh."""
-        oid = candidate["outbox_id"]
-        # Every writer locks the stream first and the outbox row second, so a dispatcher
-        # and a status callback cannot deadlock.
-        participant = tx.lock(candidate["stream_id"])
-        taken = tx.conn.execute(
-            update(outbox)
-            .where(
-                outbox.c.outbox_id == oid,
-                outbox.c.claimed_by.is_not_distinct_from(candidate["claimed_by"]),
-                self._due(now),
-            )
-            .values(claimed_by=self.name, claimed_until=now + self.claim_ttl)
-        ).rowcount
-        if not taken:
-            return None
-        row = dict(tx.conn.execute(select(outbox).where(outbox.c.outbox_id == oid)).one()._mapping)
-        if participant is None:
-            return Claimed(row, None, False)
-        queued = tx.conn.execute(select(events).where(events.c.seq == row["position"])).one()
-        to_participant = row_to_event(queued, tx.store.sealer, tx.conn).data.to_participant  # type: ignore[attr-defined]
-        return Claimed(row, participant, to_participant)
+    def _lock_streams(self, tx: Transaction, stream_ids: set[str]) -> dict[str, Row | None]:
+        """Lock the streams as appends do, in one statement for the participants' streams (in
+        key order, so that two dispatchers cannot deadlock); their head rows by stream."""
+        pids = sorted(p for p in map(participant_of, stream_ids) if p is not None)
+        query = select(participants).where(participants.c.participant_id.in_(pids))
+        for row in tx.conn.execute(query.order_by(participants.c.participant_id).with_for_update()):
+            tx.adopt_head(participant_stream(row.participant_id), dict(row._mapping))
+        return {stream_id: tx.lock(stream_id) for stream_id in sorted(stream_ids)}
 
-    def _release(self, tx: Transaction, outbox_id: str) -> None:
+    def _claim(self, tx: Transaction, candidates: list[Row], now: datetime) -> list[Claimed]:
+        """Take the rows still due and still claimed as seen, in one statement; read them
+        afresh. Every writer locks the stream first and the outbox row second, so a dispatcher
+        and a status callback cannot deadlock."""
+        heads = self._lock_streams(tx, {c["stream_id"] for c in candidates})
+        until = now + self.claim_ttl
         tx.conn.execute(
             update(outbox)
-            .where(outbox.c.outbox_id == outbox_id, outbox.c.claimed_by == self.name)
-            .values(claimed_by=None, claimed_until=None)
+            .where(
+                or_(
+                    *(
+                        and_(
+                            outbox.c.outbox_id == c["outbox_id"],
+                            outbox.c.claimed_by.is_not_distinct_from(c["claimed_by"]),
+                        )
+                        for c in candidates
+                    )
+                ),
+                self._due(now),
+            )
+            .values(claimed_by=self.name, claimed_until=until)
         )
+        ids = [c["outbox_id"] for c in candidates]
+        rows = tx.conn.execute(
+            select(outbox)
+            .where(
+                outbox.c.outbox_id.in_(ids),
+                outbox.c.claimed_by == self.name,
+                outbox.c.claimed_until == until,
+            )
+            .order_by(outbox.c.position)
+        ).all()
+        positions = [r.position for r in rows if heads[r.stream_id] is not None]
+        queued = {
+            e.seq: row_to_event(e, tx.store.sealer, tx.conn).data
+            for e in tx.conn.execute(select(events).where(events.c.seq.in_(positions)))
+        }
+        return [
+            Claimed(
+                dict(r._mapping),
+                heads[r.stream_id],
+                r.position in queued and queued[r.position].to_participant,  # type: ignore[attr-defined]
+            )
+            for r in rows
+        ]
+
+    def _release(self, tx: Transaction, outbox_ids: list[str]) -> None:
+        if outbox_ids:
+            tx.conn.execute(
+                update(outbox)
+                .where(outbox.c.outbox_id.in_(outbox_ids), outbox.c.claimed_by == self.name)
+                .values(claimed_by=None, claimed_until=None)
+            )
 
     # -- one row ------------------------------------------------------------------------
 
-    def _dispatch(self, candidate: Row) -> int:
+    def _dispatch(self, candidates: list[Row]) -> int:
+        """Claim the candidates and record what sends nothing in one transaction, send the
+        rest with none open, and record their outcomes in one more; returns how many rows were
+        acted on."""
         now = self.services.clock.now()
+        to_send: list[tuple[Claimed, OutboundMessage]] = []
         with self.store.transaction() as tx:
-            claimed = self._claim(tx, candidate, now)
-            if claimed is None:
-                return 0
-            if candidate["claimed_by"] is not None:
-                verdict: list[EventData] | OutboundMessage | None = self._abandoned(
-                    claimed, candidate["claimed_by"]
-                )
-            else:
-                verdict = self._decide(claimed, now)
-            if not isinstance(verdict, OutboundMessage):
+            acted, settled = 0, []
+            for claimed in self._claim(tx, candidates, now):
+                verdict = self._verdict(claimed, candidates, now)
+                if isinstance(verdict, OutboundMessage):
+                    to_send.append((claimed, verdict))
+                    continue
                 if verdict:
                     tx.append(claimed.row["stream_id"], verdict)
-                self._release(tx, claimed.row["outbox_id"])
-                return 1 if verdict else 0
-        outcome = self._send(claimed, verdict)
+                    acted += 1
+                settled.append(claimed.row["outbox_id"])
+            self._release(tx, settled)
+        outcomes = [(claimed, self._send(claimed, message)) for claimed, message in to_send]
+        return acted + self._record(outcomes)
+
+    def _verdict(
+        self, claimed: Claimed, candidates: list[Row], now: datetime
+    ) -> list[EventData] | OutboundMessage | None:
+        """An abandoned claim's outcome is unknown; any other row is decided afresh."""
+        oid = claimed.row["outbox_id"]
+        holder = next(c["claimed_by"] for c in candidates if c["outbox_id"] == oid)
+        if holder is not None:
+            return self._abandoned(claimed, holder)
+        return self._decide(claimed, now)
+
+    def _record(self, outcomes: list[tuple[Claimed, list[EventData]]]) -> int:
+        """Append each send's outcome on its row's stream and clear the claims, in one
+        transaction; returns how many sends were recorded."""
+        if not outcomes:
+            return 0
         with self.store.transaction() as tx:
-            participant = tx.lock(claimed.row["stream_id"])
-            if participant is not None and claimed.to_their_phone:
-                outcome += self._opted_out(tx, participant, outcome[0])
-            tx.append(claimed.row["stream_id"], outcome)
-            self._release(tx, claimed.row["outbox_id"])
-        return 1
+            self._lock_streams(tx, {c.row["stream_id"] for c, _ in outcomes})
+            for claimed, outcome in outcomes:
+                # as this transaction sees it, after the outcomes appended before this one
+                participant = tx.lock(claimed.row["stream_id"])
+                if outcome and participant is not None and claimed.to_their_phone:
+                    outcome = outcome + self._opted_out(tx, participant, outcome[0])
+                if outcome:
+                    tx.append(claimed.row["stream_id"], outcome)
+            self._release(tx, [c.row["outbox_id"] for c, _ in outcomes])
+        return sum(1 for _, outcome in outcomes if outcome)
 
     def _decide(self, claimed: Claimed, now: datetime) -> list[EventData] | OutboundMessage | None:
         """What to do with a claimed row: events to record, a message to send, or nothing."""

@@ -50,7 +50,11 @@ class SendError(Exception):
 
 
 class Messenger(Protocol):
-    """Sends one message; raises SendError (classified) when it did not go."""
+    """Sends one message; raises SendError (classified) when it did not go.
+
+    A messenger whose sends never leave the process (the console's) may say so with a true
+    `sends_in_process` attribute: the dispatcher then claims due rows in batches.
+    """
 
     def send(self, message: OutboundMessage) -> SendResult: ...
 

@@ -83,7 +83,8 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
             f"address (127.0.0.1, ::1), not {host}"
         )
     configure_logging(settings)
-    services = build_services(settings)
+    # The web's writers go first for SQLite's writer lock; the child's yield (bot.store.engine).
+    services = build_services(settings, writer_priority="first")
     try:
         app = create_app(services)
     except ConfigError as exc:

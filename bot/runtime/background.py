@@ -137,7 +137,7 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     # The parent built the same store first (it warned about a missing master key and indexed
     # phones): the child only opens it.
     clock = SystemClock()
-    store = build_store(settings, clock)
+    store = build_store(settings, clock, writer_priority="yield")  # the web's writes go first
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
     runtime = Runtime(services, build_handler(services), build_messenger(settings), options)

@@ -6,7 +6,7 @@ import logging
 
 from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
-from bot.store.engine import make_engine
+from bot.store.engine import WriterPriority, make_engine
 from bot.store.event_store import EventStore
 from bot.store.key_rotation import index_missing_phones
 from bot.store.sealing import Sealer
@@ -22,12 +22,18 @@ def configure_logging(settings: Settings) -> None:
     )
 
 
-def build_store(settings: Settings, clock: Clock | None = None) -> EventStore:
+def build_store(
+    settings: Settings,
+    clock: Clock | None = None,
+    *,
+    writer_priority: WriterPriority | None = None,
+) -> EventStore:
     """The event store on the configured database, with every projection, sealing personal
-    data under TANDEM_MASTER_KEY (required with MESSENGER=twilio: real participants)."""
+    data under TANDEM_MASTER_KEY (required with MESSENGER=twilio: real participants); on
+    SQLite its writers wait for the writer lock with `writer_priority` (`tandem serve`)."""
     check_master_key(settings)
     return EventStore(
-        make_engine(settings.database_url),
+        make_engine(settings.database_url, writer_priority=writer_priority),
         clock=clock or SystemClock(),
         sealer=Sealer(settings.master_key),
     )
@@ -50,13 +56,14 @@ def build_services(
     clock: Clock | None = None,
     store: EventStore | None = None,
     sandbox: bool = False,
+    writer_priority: WriterPriority | None = None,
 ) -> Services:
     """Wire the store, the clock and this process's wake-ups; a serving process without a
     master key says at start that it stores personal data unsealed (not `sandbox`, the
     throwaway database of `tandem chat`)."""
     clock = clock or SystemClock()
     if store is None:
-        store = build_store(settings, clock)
+        store = build_store(settings, clock, writer_priority=writer_priority)
         index_missing_phones(store)
         if not settings.master_key and not sandbox:
             log.warning(
