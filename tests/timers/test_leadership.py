@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -79,15 +80,33 @@ def test_a_leader_whose_connection_dies_loses_the_lock_to_the_standby(
     try:
         assert one.acquire()
         with pg_engine.connect() as admin:
-            admin.execute(
-                text(
-                    "SELECT pg_terminate_backend(l.pid) FROM pg_locks l "
-                    "JOIN pg_database d ON d.oid = l.database "
-                    "WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() "
-                    "AND d.datname = current_database()"  # this test's own database only
+            killed = (
+                admin.execute(
+                    text(
+                        "SELECT l.pid FROM pg_locks l "
+                        "JOIN pg_database d ON d.oid = l.database "
+                        "WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() "
+                        "AND d.datname = current_database()"  # this test's own database only
+                    )
                 )
+                .scalars()
+                .all()
+            )
+            assert killed
+            admin.execute(
+                text("SELECT pg_terminate_backend(pid) FROM unnest(:p) pid"), {"p": killed}
             )
             admin.commit()
+            # pg_terminate_backend only signals: the lock goes when the backend has exited.
+            for _ in range(500):
+                gone = admin.execute(
+                    text("SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ANY(:p))"),
+                    {"p": killed},
+                ).scalar()
+                admin.commit()
+                if gone:
+                    break
+                time.sleep(0.01)
         assert two.acquire()
         assert not one.renew()
     finally:
