@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import threading
+import time
 from typing import Any
 
 from bot.channel.dispatcher import Dispatcher
@@ -110,3 +112,24 @@ class Harness:
         with self.store.reading() as conn:
             rows = conn.execute(outbox.select().where(outbox.c.status.in_(["pending", "unknown"])))
             return len(rows.all())
+
+
+def drain_together(h: Harness, dispatchers: list[Dispatcher], limit: int) -> list[BaseException]:
+    """Run the dispatchers in threads of their own until nothing is unsent (60 s at the most);
+    what any of them raised."""
+    errors: list[BaseException] = []
+
+    def drain(dispatcher: Dispatcher) -> None:
+        deadline = time.monotonic() + 60
+        try:
+            while h.unsent() and time.monotonic() < deadline:
+                dispatcher.run_once(limit=limit)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=drain, args=(d,)) for d in dispatchers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

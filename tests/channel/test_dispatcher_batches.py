@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -16,7 +14,7 @@ from bot.channel.messenger import Messenger, OutboundMessage, SendResult
 from bot.core.clock import FakeClock
 from bot.store.engine import READ_ONLY
 from bot.store.event_store import EventStore
-from tests.channel.dispatching import Harness
+from tests.channel.dispatching import Harness, drain_together
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 
 
@@ -154,23 +152,7 @@ def test_two_batching_dispatchers_send_each_message_once_in_order(h: Harness):
     dispatchers = [
         h.dispatcher(name, InProcess(h.messenger)) for name in ("dispatcher-a", "dispatcher-b")
     ]
-    errors: list[BaseException] = []
-
-    def drain(dispatcher) -> None:
-        deadline = time.monotonic() + 60
-        try:
-            while h.unsent() and time.monotonic() < deadline:
-                dispatcher.run_once(limit=7)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=drain, args=(d,)) for d in dispatchers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-    assert errors == []
+    assert drain_together(h, dispatchers, limit=7) == []
     assert len(h.fake.requests) == 32
     for p in people:
         bodies = [r.form["Body"] for r in h.fake.messages_to(p["phone"])]

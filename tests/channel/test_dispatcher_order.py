@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -13,7 +11,7 @@ from sqlalchemy import update
 from bot.core.clock import FakeClock
 from bot.store.event_store import EventStore
 from bot.store.schema import outbox
-from tests.channel.dispatching import SUPERVISOR, Harness
+from tests.channel.dispatching import SUPERVISOR, Harness, drain_together
 from tests.fakes.twilio_api import FakeReply, FakeTwilio
 
 PHONES = ["+14155552671", "+14155552672", "+14155552673"]
@@ -36,23 +34,7 @@ def test_two_concurrent_dispatchers_send_each_message_once_in_order(h: Harness):
         for p in people:
             h.queue(p, f"{p['phone']} message {n}")
     dispatchers = [h.dispatcher("dispatcher-a"), h.dispatcher("dispatcher-b")]
-    errors: list[BaseException] = []
-
-    def drain(dispatcher) -> None:
-        deadline = time.monotonic() + 60
-        try:
-            while h.unsent() and time.monotonic() < deadline:
-                dispatcher.run_once(limit=5)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=drain, args=(d,)) for d in dispatchers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-    assert errors == []
+    assert drain_together(h, dispatchers, limit=5) == []
     assert len(h.fake.requests) == 60
     for p in people:
         bodies = [r.form["Body"] for r in h.fake.messages_to(p["phone"])]
