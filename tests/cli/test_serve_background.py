@@ -3,6 +3,8 @@ stops: the real command in a subprocess, on SQLite, with the console messenger."
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import multiprocessing
 import os
@@ -59,6 +61,30 @@ def _scheduler_holder(db: Path) -> str | None:
     with sqlite3.connect(db) as conn:
         row = conn.execute("SELECT holder FROM leases WHERE name = 'scheduler'").fetchone()
     return row[0] if row else None
+
+
+def _stop_between_writes(db: Path, pid: int) -> None:
+    """SIGSTOP `pid` while it holds no writer lock of `db`: stopped inside a write transaction
+    (or between passing the writer gate and letting it go), it would hold up every other
+    writer until it ran again. The test takes the gate and the writer lock as a first writer
+    does (bot/store/engine.py), stops the process, waits until every thread of it has
+    stopped (a signal is delivered later than kill returns: a thread woken by our unlock could
+    take the lock first), and lets both go."""
+    with contextlib.ExitStack() as held:
+        for path in (f"{db}-writer-gate", f"{db}-writer"):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            held.callback(os.close, fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.kill(pid, signal.SIGSTOP)
+        _until(lambda: _all_stopped(pid), "the background process did not stop")
+
+
+def _all_stopped(pid: int) -> bool:
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+    return all(state in "tT" for state in states)
 
 
 class Serve:
@@ -136,7 +162,7 @@ def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Ser
 
     serve.enroll()
     # A webhook is recorded while the background process cannot run at all.
-    os.kill(child, signal.SIGSTOP)
+    _stop_between_writes(serve.db, child)
     try:
         assert serve.text("hello", "SM0001") == 200
         assert f"<-- {PHONE} (sms): hello" in serve.out.read_text()  # shown by the web process
