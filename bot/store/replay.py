@@ -151,7 +151,7 @@ def _stored_rows(
     with store.reading() as conn:
         # Fetched in batches (a server-side cursor on PostgreSQL), not a round of the
         # driver's fetchone per row.
-        result = conn.execution_options(yield_per=1000).execute(query)
+        result = conn.execute(query, execution_options={"yield_per": 1000})
         coltypes = [d[1] for d in result.cursor.description]
         converted = processors(conn.dialect, [table.c[name] for name in columns], coltypes)
         for rows in result.partitions():

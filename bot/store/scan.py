@@ -47,7 +47,10 @@ def scan(
     """The event rows matching `where`, in `order_by` order, fetched `batch` at a time."""
     query = select(*_RAW).where(*where).order_by(*order_by)
     make = _maker(conn)
-    for rows in conn.execution_options(yield_per=batch).execute(query).partitions():
+    # Per statement: `Connection.execution_options` would set yield_per on the connection in
+    # place, and every later query on it (an unseal's key read, a pinned connection's next
+    # transaction) would open a server-side cursor of its own.
+    for rows in conn.execute(query, execution_options={"yield_per": batch}).partitions():
         yield from map(make, rows)
 
 

@@ -34,6 +34,21 @@ def test_scanned_rows_hold_what_a_typed_select_returns(store: EventStore) -> Non
     assert scanned[1][9].tzinfo is not None
 
 
+def test_a_scan_streams_its_own_query_only(store: EventStore) -> None:
+    """The connection a scan ran on reads buffered again: on PostgreSQL a later query on it
+    (an unseal's key read, the next transaction of a pinned connection) would otherwise open
+    a server-side cursor of its own."""
+    person = enrolled()
+    store.append(participant_stream(person.participant_id), [person])
+    with store.reading() as conn:
+        assert len(list(scan(conn, batch=1))) == 1
+        assert "yield_per" not in conn.get_execution_options()
+        later = conn.execute(select(events.c.seq))
+        assert not later.context.execution_options.get("yield_per")
+        assert not getattr(later.cursor, "name", None)  # psycopg's ServerCursor has a name
+        assert len(later.all()) == 1
+
+
 def test_sqlite_times_parse_fast_to_what_the_typed_column_reads() -> None:
     dialect = sqlite.dialect()
     generic = events.c.occurred_at.type.dialect_impl(dialect).result_processor(dialect, None)
