@@ -36,6 +36,7 @@ from bot.store.export_files import (
     Writer,
     csv_line,
     document,
+    iso,
     json_line,
     to_json,
 )
@@ -284,7 +285,7 @@ def event_line(raw: Any) -> str:
         return csv_line(event_values(raw))
     return (
         f"{raw.seq},{eid},{sid},{raw.stream_version},{kind},{raw.schema_version},"
-        f"{occurred.isoformat()},{recorded.isoformat()},{key},{_object_cell(data)},"
+        f"{iso(occurred)},{iso(recorded)},{key},{_object_cell(data)},"
         f"{_object_cell(meta)}\r\n"
     )
 

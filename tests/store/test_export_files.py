@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.store.export import event_line, event_values
-from bot.store.export_files import cell, csv_line
+from bot.store.export_files import cell, csv_line, iso
 from bot.store.scan import StoredEvent
 
 
@@ -114,3 +114,17 @@ def test_an_events_row_in_the_repeated_hour_keeps_its_own_offset() -> None:
         ["2026-11-01T01:30:00-04:00", "2026-11-01T05:30:00+00:00"],
         ["2026-11-01T01:30:00-05:00", "2026-11-01T06:30:00+00:00"],
     ]
+
+
+def test_the_same_instant_written_again_in_another_zone_or_fold_keeps_its_own_text() -> None:
+    first, second = (datetime(2026, 11, 1, 1, 30, fold=f, tzinfo=TORONTO) for f in (0, 1))
+    at = first.astimezone(UTC)
+    india = at.astimezone(timezone(timedelta(hours=5, minutes=30)))
+    times = [at, at, india, first, first.replace(fold=1), at, second, first, india]
+    assert [iso(t) for t in times] == [t.isoformat() for t in times]
+
+
+@given(st.lists(_TIMES | st.datetimes(timezones=st.just(TORONTO)), max_size=8))
+def test_times_written_one_after_another_are_each_their_isoformat(times: list[datetime]) -> None:
+    doubled = [t for time in times for t in (time, time, time.replace(fold=1 - time.fold))]
+    assert [iso(t) for t in doubled] == [t.isoformat() for t in doubled]
