@@ -20,11 +20,15 @@ from bot.store.projections.participant_forms import state
 
 
 def fields(form: Form, form_state: Mapping[str, Any]) -> dict[str, FormField]:
-    """The declared fields, then those the model added (validated when they were)."""
+    """The declared fields in their order, then those the model added (validated when they
+    were) by key: the state's `added` keeps no order that survives storage (PostgreSQL's
+    jsonb orders an object's keys its own way), and a prompt, the clock, the API and an export
+    show the same list whether the row was just folded or read back."""
     found = dict(form.fields)
-    for key, spec in (form_state.get("added") or {}).items():
+    added = form_state.get("added") or {}
+    for key in sorted(added):
         if key not in found:
-            found[key] = added_field(spec)
+            found[key] = added_field(added[key])
     return found
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import update
 
 from bot.interventions import extraction
 from bot.interventions.completion import Asker
-from bot.interventions.forms import clock
+from bot.interventions.forms import clock, fields
 from bot.interventions.loader import load_intervention
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
@@ -143,3 +143,15 @@ def test_replay_check_reports_a_tampered_form_state(store: EventStore) -> None:
     assert report.rebuilt["participants"][first.participant_id]["forms"]["intake"]["values"] == {
         "age": 40
     }
+
+
+def test_added_fields_come_in_one_order_whatever_order_the_stored_state_keeps_them_in() -> None:
+    """PostgreSQL's jsonb gives an object's keys back in its own order (shorter keys first), so
+    a state read back can hold `added` in another order than the fold that made it: the clock
+    and the field list must not follow it."""
+    spec = {"type": "text", "domain": None, "options": [], "description": "", "why": "-"}
+    folded = {"added": {"shift_work": spec, "pets": spec}}
+    read_back = {"added": {"pets": spec, "shift_work": spec}}
+    assert clock(FORM, folded) == clock(FORM, read_back)
+    assert list(fields(FORM, folded)) == list(fields(FORM, read_back))
+    assert list(fields(FORM, folded))[-2:] == ["pets", "shift_work"]
