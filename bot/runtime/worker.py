@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
+from bot.store.direct import Direct
 from bot.store.event_store import ConcurrencyError, Transaction, row_to_event
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import MessageQueued
@@ -303,13 +304,14 @@ class Worker:
         pid = item["participant_id"]
         stream = participant_stream(pid)
         with self.store.statements() as conn:
-            participant = conn.execute(_PARTICIPANT_AND_HEAD, {"pid": pid}).first()
+            found_rows = _PARTICIPANT_AND_HEAD.rows(conn, {"pid": pid})
+            participant = found_rows[0] if found_rows else None
             if participant is None:
                 head = _read_head(conn, pid)
                 if head is None or head["work_id"] != item["work_id"]:
                     return None
                 raise RuntimeError(f"work item {item['work_id']} names no participant")
-            if participant.head_work_id != item["work_id"]:
+            if participant["head_work_id"] != item["work_id"]:
                 return None
             trigger: Event | None = None
             timer = None
@@ -323,7 +325,7 @@ class Worker:
                 stream,
                 self.services.settings.chat_history_limit,
                 self.store.sealer,
-                version=int(participant.version),
+                version=int(participant["version"]),
             )
             if item["kind"] != "timer":
                 trigger = next((e for e in window if e.event_id == item["ref"]), None)
@@ -332,7 +334,7 @@ class Worker:
                         select(events).where(events.c.event_id == item["ref"])
                     ).first()
                     trigger = row_to_event(found, self.store.sealer, conn) if found else None
-        row = dict(participant._mapping)
+        row = dict(participant)
         del row["head_work_id"]
         if memory.of(row) is None:
             # A row from before migration 0015 (or of an older memory format): fold its stream
@@ -474,17 +476,20 @@ def _first_pending(participant_id: Any) -> Select[Any]:
     )
 
 
-# Statements are built once (building one costs more than a short query's execution).
+# Statements are built once (building one costs more than a short query's execution); the
+# two of every turn run on the driver's cursor (bot.store.direct: 0.1 ms less CPU each).
 # Participant `pid`'s head item.
 _HEAD = _first_pending(bindparam("pid"))
 # The participant row, with the id of their head item (as `_read_head` finds it) beside it.
-_PARTICIPANT_AND_HEAD = select(
-    participants,
-    _first_pending(participants.c.participant_id)
-    .with_only_columns(work_items.c.work_id)
-    .scalar_subquery()
-    .label("head_work_id"),
-).where(participants.c.participant_id == bindparam("pid"))
+_PARTICIPANT_AND_HEAD = Direct(
+    select(
+        participants,
+        _first_pending(participants.c.participant_id)
+        .with_only_columns(work_items.c.work_id)
+        .scalar_subquery()
+        .label("head_work_id"),
+    ).where(participants.c.participant_id == bindparam("pid"))
+)
 _TIMER = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
 
 
@@ -514,7 +519,7 @@ def _next_query() -> Select[Any]:
     return select(head).add_cte(gone)
 
 
-_NEXT_OR_RELEASE = _next_query()
+_NEXT_OR_RELEASE = Direct(_next_query())
 
 
 def _next_or_release(
@@ -528,8 +533,8 @@ def _next_or_release(
             release(conn, lease, holder)
         return head
     params = {"pid": participant_id, "name": lease, "holder": holder, "now": now}
-    row = conn.execute(_NEXT_OR_RELEASE, params).first()
-    return dict(row._mapping) if row else None
+    rows = _NEXT_OR_RELEASE.rows(conn, params)
+    return rows[0] if rows else None
 
 
 def _adopt_known_rows(
