@@ -14,7 +14,8 @@ PostgreSQL) it prints:
   database, the two alternating turn by turn ("sealed/plain" is the ratio of the p50s);
 - turns/s of 1 and of 2 worker processes, each with `tandem worker`'s worker threads (4; `--threads`
   sets them), draining 10 messages each from 100 participants, in alternating rounds (best and
-  median); `--no-throughput` leaves this out;
+  median), and the worker processes' CPU per turn (their process time from started and idle to
+  stopped, over the turns; the scripted LLM's is not in it); `--no-throughput` leaves this out;
 - the second-line safety classifier's cost (SAFETY_CLASSIFIER=auto against off, the rest above
   runs with it off): turns at the smallest prior size alternating between a worker with it and
   one without, over the same database, and the added p50 (its extra LLM call per message; the
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import multiprocessing.synchronize
+import statistics
 import sys
 import threading
 import time
@@ -257,34 +259,41 @@ def _print_classifier(kind: str, costs: dict[str, list]) -> None:
 
 
 def _work_in_process(
-    url: str, llm_url: str, name: str, threads: int, ready: mp.Queue, stop: Stop
+    url: str, llm_url: str, name: str, threads: int, ready: mp.Queue, stop: Stop, spent: mp.Queue
 ) -> None:
     """A worker process as `tandem worker` runs one: `threads` worker threads (its dispatcher
-    and scheduler left out: nothing is sent, no timer is due)."""
+    and scheduler left out: nothing is sent, no timer is due). Puts its process time (s) from
+    started and idle to stopped on `spent`."""
     services = _services(url, llm_url)
     handler = build_handler(services)
     workers = [Worker(services, handler, f"{name}/worker-{n}") for n in range(threads)]
     running = [threading.Thread(target=w.run_forever, args=(stop,), daemon=True) for w in workers]
     for thread in running:
         thread.start()
+    began = time.process_time()
     ready.put(name)
     for thread in running:
         thread.join()
+    spent.put(time.process_time() - began)
     services.close()
 
 
 def throughput(
     url: str, llm_url: str, participants: int, each: int, processes: int, threads: int
-) -> float:
-    """Turns/s of `processes` worker processes of `threads` worker threads each, started and
-    idle, draining `each` messages of every participant from the moment the first is
-    recorded."""
+) -> tuple[float, float]:
+    """(turns/s, CPU ms per turn) of `processes` worker processes of `threads` worker threads
+    each, started and idle, draining `each` messages of every participant from the moment the
+    first is recorded."""
     services = _services(url, llm_url)
     people = [_seed(services, n, 10) for n in range(participants)]
     ready: mp.Queue = mp.Queue()
+    spent: mp.Queue = mp.Queue()
     stop = mp.Event()
     runners = [
-        mp.Process(target=_work_in_process, args=(url, llm_url, f"bench-{n}", threads, ready, stop))
+        mp.Process(
+            target=_work_in_process,
+            args=(url, llm_url, f"bench-{n}", threads, ready, stop, spent),
+        )
         for n in range(processes)
     ]
     for runner in runners:
@@ -303,10 +312,12 @@ def throughput(
         time.sleep(0.02)
     elapsed = time.perf_counter() - began
     stop.set()
+    cpu = sum(spent.get(timeout=60) for _ in runners)
     for runner in runners:
         runner.join()
     services.close()
-    return participants * each / elapsed
+    turns = participants * each
+    return turns / elapsed, cpu * 1000 / turns
 
 
 def main() -> None:
@@ -361,10 +372,16 @@ def main() -> None:
             if not args.throughput:
                 continue
 
-            def rate(processes: int, kind: str = kind) -> Callable[[], float]:
+            cpu: dict[str, list[float]] = {"1": [], "2": []}
+
+            def rate(
+                processes: int, kind: str = kind, cpu: dict[str, list[float]] = cpu
+            ) -> Callable[[], float]:
                 def once() -> float:
                     with database(kind) as url:
-                        return throughput(url, llm_url, 100, 10, processes, args.threads)
+                        turns, ms = throughput(url, llm_url, 100, 10, processes, args.threads)
+                    cpu[str(processes)].append(ms)
+                    return turns
 
                 return once
 
@@ -373,6 +390,10 @@ def main() -> None:
                 high, median = best(figures[n])
                 name = f"turns/s, {n} worker process(es) x {args.threads} threads, best / median"
                 print(f"{kind:<11}{name:<46}{high:>9.1f}{median:>9.1f}")
+            for n in ("1", "2"):
+                low, median = min(cpu[n]), statistics.median(cpu[n])
+                name = f"CPU ms per turn, {n} worker process(es), min / median"
+                print(f"{kind:<11}{name:<46}{low:>9.2f}{median:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.conversation.phrase_index import PhraseIndex, Starts
 from bot.conversation.screen_context import clauses, contrasted, mask_media_quotes, negated
 
 DEFAULT_PHRASES = Path(__file__).with_name("crisis_phrases.yaml")
@@ -127,6 +128,7 @@ class _Compiler:
         # A slot counts as many letters as its shortest entry, so "{intent} {harm_verb} {other}"
         # is specific enough while "{other}" alone is not.
         self.slots: dict[str, tuple[str, int]] = {}
+        self.slot_entries = catalogue.slots
         for name, entries in catalogue.slots.items():
             try:
                 bodies = [self._sequence(entry, allow_slots=False) for entry in entries]
@@ -145,6 +147,24 @@ class _Compiler:
         if literal_chars < _MIN_LITERAL_CHARS:
             raise PhraseError(f"too broad, needs {_MIN_LITERAL_CHARS}+ required letters")
         return rf"{body}(?!\S)"
+
+    def starts(self, phrase: str) -> Starts:
+        """The words a (compiled, so valid) phrase can start with: its first token's."""
+        token = phrase.split()[0]
+        if token in ("#", "##"):
+            return Starts(number=True)
+        if slot := _SLOT.fullmatch(token):
+            found = Starts()
+            for entry in self.slot_entries[slot.group(1)]:
+                found |= self.starts(entry)
+            return found
+        words, stems = set(), set()
+        for atom in token.split("|"):
+            if atom.endswith("*") and len(fold(atom[:-1])) == 1:
+                stems.add(fold(atom[:-1])[0])  # `stem\w*`
+            else:  # a word, or the first of several (the stem is the last one)
+                words.add((fold(atom[:-1]) if atom.endswith("*") else self.words(atom))[0])
+        return Starts(frozenset(words), frozenset(stems))
 
     def _sequence(self, phrase: str, allow_slots: bool) -> tuple[str, int]:
         tokens = phrase.split() if isinstance(phrase, str) else None
@@ -199,7 +219,8 @@ class _Source:
 class CrisisScreen:
     """A compiled, immutable crisis screen; `check` is pure and safe to share across threads."""
 
-    _pattern: re.Pattern[str]
+    _pattern: re.Pattern[str]  # every phrase; `_index` finds what it finds, faster
+    _index: PhraseIndex
     _exclusions: re.Pattern[str] | None
     _sources: tuple[_Source, ...]
     _substitutions: Mapping[str, tuple[str, ...]]
@@ -232,9 +253,11 @@ class CrisisScreen:
         rules.append((EXTRA_RULE_ID, EXTRA_CATEGORY, "any", extra))
         sources: list[_Source] = []
         branches: list[str] = []
+        starts: list[Starts] = []
         for rule_id, category, language, phrases in rules:
             for phrase in phrases:
                 branches.append(f"(?P<p{len(sources)}>{_compiled(compiler, rule_id, phrase)})")
+                starts.append(compiler.starts(phrase))
                 sources.append(_Source(rule_id, category, language, phrase))
         masks = [
             _compiled(compiler, entry.id, phrase)
@@ -247,6 +270,7 @@ class CrisisScreen:
         ]
         return cls(
             _anchored(branches),
+            PhraseIndex(branches, starts),
             _anchored(masks) if masks else None,
             tuple(sources),
             MappingProxyType(compiler.substitutions),
@@ -267,7 +291,7 @@ class CrisisScreen:
         parts = [self._words(part) for part in clauses(mask_media_quotes(text, fold, _MASK))]
         for index, words in enumerate(parts):
             position = 0
-            while (match := self._pattern.search(words, position)) is not None:
+            while (match := self._index.search(words, position)) is not None:
                 before = words[: match.start()].split()
                 after = [*words[match.end() :].split(), *" ".join(parts[index + 1 :]).split()]
                 if negated(before) and not contrasted(after):

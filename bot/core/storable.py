@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
+
 REPLACEMENT = "\ufffd"
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
@@ -46,7 +48,10 @@ def unstorable_paths(value: Any, path: str = "") -> Iterator[str]:
 def storable_json(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
     """A JSON value with every string made storable, and the originals kept by dotted path
     (`body`, `changes.name`, `media[0].url`) of those that changed; the same value when none
-    did (the common case costs one regex search per string)."""
+    did. The common case is seen at once, without a walk: orjson encodes the whole value (it
+    refuses a lone surrogate, and writes NUL as `\\u0000`)."""
+    if not path and _plainly_storable(value):
+        return value, {}
     if isinstance(value, str):
         clean, was = storable(value)
         return clean, ({path: was} if was is not None else {})
@@ -67,3 +72,15 @@ def storable_json(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
             kept.update(more)
         return (items if kept else value), kept
     return value, {}
+
+
+def _plainly_storable(value: Any) -> bool:
+    """Whether no string or key in a JSON value holds an unstorable character, as orjson sees
+    it: 10 us for an `llm.called` payload where the walk took 100. False also when orjson cannot
+    tell (a key that is not a string, a value it does not encode; a text holding a backslash and
+    `u0000`): the walk decides."""
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, or what orjson cannot encode
+        return False
+    return b"\\u0000" not in encoded

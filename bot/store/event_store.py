@@ -420,10 +420,14 @@ class Transaction:
         self._locked_streams.add(stream_id)
         return self._rows[key]
 
-    def adopt_row(self, projection: Projection, key: str, row: Row) -> None:
-        """Take `row`, read by the caller in this transaction under the lock of the stream that
-        writes it, as `projection`'s row for `key`, so that an append need not read it again."""
-        self._rows[(projection.name, key)] = {name: row[name] for name in projection.columns}
+    def adopt_row(self, projection: Projection, key: str, row: Row | None) -> None:
+        """Take `row` as `projection`'s row for `key` (None: there is none), so that an append
+        need not read it again. The caller vouches for it: read in this transaction under the
+        lock of the stream that writes it, or known from what this transaction's lock confirms
+        (a row only that stream's events move, read at the version the append expects)."""
+        self._rows[(projection.name, key)] = (
+            None if row is None else {name: row[name] for name in projection.columns}
+        )
 
     def _project(self, ev: Event) -> None:
         """Fold `ev` into the rows it moves (through the projections that fold its type);

@@ -48,7 +48,8 @@ def enrolled_with_phone(
     return dict(row._mapping) if row else None
 
 
-_PENDING_TIMERS = (
+# Read on every turn, and by every webhook that acts on timers: run on the driver's cursor.
+_PENDING_TIMERS = Direct(
     select(timers)
     .where(timers.c.participant_id == bindparam("pid"), timers.c.status == "scheduled")
     .order_by(timers.c.due_at)
@@ -56,8 +57,9 @@ _PENDING_TIMERS = (
 
 
 def pending_timers(conn: Connection, participant_id: str) -> list[dict[str, Any]]:
-    """A participant's timers that have not fired, been skipped or been cancelled, by due time."""
-    return [dict(row._mapping) for row in conn.execute(_PENDING_TIMERS, {"pid": participant_id})]
+    """A participant's timers that have not fired, been skipped or been cancelled, by due time
+    (in `conn`'s open transaction)."""
+    return _PENDING_TIMERS.rows(conn, {"pid": participant_id})
 
 
 def pending_outbox(conn: Connection, participant_id: str) -> list[str]:

@@ -52,3 +52,45 @@ def test_unstorable_paths_name_keys_and_values() -> None:
         "bad\x00",
         "list[0]",
     ]
+
+
+def _walked(value: object, path: str = "") -> tuple[object, dict[str, str]]:
+    """storable_json by its walk alone (what it did before the orjson check)."""
+    if isinstance(value, str):
+        clean, was = storable(value)
+        return clean, ({path: was} if was is not None else {})
+    if isinstance(value, dict):
+        kept: dict[str, str] = {}
+        out = {}
+        for key, item in value.items():
+            out[key], more = _walked(item, f"{path}.{key}" if path else str(key))
+            kept.update(more)
+        return (out if kept else value), kept
+    if isinstance(value, list):
+        kept, items = {}, []
+        for n, item in enumerate(value):
+            clean, more = _walked(item, f"{path}[{n}]")
+            items.append(clean)
+            kept.update(more)
+        return (items if kept else value), kept
+    return value, {}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(JSON)
+def test_any_json_value_is_made_storable_as_the_walk_alone_makes_it(value: object) -> None:
+    assert storable_json(value) == _walked(value)
+
+
+def test_a_text_that_spells_a_nul_escape_is_kept_and_a_nul_key_is_left_to_the_walk() -> None:
+    spelt = {"a": "back\\u0000slash", "k\x00": ["\x00"]}
+    assert storable_json(spelt) == (
+        {"a": "back\\u0000slash", "k\x00": ["\ufffd"]},
+        {"k\x00[0]": "AA=="},
+    )

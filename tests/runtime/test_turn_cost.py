@@ -232,6 +232,16 @@ def _reads_the_next_head_and_releases(turn: Cost) -> None:
         assert last[-1].startswith("DELETE FROM leases")
 
 
+def _reads_no_row_it_knows(turn: Cost) -> None:
+    """The append of the decision reads neither the work item's row (the worker read it as the
+    participant's head) nor the outbox row of the reply it queues (its id was drawn for this
+    turn): the only rows it reads besides the participant's it locks are the next head item's."""
+    last = turn.transactions()[-1]
+    assert not any(s.startswith("SELECT outbox.") for s in last), last
+    heads = 0 if turn.autocommitted else 1  # PostgreSQL reads it in the releasing CTE
+    assert sum(s.startswith("SELECT work_items.") for s in last) == heads, last
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
@@ -287,6 +297,7 @@ def test_a_turn_at_10000_prior_events_costs_what_it_costs_at_10(
         assert len(turn.transactions()) == 4, turn.transactions()
         assert len(turn.worker_statements()) == 5, turn.worker_statements()
         _reads_the_next_head_and_releases(turn)
+        _reads_no_row_it_knows(turn)
         expected = turn.worker_statements() if store.engine.dialect.name == "postgresql" else []
         assert turn.autocommitted == expected
 
