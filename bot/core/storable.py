@@ -50,8 +50,13 @@ def storable_json(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
     (`body`, `changes.name`, `media[0].url`) of those that changed; the same value when none
     did. The common case is seen at once, without a walk: orjson encodes the whole value (it
     refuses a lone surrogate, and writes NUL as `\\u0000`)."""
-    if not path and _plainly_storable(value):
+    if _plainly_storable(value):
         return value, {}
+    return walked(value, path)
+
+
+def walked(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
+    """`storable_json` by a walk of every string (what the orjson check spares)."""
     if isinstance(value, str):
         clean, was = storable(value)
         return clean, ({path: was} if was is not None else {})
@@ -60,14 +65,14 @@ def storable_json(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
         out: dict[str, Any] = {}
         for key, item in value.items():
             here = f"{path}.{key}" if path else str(key)
-            out[key], more = storable_json(item, here)
+            out[key], more = walked(item, here)
             kept.update(more)
         return (out if kept else value), kept
     if isinstance(value, list):
         kept = {}
         items = []
         for n, item in enumerate(value):
-            clean, more = storable_json(item, f"{path}[{n}]")
+            clean, more = walked(item, f"{path}[{n}]")
             items.append(clean)
             kept.update(more)
         return (items if kept else value), kept

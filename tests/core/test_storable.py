@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.core.storable import original, storable, storable_json, unstorable_paths
+from bot.core.storable import original, storable, storable_json, unstorable_paths, walked
 
 
 def test_ordinary_text_is_kept_as_it_is() -> None:
@@ -54,28 +54,6 @@ def test_unstorable_paths_name_keys_and_values() -> None:
     ]
 
 
-def _walked(value: object, path: str = "") -> tuple[object, dict[str, str]]:
-    """storable_json by its walk alone (what it did before the orjson check)."""
-    if isinstance(value, str):
-        clean, was = storable(value)
-        return clean, ({path: was} if was is not None else {})
-    if isinstance(value, dict):
-        kept: dict[str, str] = {}
-        out = {}
-        for key, item in value.items():
-            out[key], more = _walked(item, f"{path}.{key}" if path else str(key))
-            kept.update(more)
-        return (out if kept else value), kept
-    if isinstance(value, list):
-        kept, items = {}, []
-        for n, item in enumerate(value):
-            clean, more = _walked(item, f"{path}[{n}]")
-            items.append(clean)
-            kept.update(more)
-        return (items if kept else value), kept
-    return value, {}
-
-
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
@@ -85,7 +63,7 @@ JSON = st.recursive(
 
 @given(JSON)
 def test_any_json_value_is_made_storable_as_the_walk_alone_makes_it(value: object) -> None:
-    assert storable_json(value) == _walked(value)
+    assert storable_json(value) == walked(value)
 
 
 def test_a_text_that_spells_a_nul_escape_is_kept_and_a_nul_key_is_left_to_the_walk() -> None:
