@@ -219,7 +219,6 @@ class _Source:
 class CrisisScreen:
     """A compiled, immutable crisis screen; `check` is pure and safe to share across threads."""
 
-    _pattern: re.Pattern[str]  # every phrase; `_index` finds what it finds, faster
     _index: PhraseIndex
     _exclusions: re.Pattern[str] | None
     _sources: tuple[_Source, ...]
@@ -269,7 +268,6 @@ class CrisisScreen:
             for phrase in _extensions(extra_exclusions, "extra_exclusions")
         ]
         return cls(
-            _anchored(branches),
             PhraseIndex(branches, starts),
             _anchored(masks) if masks else None,
             tuple(sources),
