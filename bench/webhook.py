@@ -288,20 +288,33 @@ def main() -> None:
                 "gunicorn (the Procfile's options) + tandem worker (PostgreSQL) beside "
                 "gunicorn bench.noop:app",
                 "postgresql",
-                lambda p: [web("bot.web:create_app()", p), [tandem, "worker"]],
+                lambda p: [web("bot.web:create_app()", p), _procfile_worker()],
                 lambda p: [web("bench.noop:app", p)],
                 args,
                 llm_url,
             )
 
 
+def _procfile(process: str) -> list[str]:
+    """The words of the Procfile's line for `process`: the layout measured is the one deployed."""
+    line = next(
+        line
+        for line in (ROOT / "Procfile").read_text().splitlines()
+        if line.startswith(f"{process}:")
+    )
+    return shlex.split(line.removeprefix(f"{process}:"))
+
+
+def _procfile_worker() -> list[str]:
+    """The Procfile's worker command (its options: niceness, threads), run from this venv."""
+    command, *options = _procfile("worker")
+    return [str(BIN / command), *options]
+
+
 def _procfile_web_options() -> list[str]:
     """The Procfile's gunicorn options for the web process (workers, threads, timeout), without
-    its --bind: the layout measured is the one deployed."""
-    line = next(
-        line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:")
-    )
-    words = shlex.split(line.removeprefix("web:"))
+    its --bind."""
+    words = _procfile("web")
     options = words[1:-1]  # gunicorn ... APP
     if "--bind" in options:
         at = options.index("--bind")
