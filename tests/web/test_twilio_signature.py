@@ -210,3 +210,14 @@ def test_insecure_local_mode_accepts_unsigned_webhooks(services: Services) -> No
 def test_insecure_local_mode_still_checks_when_a_token_is_set(services: Services) -> None:
     client = client_with(services, TANDEM_INSECURE_LOCAL="true")
     assert client.post(INBOUND, data=message()).status_code == 403
+
+
+@pytest.mark.parametrize("header", ["sïgnature", "\udcff", "x" * 28])
+def test_a_header_that_is_no_signature_is_refused_not_an_error(
+    client: FlaskClient, services: Services, header: str
+) -> None:
+    """Non-ASCII text in the header (which a constant-time compare of str refuses) is a 403."""
+    check = check_signature("12345", PUBLIC, INBOUND, "", MultiDict(message()), header)
+    assert not check.ok
+    response = client.post(INBOUND, data=message(), headers={"X-Twilio-Signature": "sïgnature"})
+    assert refused(response, services.store)
