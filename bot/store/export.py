@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from sqlalchemy import func, literal, select
 
-from bot.store.event_store import EventStore, opened_row, row_to_event
+from bot.store.event_store import EventStore, opened_row, opened_rows, row_to_event
 from bot.store.event_types.exports import ExportWritten
-from bot.store.events import NewEvent, participant_stream
+from bot.store.events import NewEvent, participant_of, participant_stream
 from bot.store.export_files import (
     NEEDS_QUOTES,
     Format,
@@ -378,8 +378,8 @@ def _events(
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
     with store.reading() as conn:
-        for row in scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch):
-            yield opened_row(row, store.sealer, conn)
+        rows = scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch)
+        yield from opened_rows(rows, store.sealer, conn, batch)
 
 
 FILES = {
@@ -527,6 +527,8 @@ def _histories(
     order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Any]] = {}
     with store.reading() as conn:
+        # Their data keys in one query, not one for each participant's first sealed event.
+        store.sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
         for row in scan(conn, where, order):
             by_stream.setdefault(row.stream_id, []).append(opened_row(row, store.sealer, conn))
     return by_stream
