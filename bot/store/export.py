@@ -25,11 +25,11 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, literal, or_, select
+from sqlalchemy import func, literal, select
 
-from bot.store.event_store import EventStore, opened_row, row_to_event
+from bot.store.event_store import EventStore, opened_row, opened_rows, row_to_event
 from bot.store.event_types.exports import ExportWritten
-from bot.store.events import NewEvent, participant_stream
+from bot.store.events import NewEvent, participant_of, participant_stream
 from bot.store.export_files import (
     NEEDS_QUOTES,
     Format,
@@ -321,8 +321,8 @@ def _count_participants(store: EventStore) -> int:
 
 def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
     """participants.csv's participant rows (the columns `participant_record` reads: not the
-    conversation memory or forms, which it does not write) in order of enrollment, `batch` at
-    a time (keyset paging)."""
+    conversation memory or forms, which it does not write) in order of enrollment, fetched
+    `batch` at a time."""
     for rows in _participant_batches(store, ids, batch, _RECORD_COLUMNS):
         yield from rows
 
@@ -330,30 +330,21 @@ def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> It
 def _participant_batches(
     store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str]
 ) -> Iterator[list[dict[str, Any]]]:
-    """Participant rows (these columns) in order of enrollment, in lists of `batch` (keyset
-    paging)."""
+    """Participant rows (these columns) in order of enrollment, in lists of `batch`: one
+    query, sorted once and streamed (a server-side cursor on PostgreSQL) in one read
+    transaction. No index holds that order, so paging it (a LIMIT per page after the last
+    row) sorted every participant for every page: quadratic, 4,000 participants' pages took
+    3 to 5 times as long as 2,000's."""
     table = participants
     names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
     query = select(*[table.c[c] for c in names])
-    query = query.order_by(table.c.enrolled_at, table.c.participant_id).limit(batch)
+    query = query.order_by(table.c.enrolled_at, table.c.participant_id)
     if ids:
         query = query.where(table.c.participant_id.in_(ids))
-    last: tuple[datetime, str] | None = None
-    while True:
-        page = query
-        if last is not None:
-            page = query.where(
-                or_(
-                    table.c.enrolled_at > last[0],
-                    and_(table.c.enrolled_at == last[0], table.c.participant_id > last[1]),
-                )
-            )
-        with store.reading() as conn:
-            rows = [dict(zip(names, r, strict=True)) for r in conn.execute(page)]
-        if not rows:
-            return
-        yield rows
-        last = (rows[-1]["enrolled_at"], rows[-1]["participant_id"])
+    with store.reading() as conn:
+        result = conn.execute(query, execution_options={"yield_per": batch})
+        for rows in result.partitions():
+            yield [dict(zip(names, r, strict=True)) for r in rows]
 
 
 def _event_filter(
@@ -387,8 +378,8 @@ def _events(
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
     with store.reading() as conn:
-        for row in scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch):
-            yield opened_row(row, store.sealer, conn)
+        rows = scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch)
+        yield from opened_rows(rows, store.sealer, conn, batch)
 
 
 FILES = {
@@ -536,6 +527,8 @@ def _histories(
     order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Any]] = {}
     with store.reading() as conn:
+        # Their data keys in one query, not one for each participant's first sealed event.
+        store.sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
         for row in scan(conn, where, order):
             by_stream.setdefault(row.stream_id, []).append(opened_row(row, store.sealer, conn))
     return by_stream

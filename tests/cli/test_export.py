@@ -19,7 +19,7 @@ from bot.core.clock import FakeClock
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageFailed, MessageSent, MessageStatus
 from bot.store.events import participant_stream
-from bot.store.export import export, parse_since
+from bot.store.export import export, parse_since, participant_records
 from bot.store.transcript import read_lines
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
@@ -303,3 +303,32 @@ def test_an_export_reads_the_events_in_a_query_per_batch_of_participants_not_per
             plan = " | ".join(row[3] for row in rows)
         assert "(stream_id=? AND stream_version>?)" in plan, plan
         assert "ix_events_event_type_seq" not in plan, plan
+
+
+def test_the_participants_are_read_in_one_sorted_query_however_many_batches_they_fill(
+    store: EventStore, clock: FakeClock
+) -> None:
+    """Linear in participants: no index holds the enrollment order, so a query per batch
+    (paging past the last row) sorted every participant for every batch."""
+    enrolled_order = []
+    for n in range(30):
+        clock.set(JANUARY - timedelta(minutes=n % 7))  # enrollment order is not id order
+        person = enrolled(phone=f"+1416555{n:04d}")
+        store.append(
+            participant_stream(person.participant_id),
+            [person, received(f"SM{n}", body=f"hello {n}", phone=person.phone)],
+        )
+        enrolled_order.append((clock.now(), person.participant_id))
+    issued: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM participants" in statement:
+            issued.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        records = list(participant_records(store, ("messages",), (), 10**9, None, batch=7))
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    assert [r["participant_id"] for _name, r in records] == [p for _at, p in sorted(enrolled_order)]
+    assert len(issued) == 1, issued

@@ -5,7 +5,7 @@ key rotates without touching an event."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from bot.core import keys
 from bot.core.clock import FakeClock
@@ -13,6 +13,7 @@ from bot.core.config import ConfigError, load_settings
 from bot.runtime.bootstrap import build_store
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
+from bot.store.event_types import MessageReceived
 from bot.store.events import participant_stream
 from bot.store.key_rotation import rotate
 from bot.store.queries import enrolled_with_phone
@@ -160,3 +161,65 @@ def test_a_generated_master_key_is_32_random_bytes_in_urlsafe_base64() -> None:
     made = {keys.generate_master_key() for _ in range(5)}
     assert len(made) == 5
     assert all(len(base64.urlsafe_b64decode(k)) == 32 for k in made)
+
+
+def _key_reads(store: EventStore, read) -> tuple[list, int]:  # noqa: ANN001
+    """What `read` returns, and how many queries of `data_keys` it ran."""
+    issued: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        if "FROM data_keys" in statement:
+            issued.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        return read(), len(issued)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+
+
+def test_a_whole_read_opens_many_participants_events_with_a_key_query_per_batch(
+    store: EventStore, database_url: str
+) -> None:
+    """Not one query for each participant's data key: that cost more than the opening."""
+    for n in range(5):
+        person = enrolled(f"+1415555020{n}", name=f"Ada {n}")
+        stream = participant_stream(person.participant_id)
+        store.append(stream, [person, received(f"SM{n}", body=f"walk {n}", phone=person.phone)])
+    fresh = EventStore(make_engine(database_url), sealer=Sealer(TEST_MASTER_KEY))  # no key cached
+    try:
+        rows, reads = _key_reads(fresh, lambda: list(fresh.read_rows()))
+    finally:
+        fresh.engine.dispose()
+    assert [r.data["body"] for r in rows if r.event_type == "message.received"] == [
+        f"walk {n}" for n in range(5)
+    ]
+    assert reads == 1
+
+
+def test_a_whole_read_with_another_master_key_refuses_at_the_event_naming_both_keys(
+    store: EventStore, database_url: str
+) -> None:
+    _person(store)
+    other = EventStore(make_engine(database_url), sealer=Sealer(NEW_KEY))
+    try:
+        with pytest.raises(SealedWithoutKey, match="wrapped by master key"):
+            list(other.read_rows())
+    finally:
+        other.engine.dispose()
+
+
+def test_a_lone_surrogate_in_a_sealed_field_opens_as_it_was_sealed(store: EventStore) -> None:
+    person = enrolled(PHONE)
+    stream = participant_stream(person.participant_id)
+    store.append(stream, [person])
+    data = received("SM1", body="x", phone=PHONE).model_dump(mode="json")
+    data["body"] = "walk \ud800 ed"
+    with store.transaction() as tx:
+        sealed, _ = store.sealer.seal(
+            tx.conn, stream, "e-1", MessageReceived, data, {}, store.clock.now(), {}
+        )
+    assert "walk" not in str(sealed)
+    with store.reading() as conn:
+        opened = store.sealer.open(conn, stream, "e-1", "message.received", sealed)
+    assert opened.data == data
