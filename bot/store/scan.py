@@ -50,8 +50,12 @@ def scan(
     # Per statement: `Connection.execution_options` would set yield_per on the connection in
     # place, and every later query on it (an unseal's key read, a pinned connection's next
     # transaction) would open a server-side cursor of its own.
-    for rows in conn.execute(query, execution_options={"yield_per": batch}).partitions():
-        yield from map(make, rows)
+    result = conn.execute(query, execution_options={"yield_per": batch})
+    try:
+        for rows in result.partitions():
+            yield from map(make, rows)
+    finally:  # a reader that stops early (or fails) closes the cursor now, not at collection
+        result.close()
 
 
 def processors(

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy import text as sql
 from sqlalchemy.dialects import sqlite
 
 from bot.store.engine import make_engine
@@ -47,6 +48,23 @@ def test_a_scan_streams_its_own_query_only(store: EventStore) -> None:
         assert not later.context.execution_options.get("yield_per")
         assert not getattr(later.cursor, "name", None)  # psycopg's ServerCursor has a name
         assert len(later.all()) == 1
+
+
+def test_a_scan_left_early_closes_its_cursor(store: EventStore) -> None:
+    """A reader that stops (or fails, as an export at a key that does not open) closes the
+    scan's cursor when it closes the scan, not when the generator is collected: on PostgreSQL
+    a server-side cursor stayed open in the transaction."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite keeps no cursor open on the server")
+    for n in range(3):
+        person = enrolled(phone=f"+1415555000{n}")
+        store.append(participant_stream(person.participant_id), [person])
+    with store.reading() as conn:
+        rows = scan(conn, batch=1)
+        next(rows)
+        assert conn.execute(sql("SELECT count(*) FROM pg_cursors")).scalar_one() == 1
+        rows.close()
+        assert conn.execute(sql("SELECT count(*) FROM pg_cursors")).scalar_one() == 0
 
 
 def test_sqlite_times_parse_fast_to_what_the_typed_column_reads() -> None:
