@@ -15,6 +15,7 @@
    the wall clock; beside it a bare APScheduler firing 1,000 jobs due the same way that only
    note the time.
 Tandem and the baseline alternate (`--rounds`, min and median). Prints figures; never pass/fail.
+`--sizes ""` leaves out part 1 and `--cases second` runs only that case of part 2.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -244,6 +245,9 @@ def baseline_lateness(count: int, spread: timedelta, lead: timedelta) -> list[fl
     return fired
 
 
+SPREADS = {"minute": timedelta(minutes=1), "second": timedelta(seconds=1), "instant": timedelta(0)}
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
@@ -256,6 +260,7 @@ def run(
     burst: int,
     rounds: int,
     arm_hours: float,
+    cases: Sequence[str] = tuple(SPREADS),
 ) -> None:
     print(f"== {label}")
     soon = datetime.now(UTC) + timedelta(minutes=1)
@@ -281,12 +286,8 @@ def run(
             f"{'':>7} (due over the next {arm_hours:g} h; writing them, 2 per participant, "
             f"took {wrote:.1f} s)"
         )
-    cases = (
-        ("the same minute", timedelta(minutes=1)),
-        ("the same second", timedelta(seconds=1)),
-        ("the same instant", timedelta(0)),
-    )
-    for what, spread in cases:
+    for case in cases:
+        what, spread = f"the same {case}", SPREADS[case]
         late: dict[str, list] = {"tandem": [], "baseline": []}
         for _ in range(rounds):
             with fresh_database(postgres_admin) as url:
@@ -309,6 +310,11 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="ADMIN_URL", help="also run on PostgreSQL")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--burst", type=int, default=1000)
+    parser.add_argument(
+        "--cases",
+        default=",".join(SPREADS),
+        help="the lateness cases to run, of: " + ", ".join(SPREADS),
+    )
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds of each case")
     parser.add_argument(
         "--arm-hours", type=float, default=24.0, help="the pending timers are due over these hours"
@@ -325,9 +331,12 @@ def main() -> None:
         arm_baseline_child(args.arm_baseline[0], float(args.arm_baseline[1]))
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    run("SQLite", None, sizes, args.burst, args.rounds, args.arm_hours)
+    cases = [c for c in args.cases.split(",") if c]
+    if unknown := set(cases) - set(SPREADS):
+        parser.error(f"unknown cases: {', '.join(sorted(unknown))}")
+    run("SQLite", None, sizes, args.burst, args.rounds, args.arm_hours, cases)
     if args.postgres:
-        run("PostgreSQL", args.postgres, sizes, args.burst, args.rounds, args.arm_hours)
+        run("PostgreSQL", args.postgres, sizes, args.burst, args.rounds, args.arm_hours, cases)
 
 
 if __name__ == "__main__":
