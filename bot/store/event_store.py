@@ -17,6 +17,7 @@ from sqlalchemy import (
     Engine,
     and_,
     bindparam,
+    cast,
     delete,
     func,
     insert,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RootTransaction
@@ -278,6 +280,27 @@ def _write_all(shape: _Shape) -> Direct:
     return Direct(select(literal_column("1")).add_cte(*ctes))
 
 
+@functools.lru_cache(maxsize=64)
+def _write_many(projection: Projection, kind: str, columns: tuple[str, ...]) -> Direct:
+    """PostgreSQL: rows of one projection written alike in one statement of the same text for
+    any number of rows: an INSERT ... SELECT, or an UPDATE ... FROM, over `unnest` of one array
+    parameter per column (`a_<column>`, and `a_key` for an update's keys)."""
+    table = PROJECTION_TABLES[projection.name]
+    names = columns if kind == "insert" else ("key", *columns)
+    types = [table.c[projection.key_column if n == "key" else n].type for n in names]
+    arrays = [
+        cast(bindparam(f"a_{n}", type_=ARRAY(t, dimensions=1)), ARRAY(t, dimensions=1))
+        for n, t in zip(names, types, strict=True)
+    ]
+    given = func.unnest(*arrays).table_valued(*names).render_derived(name="given")
+    if kind == "insert":
+        return Direct(
+            insert(table).from_select(list(columns), select(*[given.c[c] for c in columns]))
+        )
+    key = table.c[projection.key_column]
+    return Direct(update(table).where(key == given.c.key).values({c: given.c[c] for c in columns}))
+
+
 def _end_read(transaction: RootTransaction) -> None:
     """End a read-only transaction. On PostgreSQL by COMMIT, which ends a transaction that wrote
     nothing exactly as ROLLBACK does: psycopg forgets every statement it has prepared on the
@@ -339,8 +362,8 @@ class Transaction:
     ) -> list[AppendResult]:
         """Several appends (stream, events, idempotency key), each recorded as `append` would
         record it with no expected version, in a constant number of round trips however many
-        there are: every event row in one INSERT, the projection rows in one flush (an
-        executemany for each kind of write). A key its stream holds already raises
+        there are: every event row in one INSERT, the projection rows in one flush (a
+        statement for each kind of write). A key its stream holds already raises
         `DuplicateInBatch` after the other rows were written (the rest of that append's events
         too): the caller lets the transaction roll back and appends one at a time, the
         duplicate then writing nothing."""
@@ -417,19 +440,19 @@ class Transaction:
     def _recorded(self, built: _Built, seqs: list[int]) -> AppendResult:
         """The events of inserted rows, folded into the projection rows (written by `_flush`)."""
         result = AppendResult()
-        for new, payload, event_meta, values, seq in zip(
+        for new, payload, event_meta, stored, seq in zip(
             built.proposed, built.payloads, built.metas, built.rows, seqs, strict=True
         ):
             recorded = Event(
                 seq=seq,
                 event_id=new.event_id,
                 stream_id=built.stream_id,
-                stream_version=values["stream_version"],
+                stream_version=stored["stream_version"],
                 data=payload,
                 meta=event_meta,
-                idempotency_key=values["idempotency_key"],
-                occurred_at=values["occurred_at"],
-                recorded_at=values["recorded_at"],
+                idempotency_key=stored["idempotency_key"],
+                occurred_at=stored["occurred_at"],
+                recorded_at=stored["recorded_at"],
             )
             self._project(recorded)
             result.events.append(recorded)
@@ -543,8 +566,8 @@ class Transaction:
         """Write what an append's events did to the projection rows: each row once, however
         many of the events moved it (a turn's decision moves the participant's row with each of
         its events), and on PostgreSQL every write of the append in one statement. `grouped`
-        (a batch of appends, each moving rows of the same kinds): one executemany for each
-        kind of write instead, a few statements however many rows."""
+        (a batch of appends, each moving rows of the same kinds): one statement for each kind
+        of write instead, a few statements however many rows (`_write_grouped`)."""
         pending, self._pending = self._pending, {}
         writes: list[tuple[Projection, str, Row | None, Row]] = []
         for (name, key), (projection, before) in pending.items():
@@ -566,27 +589,40 @@ class Transaction:
             self._write(projection, key, before, after)
 
     def _write_grouped(self, writes: list[tuple[Projection, str, Row | None, Row]]) -> None:
-        """The writes as one executemany per (table, insert or update, columns), in the order
-        each kind first appears (psycopg pipelines an executemany: one round trip). Not one
-        statement of CTEs: at hundreds of writes that statement costs more to compile, parse
-        and plan than the round trips it saves."""
-        groups: dict[tuple[Projection, str, frozenset[str]], list[dict[str, Any]]] = {}
+        """The writes grouped by (table, insert or update, columns), in the order each group
+        first appears, a statement per group: on PostgreSQL an INSERT ... SELECT or an
+        UPDATE ... FROM over `unnest` of one array per column (`_write_many`); elsewhere an
+        executemany (SQLite's run in-process). Not one statement of CTEs, nor a multi-row
+        VALUES: at hundreds of writes such a statement costs more to compile, for psycopg to
+        parse (it caches only short statements) and for the server to plan than the round
+        trips it saves; nor a pipelined executemany, which still has the server run each row
+        as a statement of its own."""
+        groups: dict[tuple[Projection, str, tuple[str, ...]], list[tuple[str, Row]]] = {}
         for projection, key, before, after in writes:
             if before is None:
-                groups.setdefault((projection, "insert", frozenset(after)), []).append(after)
+                groups.setdefault((projection, "insert", tuple(sorted(after))), []).append(
+                    (key, after)
+                )
                 continue
-            changed = {f"v_{k}": v for k, v in after.items() if before.get(k) != v}
+            changed = {k: v for k, v in after.items() if before.get(k) != v}
             if changed:
-                group = groups.setdefault((projection, "update", frozenset(changed)), [])
-                group.append({**changed, "key": key})
+                group = groups.setdefault((projection, "update", tuple(sorted(changed))), [])
+                group.append((key, changed))
         try:
-            for (projection, kind, columns), params in groups.items():
-                if kind == "insert":
-                    statement = _insert_row(projection.name, tuple(sorted(columns))).statement
+            for (projection, kind, columns), rows in groups.items():
+                if self.conn.dialect.name == "postgresql" and len(rows) > 1:
+                    params = {f"a_{c}": [row[c] for _, row in rows] for c in columns}
+                    if kind == "update":
+                        params["a_key"] = [key for key, _ in rows]
+                    _write_many(projection, kind, columns).run(self.conn, params)
+                elif kind == "insert":
+                    statement = _insert_row(projection.name, columns).statement
+                    self.conn.execute(statement, [row for _, row in rows])
                 else:
-                    names = frozenset(c.removeprefix("v_") for c in columns)
-                    statement = _update_row(projection, names).statement
-                self.conn.execute(statement, params)
+                    many = [
+                        {**{f"v_{c}": row[c] for c in columns}, "key": key} for key, row in rows
+                    ]
+                    self.conn.execute(_update_row(projection, frozenset(columns)).statement, many)
         except IntegrityError as exc:
             names = ", ".join(sorted({w[0].name for w in writes}))
             raise ConstraintViolation(f"{names}: {_refusal(exc)}") from exc

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.store.event_store import DuplicateInBatch, EventStore
+from bot.store.event_types import ParticipantUpdated
+from bot.store.event_types.conversation import ProfileSaved
 from bot.store.events import participant_stream
 from tests.factories import enrolled, received
 from tests.store.statements import statements
@@ -74,3 +76,31 @@ def test_a_batch_issues_the_same_statements_however_many_appends_it_holds(
 
     few = issued(2, 0)
     assert issued(30, 100) == few == ["INSERT", "UPDATE", "INSERT"]  # events, heads, work items
+
+
+def test_a_batch_writes_each_kind_of_value_as_a_single_append_does(store: EventStore) -> None:
+    streams = [_enrolled_stream(store, f"+141555502{n:02d}") for n in range(4)]
+    made = [
+        [
+            ParticipantUpdated(changes={"name": "Ana", "debug": True}),
+            ProfileSaved(changes={"likes": ["tea", "rain"], "n": 1.5}),
+        ],
+        [
+            ParticipantUpdated(changes={"name": "Bo", "debug": True}),
+            ProfileSaved(changes={"likes": [], "nested": {"a": [1, [2]]}}),
+        ],
+    ]
+    with store.transaction() as tx, statements(store.engine) as seen:
+        tx.append_batch([(s, events, None) for s, events in zip(streams[:2], made, strict=True)])
+    writes = [s.split(None, 1)[0] for s in seen if not s.startswith("SELECT")]  # not the locks
+    assert writes == ["INSERT", "UPDATE"]  # the events, then both participants' rows at once
+    for stream, events in zip(streams[2:], made, strict=True):
+        store.append(stream, events)
+
+    def row(stream: str) -> dict:
+        found = store.projection_row("participants", stream.split(":", 1)[1])
+        assert found is not None
+        return {k: found[k] for k in ("name", "debug", "profile", "version")}
+
+    assert [row(s) for s in streams[:2]] == [row(s) for s in streams[2:]]
+    assert row(streams[0])["profile"] == {"likes": ["tea", "rain"], "n": 1.5}

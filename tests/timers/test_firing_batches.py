@@ -261,3 +261,31 @@ def test_a_batch_of_daily_occurrences_records_each_with_its_next_in_stream_order
         assert all(t["due_at"] > harness.clock.now() for t in pending)
         participant = harness.participant(person["participant_id"])
         assert participant["version"] == len(stream)
+
+
+def test_a_batch_writes_the_rows_that_firing_one_by_one_writes(harness: Harness) -> None:
+    one_by_one, together = harness.enroll(), harness.enroll()
+    singles, batched = _due_now(harness, one_by_one, 3), _due_now(harness, together, 3)
+    harness.clock.advance(timedelta(minutes=1))
+    for timer_id in singles:
+        fire_many(harness.store, [timer_id], harness.clock.now(), harness.policy)
+    fire_many(harness.store, batched, harness.clock.now(), harness.policy)
+
+    def rows(person: dict) -> tuple[list, list]:
+        pid = person["participant_id"]
+        ids = ("timer_id", "participant_id", "work_id", "ref", "seq")
+        mine = [
+            {k: v for k, v in t.items() if k not in ids}
+            for t in sorted(harness.timers(pid), key=lambda t: t["timer_id"])
+        ]
+        work = [
+            {k: v for k, v in w.items() if k not in ids}
+            for w in harness.pending_work()
+            if w["participant_id"] == pid
+        ]
+        return mine, work
+
+    assert rows(together) == rows(one_by_one)
+    assert {t["status"] for t in harness.timers(together["participant_id"])} == {"fired"}
+    head = harness.participant(together["participant_id"])
+    assert head["version"] == harness.participant(one_by_one["participant_id"])["version"]
