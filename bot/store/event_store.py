@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import islice
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ from sqlalchemy import (
     Engine,
     and_,
     bindparam,
+    cast,
     delete,
     func,
     insert,
@@ -25,6 +27,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RootTransaction
@@ -66,6 +69,16 @@ class ConcurrencyError(Exception):
         self.actual = actual
 
 
+class DuplicateInBatch(Exception):
+    """An append of `Transaction.append_batch` carried a key its stream holds already; the rest
+    of the batch was written, so the transaction must not commit (see `append_batch`)."""
+
+    def __init__(self, stream_id: str, key: str | None) -> None:
+        super().__init__(f"stream {stream_id!r} holds the idempotency key {key!r} already")
+        self.stream_id = stream_id
+        self.key = key
+
+
 class ConstraintViolation(Exception):
     """A projection refused the events (e.g. a phone number already enrolled)."""
 
@@ -80,6 +93,24 @@ class AppendResult:
     @property
     def version(self) -> int:
         return self.events[-1].stream_version if self.events else 0
+
+
+@dataclass
+class _Built:
+    """One append's rows, ready to insert, with its events as the layers above see them."""
+
+    stream_id: str
+    proposed: list[NewEvent]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    payloads: list[EventData] = field(default_factory=list)
+    metas: list[dict[str, Any]] = field(default_factory=list)  # nothing kept aside
+
+
+def _proposed(new_events: Sequence[NewEvent | EventData]) -> list[NewEvent]:
+    proposed = [e if isinstance(e, NewEvent) else NewEvent(e) for e in new_events]
+    if not proposed:
+        raise ValueError("nothing to append")
+    return proposed
 
 
 def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None = None) -> Event:
@@ -202,6 +233,14 @@ def _insert_keyed(dialect: str) -> Direct:
 
 
 @functools.cache
+def _insert_many(dialect: str) -> Any:
+    """INSERT of many event rows, keyed or not, in one statement (SQLAlchemy's "insertmanyvalues"
+    renders one multi-row VALUES), RETURNING each written row's event_id and seq; a row whose
+    key its stream holds already is not written and not returned."""
+    return _insert_keyed(dialect).statement.returning(events.c.event_id)
+
+
+@functools.cache
 def _select_row(projection: Projection, lock: bool) -> Direct:
     table = PROJECTION_TABLES[projection.name]
     query = select(*[table.c[name] for name in projection.columns]).where(
@@ -261,6 +300,27 @@ def _write_all(shape: _Shape) -> Direct:
     return Direct(select(literal_column("1")).add_cte(*ctes))
 
 
+@functools.lru_cache(maxsize=64)
+def _write_many(projection: Projection, kind: str, columns: tuple[str, ...]) -> Direct:
+    """PostgreSQL: rows of one projection written alike in one statement of the same text for
+    any number of rows: an INSERT ... SELECT, or an UPDATE ... FROM, over `unnest` of one array
+    parameter per column (`a_<column>`, and `a_key` for an update's keys)."""
+    table = PROJECTION_TABLES[projection.name]
+    names = columns if kind == "insert" else ("key", *columns)
+    types = [table.c[projection.key_column if n == "key" else n].type for n in names]
+    arrays = [
+        cast(bindparam(f"a_{n}", type_=ARRAY(t, dimensions=1)), ARRAY(t, dimensions=1))
+        for n, t in zip(names, types, strict=True)
+    ]
+    given = func.unnest(*arrays).table_valued(*names).render_derived(name="given")
+    if kind == "insert":
+        return Direct(
+            insert(table).from_select(list(columns), select(*[given.c[c] for c in columns]))
+        )
+    key = table.c[projection.key_column]
+    return Direct(update(table).where(key == given.c.key).values({c: given.c[c] for c in columns}))
+
+
 def _end_read(transaction: RootTransaction) -> None:
     """End a read-only transaction. On PostgreSQL by COMMIT, which ends a transaction that wrote
     nothing exactly as ROLLBACK does: psycopg forgets every statement it has prepared on the
@@ -300,9 +360,7 @@ class Transaction:
         expected_version: int | None = None,
         idempotency_key: str | None = None,
     ) -> AppendResult:
-        proposed = [e if isinstance(e, NewEvent) else NewEvent(e) for e in new_events]
-        if not proposed:
-            raise ValueError("nothing to append")
+        proposed = _proposed(new_events)
         head = self.lock(stream_id)
         current = int(head["version"]) if head is not None else self.version(stream_id)
         if expected_version is not None and expected_version != current:
@@ -310,10 +368,64 @@ class Transaction:
             if idempotency_key is not None and self._seen(stream_id, idempotency_key):
                 return AppendResult(duplicate=True)
             raise ConcurrencyError(stream_id, expected_version, current)
+        built = self._build(stream_id, proposed, idempotency_key, current, self.store.clock.now())
+        seqs = self._insert(built.rows)
+        if seqs is None:
+            return AppendResult(duplicate=True)
+        result = self._recorded(built, seqs)
+        self._flush()
+        self._noted(result.events)
+        return result
+
+    def append_batch(
+        self, appends: Sequence[tuple[str, Sequence[NewEvent | EventData], str | None]]
+    ) -> list[AppendResult]:
+        """Several appends (stream, events, idempotency key), each recorded as `append` would
+        record it with no expected version, in a constant number of round trips however many
+        there are: every event row in one INSERT, the projection rows in one flush (a
+        statement for each kind of write). A key its stream holds already raises
+        `DuplicateInBatch` after the other rows were written (the rest of that append's events
+        too): the caller lets the transaction roll back and appends one at a time, the
+        duplicate then writing nothing."""
+        if not appends:
+            return []
         now = self.store.clock.now()
-        rows: list[dict[str, Any]] = []
-        payloads: list[EventData] = []
-        metas: list[dict[str, Any]] = []  # as the layers above see it (nothing kept aside)
+        versions: dict[str, int] = {}  # each stream's version after the appends built so far
+        batch: list[_Built] = []
+        for stream_id, new_events, key in appends:
+            proposed = _proposed(new_events)
+            if stream_id not in versions:
+                head = self.lock(stream_id)
+                versions[stream_id] = (
+                    int(head["version"]) if head is not None else self.version(stream_id)
+                )
+            batch.append(self._build(stream_id, proposed, key, versions[stream_id], now))
+            versions[stream_id] += len(proposed)
+        rows = [row for built in batch for row in built.rows]
+        written = self.conn.execute(_insert_many(self.conn.dialect.name), rows)
+        seq_of = {r.event_id: r.seq for r in written}
+        if len(seq_of) < len(rows):  # only a key's clash writes nothing without raising
+            absent = next(row for row in rows if row["event_id"] not in seq_of)
+            raise DuplicateInBatch(absent["stream_id"], absent["idempotency_key"])
+        results = [
+            self._recorded(built, [seq_of[row["event_id"]] for row in built.rows])
+            for built in batch
+        ]
+        self._flush(grouped=True)
+        self._noted([event for result in results for event in result.events])
+        return results
+
+    def _build(
+        self,
+        stream_id: str,
+        proposed: list[NewEvent],
+        idempotency_key: str | None,
+        current: int,
+        now: datetime,
+    ) -> _Built:
+        """The rows of an append to `stream_id` at version `current`, encoded and sealed, and
+        its payloads and metas as the layers above see them."""
+        built = _Built(stream_id, proposed)
         for offset, new in enumerate(proposed):
             data, meta = encode(new.data), dict(new.meta)
             payload = new.data
@@ -322,14 +434,14 @@ class Transaction:
             data, escaped = storable_json(data)
             if escaped:
                 payload = type(new.data).model_validate(data)
-            metas.append({**meta, "escaped": escaped} if escaped else dict(meta))
+            built.metas.append({**meta, "escaped": escaped} if escaped else dict(meta))
             data, escaped = self.store.sealer.seal(
                 self.conn, stream_id, new.event_id, type(new.data), data, escaped, now, self.made
             )
             if escaped:
                 meta["escaped"] = escaped
-            payloads.append(payload)
-            rows.append(
+            built.payloads.append(payload)
+            built.rows.append(
                 {
                     "event_id": new.event_id,
                     "stream_id": stream_id,
@@ -343,32 +455,35 @@ class Transaction:
                     "recorded_at": now,
                 }
             )
-        seqs = self._insert(rows)
-        if seqs is None:
-            return AppendResult(duplicate=True)
+        return built
+
+    def _recorded(self, built: _Built, seqs: list[int]) -> AppendResult:
+        """The events of inserted rows, folded into the projection rows (written by `_flush`)."""
         result = AppendResult()
-        for new, payload, event_meta, values, seq in zip(
-            proposed, payloads, metas, rows, seqs, strict=True
+        for new, payload, event_meta, stored, seq in zip(
+            built.proposed, built.payloads, built.metas, built.rows, seqs, strict=True
         ):
             recorded = Event(
                 seq=seq,
                 event_id=new.event_id,
-                stream_id=stream_id,
-                stream_version=values["stream_version"],
+                stream_id=built.stream_id,
+                stream_version=stored["stream_version"],
                 data=payload,
                 meta=event_meta,
-                idempotency_key=values["idempotency_key"],
-                occurred_at=values["occurred_at"],
-                recorded_at=now,
+                idempotency_key=stored["idempotency_key"],
+                occurred_at=stored["occurred_at"],
+                recorded_at=stored["recorded_at"],
             )
             self._project(recorded)
             result.events.append(recorded)
-        self._flush()
-        for recorded in result.events:
-            if isinstance(recorded.data, ParticipantEnrolled):
-                self._index_phone(recorded.data)
-        self.recorded.extend(result.events)
         return result
+
+    def _noted(self, recorded: list[Event]) -> None:
+        """After the flush: index new phone numbers, and remember the events for the listeners."""
+        for event in recorded:
+            if isinstance(event.data, ParticipantEnrolled):
+                self._index_phone(event.data)
+        self.recorded.extend(recorded)
 
     def _insert(self, rows: list[dict[str, Any]]) -> list[int] | None:
         """Insert the rows in one round trip (two when the first carries an idempotency key);
@@ -467,16 +582,21 @@ class Transaction:
                 self._pending[cache_key] = (projection, before)
             self._rows[cache_key] = after
 
-    def _flush(self) -> None:
+    def _flush(self, grouped: bool = False) -> None:
         """Write what an append's events did to the projection rows: each row once, however
         many of the events moved it (a turn's decision moves the participant's row with each of
-        its events), and on PostgreSQL every write of the append in one statement."""
+        its events), and on PostgreSQL every write of the append in one statement. `grouped`
+        (a batch of appends, each moving rows of the same kinds): one statement for each kind
+        of write instead, a few statements however many rows (`_write_grouped`)."""
         pending, self._pending = self._pending, {}
         writes: list[tuple[Projection, str, Row | None, Row]] = []
         for (name, key), (projection, before) in pending.items():
             after = self._rows[(name, key)]
             if after is not None and after != before:
                 writes.append((projection, key, before, after))
+        if grouped and len(writes) > 1:
+            self._write_grouped(writes)
+            return
         if len(writes) > 1 and self.conn.dialect.name == "postgresql":
             shape, params = _combined(writes)
             try:
@@ -487,6 +607,45 @@ class Transaction:
             return
         for projection, key, before, after in writes:
             self._write(projection, key, before, after)
+
+    def _write_grouped(self, writes: list[tuple[Projection, str, Row | None, Row]]) -> None:
+        """The writes grouped by (table, insert or update, columns), in the order each group
+        first appears, a statement per group: on PostgreSQL an INSERT ... SELECT or an
+        UPDATE ... FROM over `unnest` of one array per column (`_write_many`); elsewhere an
+        executemany (SQLite's run in-process). Not one statement of CTEs, nor a multi-row
+        VALUES: at hundreds of writes such a statement costs more to compile, for psycopg to
+        parse (it caches only short statements) and for the server to plan than the round
+        trips it saves; nor a pipelined executemany, which still has the server run each row
+        as a statement of its own."""
+        groups: dict[tuple[Projection, str, tuple[str, ...]], list[tuple[str, Row]]] = {}
+        for projection, key, before, after in writes:
+            if before is None:
+                groups.setdefault((projection, "insert", tuple(sorted(after))), []).append(
+                    (key, after)
+                )
+                continue
+            changed = {k: v for k, v in after.items() if before.get(k) != v}
+            if changed:
+                group = groups.setdefault((projection, "update", tuple(sorted(changed))), [])
+                group.append((key, changed))
+        try:
+            for (projection, kind, columns), rows in groups.items():
+                if self.conn.dialect.name == "postgresql" and len(rows) > 1:
+                    params = {f"a_{c}": [row[c] for _, row in rows] for c in columns}
+                    if kind == "update":
+                        params["a_key"] = [key for key, _ in rows]
+                    _write_many(projection, kind, columns).run(self.conn, params)
+                elif kind == "insert":
+                    statement = _insert_row(projection.name, columns).statement
+                    self.conn.execute(statement, [row for _, row in rows])
+                else:
+                    many = [
+                        {**{f"v_{c}": row[c] for c in columns}, "key": key} for key, row in rows
+                    ]
+                    self.conn.execute(_update_row(projection, frozenset(columns)).statement, many)
+        except IntegrityError as exc:
+            names = ", ".join(sorted({w[0].name for w in writes}))
+            raise ConstraintViolation(f"{names}: {_refusal(exc)}") from exc
 
     def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""

@@ -1,7 +1,8 @@
 """Firing a due timer: the decision (pure) and the short transaction that records it.
 
 For each due timer (many in one transaction when a burst is due: `fire_many`, which locks the
-batch's participants and reads its timers in one statement each), under the participant's
+batch's participants and reads its timers in one statement each, then records every decision
+with one `append_batch`: one INSERT and one flush for the batch), under the participant's
 stream lock: read the timer; if it is still `scheduled` and due, decide, in this order —
 1. participant inactive (paused, opted out, completed, withdrawn, unenrolled) -> `timer.skipped`;
 2. later than its kind's grace (the process was down) -> `timer.skipped` reason "missed";
@@ -29,6 +30,7 @@ from bot.core.localtime import QuietHours
 from bot.store.event_store import (
     ConcurrencyError,
     ConstraintViolation,
+    DuplicateInBatch,
     EventStore,
     Transaction,
 )
@@ -135,14 +137,15 @@ def fire_many(
 ) -> list[Decision]:
     """Decide on many timers and record every decision in one transaction (one commit for a
     burst), each exactly as `fire_one` would; if the batch fails (a stream moved, a
-    constraint, a deadlock), each timer is fired again in its own transaction, so one bad timer
-    delays none of the others. The decisions, in the order of `timer_ids`."""
+    constraint, a deadlock, a timer whose firing its stream holds already), each timer is fired
+    again in its own transaction, so one bad timer delays none of the others. The decisions, in
+    the order of `timer_ids`."""
     if len(timer_ids) <= 1:
         return [fire_one(store, t, now, policy) for t in timer_ids]
     try:
         with store.transaction() as tx:
             decided = _fire_batch(tx, timer_ids, now, policy)
-    except (ConcurrencyError, ConstraintViolation, SQLAlchemyError) as exc:
+    except (ConcurrencyError, ConstraintViolation, DuplicateInBatch, SQLAlchemyError) as exc:
         log.info("firing %d timers together failed (%s); one by one", len(timer_ids), exc)
         return [fire_one(store, t, now, policy) for t in timer_ids]
     decisions = [decided.pop(timer_id, NOTHING) for timer_id in timer_ids]  # a repeat: nothing
@@ -154,10 +157,11 @@ def fire_many(
 def _fire_batch(
     tx: Transaction, timer_ids: Sequence[str], now: datetime, policy: FiringPolicy
 ) -> dict[str, Decision]:
-    """`_fire_in` for many timers with a constant number of reads: lock every participant
+    """`_fire_in` for many timers with a constant number of statements: lock every participant
     the timers belong to (one statement, in participant order, so two schedulers never
-    deadlock), then read the timers under those locks (one statement), and hand both rows to
-    the append, which then reads neither again."""
+    deadlock), read the timers under those locks (one statement), hand both rows to the
+    append, which then reads neither again, and record every decision in one `append_batch`
+    (which raises `DuplicateInBatch` if a timer's key is recorded already)."""
     ids = list(dict.fromkeys(timer_ids))
     head = tx.store.head_projection
     timers_projection = next((p for p in tx.store.projections if p.name == "timers"), None)
@@ -166,6 +170,7 @@ def _fire_batch(
     for row in tx.conn.execute(_lock_participants(head), {"ids": ids}):
         tx.adopt_head(participant_stream(row.participant_id), dict(row._mapping))
     decided: dict[str, Decision] = {}
+    recording: list[tuple[str, Decision]] = []
     for found in tx.conn.execute(_READ_TIMERS, {"ids": ids}):
         row = dict(found._mapping)
         pid = row["participant_id"]
@@ -176,8 +181,15 @@ def _fire_batch(
         decision = decide(row, person, now, policy)
         if decision.events:
             tx.adopt_row(timers_projection, row["timer_id"], row)
-            decision = _record(tx, participant_stream(pid), decision)
+            recording.append((participant_stream(pid), decision))
         decided[row["timer_id"]] = decision
+    if recording:  # every decision's events in one INSERT, their projection writes in one flush
+        tx.append_batch(
+            [
+                (stream, [NewEvent(e, meta=ACTOR) for e in d.events], d.idempotency_key)
+                for stream, d in recording
+            ]
+        )
     return decided
 
 

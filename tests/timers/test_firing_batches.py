@@ -12,9 +12,12 @@ from bot.store.engine import READ_ONLY, make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.participants import ParticipantStatusChanged
 from bot.store.event_types.timers import TimerCancelled
-from bot.store.events import SYSTEM_STREAM
+from bot.store.events import SYSTEM_STREAM, participant_stream
 from bot.timers import one_shot
 from bot.timers.firing import BATCH, fire_many
+from bot.timers.schedules import create_daily
+from tests.factories import received
+from tests.store.statements import statements
 from tests.timers.conftest import Harness
 
 
@@ -194,3 +197,95 @@ def test_two_schedulers_firing_the_same_burst_at_once_record_each_timer_once(
         fired = harness.events(person["participant_id"], "timer.fired")
         assert len(fired) == len({e.data.timer_id for e in fired}) == 3
     assert len(harness.pending_work()) == len(ids)
+
+
+def test_a_batch_issues_the_same_statements_at_any_size(harness: Harness) -> None:
+    def issued(count: int) -> list[str]:
+        people = [harness.enroll() for _ in range(count)]
+        ids = [t for person in people for t in _due_now(harness, person, 2)]
+        harness.clock.advance(timedelta(minutes=1))
+        with statements(harness.store.engine) as seen:
+            decisions = fire_many(harness.store, ids, harness.clock.now(), harness.policy)
+        assert [d.outcome for d in decisions] == ["fired"] * len(ids)
+        return [statement.split(None, 1)[0] for statement in seen]
+
+    # Lock the participants, read the timers, insert the events, then one write per kind of
+    # projection row: the timers, the participants' heads, the work items.
+    assert issued(2) == issued(40) == ["SELECT", "SELECT", "INSERT", "UPDATE", "UPDATE", "INSERT"]
+
+
+def test_a_batch_holding_a_timer_recorded_before_fires_the_others_once_each(
+    harness: Harness,
+) -> None:
+    person = harness.enroll()
+    recorded, first, last = _due_now(harness, person, 3)
+    # The timers row says scheduled, yet the stream holds the key of its firing (as after a
+    # projection rebuilt from fewer events): the batch's one INSERT meets the key.
+    stream = participant_stream(person["participant_id"])
+    harness.store.append(stream, [received("SMkey")], idempotency_key=f"timer:{recorded}:fired")
+    harness.clock.advance(timedelta(minutes=1))
+    ids = [first, recorded, last]
+    decisions = fire_many(harness.store, ids, harness.clock.now(), harness.policy)
+    assert [d.outcome for d in decisions] == ["fired", "none", "fired"]
+    fired = harness.events(person["participant_id"], "timer.fired")
+    assert sorted(e.data.timer_id for e in fired) == sorted([first, last])
+    assert sorted(w["ref"] for w in harness.pending_work()) == sorted([first, last])
+    again = fire_many(harness.store, ids, harness.clock.now(), harness.policy)
+    assert [d.outcome for d in again] == ["none", "none", "none"]
+    assert len(harness.events(person["participant_id"], "timer.fired")) == 2
+
+
+def test_a_batch_of_daily_occurrences_records_each_with_its_next_in_stream_order(
+    harness: Harness,
+) -> None:
+    people = [harness.enroll() for _ in range(3)]
+    now = harness.clock.now()
+    for person in people:
+        made = [
+            *create_daily(person, "09:00", "daily", {"text": "a"}, now),
+            *create_daily(person, "09:00", "daily", {"text": "b"}, now),
+        ]
+        harness.append(person["participant_id"], made)
+    firsts = {t["timer_id"]: t for p in people for t in harness.timers(p["participant_id"])}
+    harness.clock.advance(max(t["due_at"] for t in firsts.values()) - now)
+    decisions = harness.fire()
+    assert sorted(d.events[0].timer_id for d in decisions) == sorted(firsts)
+    assert {d.outcome for d in decisions} == {"fired"}
+    for person in people:
+        stream = harness.events(person["participant_id"])
+        assert [e.stream_version for e in stream] == list(range(1, len(stream) + 1))
+        fired = [e.data.timer_id for e in stream if e.event_type == "timer.fired"]
+        assert len(fired) == len(set(fired)) == 2
+        pending = harness.timers(person["participant_id"], "scheduled")
+        assert len(pending) == 2  # each fired occurrence scheduled the next
+        assert all(t["due_at"] > harness.clock.now() for t in pending)
+        participant = harness.participant(person["participant_id"])
+        assert participant["version"] == len(stream)
+
+
+def test_a_batch_writes_the_rows_that_firing_one_by_one_writes(harness: Harness) -> None:
+    one_by_one, together = harness.enroll(), harness.enroll()
+    singles, batched = _due_now(harness, one_by_one, 3), _due_now(harness, together, 3)
+    harness.clock.advance(timedelta(minutes=1))
+    for timer_id in singles:
+        fire_many(harness.store, [timer_id], harness.clock.now(), harness.policy)
+    fire_many(harness.store, batched, harness.clock.now(), harness.policy)
+
+    def rows(person: dict) -> tuple[list, list]:
+        pid = person["participant_id"]
+        ids = ("timer_id", "participant_id", "work_id", "ref", "seq")
+        mine = [
+            {k: v for k, v in t.items() if k not in ids}
+            for t in sorted(harness.timers(pid), key=lambda t: t["timer_id"])
+        ]
+        work = [
+            {k: v for k, v in w.items() if k not in ids}
+            for w in harness.pending_work()
+            if w["participant_id"] == pid
+        ]
+        return mine, work
+
+    assert rows(together) == rows(one_by_one)
+    assert {t["status"] for t in harness.timers(together["participant_id"])} == {"fired"}
+    head = harness.participant(together["participant_id"])
+    assert head["version"] == harness.participant(one_by_one["participant_id"])["version"]
