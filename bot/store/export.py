@@ -343,8 +343,11 @@ def _participant_batches(
         query = query.where(table.c.participant_id.in_(ids))
     with store.reading() as conn:
         result = conn.execute(query, execution_options={"yield_per": batch})
-        for rows in result.partitions():
-            yield [dict(zip(names, r, strict=True)) for r in rows]
+        try:
+            for rows in result.partitions():
+                yield [dict(zip(names, r, strict=True)) for r in rows]
+        finally:  # a download cut short closes the cursor now (a server-side one on PostgreSQL)
+            result.close()
 
 
 def _event_filter(
