@@ -339,6 +339,14 @@ def _refusal(exc: IntegrityError) -> str:
     return str(exc.orig).splitlines()[0]
 
 
+def _refused(
+    writes: list[tuple[Projection, str, Row | None, Row]], exc: IntegrityError
+) -> ConstraintViolation:
+    """The ConstraintViolation of a refused statement that wrote several projection rows."""
+    names = ", ".join(sorted({w[0].name for w in writes}))
+    return ConstraintViolation(f"{names}: {_refusal(exc)}")
+
+
 class Transaction:
     """One database transaction in which several appends (and their projections) commit together."""
 
@@ -361,8 +369,7 @@ class Transaction:
         idempotency_key: str | None = None,
     ) -> AppendResult:
         proposed = _proposed(new_events)
-        head = self.lock(stream_id)
-        current = int(head["version"]) if head is not None else self.version(stream_id)
+        current = self._locked_version(stream_id)
         if expected_version is not None and expected_version != current:
             # A redelivery of what was recorded since is a duplicate, not a conflict.
             if idempotency_key is not None and self._seen(stream_id, idempotency_key):
@@ -395,10 +402,7 @@ class Transaction:
         for stream_id, new_events, key in appends:
             proposed = _proposed(new_events)
             if stream_id not in versions:
-                head = self.lock(stream_id)
-                versions[stream_id] = (
-                    int(head["version"]) if head is not None else self.version(stream_id)
-                )
+                versions[stream_id] = self._locked_version(stream_id)
             batch.append(self._build(stream_id, proposed, key, versions[stream_id], now))
             versions[stream_id] += len(proposed)
         rows = [row for built in batch for row in built.rows]
@@ -511,6 +515,11 @@ class Transaction:
         digest = self.store.sealer.phones.digest(enrolled.phone)
         self.conn.execute(insert(participant_phones).values(participant_id=pid, phone_hmac=digest))
 
+    def _locked_version(self, stream_id: str) -> int:
+        """Take the stream's lock (`lock`) and return its version."""
+        head = self.lock(stream_id)
+        return int(head["version"]) if head is not None else self.version(stream_id)
+
     def version(self, stream_id: str) -> int:
         return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
 
@@ -602,8 +611,7 @@ class Transaction:
             try:
                 _write_all(shape).run(self.conn, params)
             except IntegrityError as exc:
-                names = ", ".join(sorted({w[0].name for w in writes}))
-                raise ConstraintViolation(f"{names}: {_refusal(exc)}") from exc
+                raise _refused(writes, exc) from exc
             return
         for projection, key, before, after in writes:
             self._write(projection, key, before, after)
@@ -644,8 +652,7 @@ class Transaction:
                     ]
                     self.conn.execute(_update_row(projection, frozenset(columns)).statement, many)
         except IntegrityError as exc:
-            names = ", ".join(sorted({w[0].name for w in writes}))
-            raise ConstraintViolation(f"{names}: {_refusal(exc)}") from exc
+            raise _refused(writes, exc) from exc
 
     def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""
@@ -808,6 +815,11 @@ class EventStore:
                 and_(events.c.stream_id == stream_id, events.c.idempotency_key == key)
             )
             return conn.execute(query).first() is not None
+
+    def _locked_version(self, stream_id: str) -> int:
+        """Take the stream's lock (`lock`) and return its version."""
+        head = self.lock(stream_id)
+        return int(head["version"]) if head is not None else self.version(stream_id)
 
     def version(self, stream_id: str) -> int:
         with self.reading() as conn:

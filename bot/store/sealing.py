@@ -168,9 +168,9 @@ class Sealer:
         when `create` (the time) is given and there is none."""
         now = time.monotonic()
         with self._lock:
-            cached = self._cache.get(pid)
-        if cached is not None and now - cached[1] < KEY_CACHE_SECONDS:
-            return cached[0]
+            cached = self._trusted(pid, now)
+        if cached is not None:
+            return cached
         row = self._read_key(conn, pid)
         if row is None:
             if create is None:
@@ -190,10 +190,20 @@ class Sealer:
             if fresh is not None:
                 fresh[pid] = made
             return made
-        key = _ERASED if row.wrapped is None else AESGCM(self.unwrap(pid, row))
+        key = self._key_of(pid, row)
         with self._lock:
             self._cache[pid] = (key, now)
         return key
+
+    def _trusted(self, pid: str, now: float) -> Any:
+        """The cached key of `pid` (or `_ERASED`) if read less than KEY_CACHE_SECONDS ago, else
+        None. Under `self._lock`."""
+        cached = self._cache.get(pid)
+        return cached[0] if cached is not None and now - cached[1] < KEY_CACHE_SECONDS else None
+
+    def _key_of(self, pid: str, row: Any) -> Any:
+        """The data key a `data_keys` row holds: an AESGCM, or `_ERASED`."""
+        return _ERASED if row.wrapped is None else AESGCM(self.unwrap(pid, row))
 
     def preload(self, conn: Connection, pids: Iterable[str]) -> None:
         """Read the data keys of these participants that are not cached, in one query for
@@ -205,11 +215,7 @@ class Sealer:
             return
         now = time.monotonic()
         with self._lock:
-            wanted = sorted(
-                pid
-                for pid in set(pids)
-                if (cached := self._cache.get(pid)) is None or now - cached[1] >= KEY_CACHE_SECONDS
-            )
+            wanted = sorted(pid for pid in set(pids) if self._trusted(pid, now) is None)
         for start in range(0, len(wanted), PRELOAD_BATCH):
             chunk = wanted[start : start + PRELOAD_BATCH]
             query = select(data_keys).where(data_keys.c.participant_id.in_(chunk))
@@ -217,7 +223,7 @@ class Sealer:
             for row in conn.execute(query):
                 pid = row.participant_id
                 try:
-                    found[pid] = _ERASED if row.wrapped is None else AESGCM(self.unwrap(pid, row))
+                    found[pid] = self._key_of(pid, row)
                 except SealedWithoutKey:
                     continue
             with self._lock:
