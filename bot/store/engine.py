@@ -87,6 +87,7 @@ def make_engine(
             connect_args={"connect_timeout": 10},
         )
         _ping_when_idle(engine, ping_idle_seconds)
+        _utc_sessions(engine)
         return engine
     raise ValueError(
         f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
@@ -117,6 +118,20 @@ def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
             engine.dialect.do_ping(dbapi_connection)
         except Exception as exc:  # noqa: BLE001 - any failure: take another connection
             raise DisconnectionError("a pooled connection failed its ping") from exc
+
+
+def _utc_sessions(engine: Engine) -> None:
+    """Every session in UTC (`SET TIME ZONE 'UTC'` once per new connection), whatever the
+    server's own TimeZone (Debian's default is `Etc/UTC`, a host's is often local). Each
+    timestamptz value then comes back with `datetime.UTC` itself as its zone (psycopg maps the
+    name "UTC", and only that name, to it), which `UtcDateTime` passes through as it is instead
+    of converting every value (a replay or export reads six per event); and SQL that casts or
+    truncates a timestamp works in UTC on every server."""
+
+    @event.listens_for(engine, "connect")
+    def _in_utc(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute("SET TIME ZONE 'UTC'")
+        dbapi_connection.commit()
 
 
 # The writer lock each thread holds (by thread id): a thread that writes on a second connection
