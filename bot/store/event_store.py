@@ -721,6 +721,22 @@ class EventStore:
             yield conn
 
     @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read-only transaction whose every statement sees the database as it was at one
+        moment, for reads that must agree with each other (an export's files): REPEATABLE
+        READ on PostgreSQL (under READ COMMITTED, `reading()`'s, each statement takes a
+        snapshot of its own), a deferred transaction on SQLite (in WAL mode one snapshot,
+        taken at its first read). On a connection of its own, never this thread's pinned one."""
+        with self.engine.connect() as conn:
+            options: dict[str, Any] = {READ_ONLY: True}
+            if conn.dialect.name == "postgresql":
+                options |= {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+            conn.execution_options(**options)
+            with conn.begin() as transaction:
+                yield conn
+                _end_read(transaction)
+
+    @contextmanager
     def statements(self, *, writes: bool = False) -> Iterator[Connection]:
         """Statements that need no transaction around them: reads whose snapshot may be each
         statement's own, or (`writes`) one statement that writes. On PostgreSQL, on this

@@ -3,8 +3,10 @@ retrievals (one row per document retrieved), forms (one row per form field with 
 raw events to CSV or JSON Lines, streamed, and
 any text files the caller adds (the codebook, bot.interventions.codebook).
 
-Everything is read in batches and written as it is read; the export is bounded by the last event
-recorded when it started, so the files describe the same moment. Files are readable by
+Everything is read in batches and written as it is read, all in one snapshot of the database
+(`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
+it, so the files describe the same moment: an enrollment, message or delivery report recorded
+while an export runs is in none of its files. Files are readable by
 their owner only (0600), and every export is recorded as `export.written` on the system stream.
 
 Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
@@ -25,7 +27,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import func, literal, select
+from sqlalchemy import Connection, func, literal, select
 
 from bot.store.event_store import EventStore, opened_row, opened_rows, row_to_event
 from bot.store.event_types.exports import ExportWritten
@@ -52,6 +54,7 @@ from bot.store.results import (
 )
 from bot.store.scan import scan
 from bot.store.schema import events, outbox, participants
+from bot.store.sealing import Sealer
 from bot.store.transcript import LINE_TYPES, local, zone
 
 FreeText = Literal["keep", "drop"]
@@ -125,50 +128,20 @@ def export(
     and each of `documents` (file name -> text, e.g. the codebook); returns the row counts."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
-    ids = _existing(store, participant_ids)
-    upto = _last_seq(store)
-    out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shape = _Shape(pseudonymise, free_text)
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
-    shape = _Shape(pseudonymise, free_text)
-    written: list[str] = []
-    with Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
-        step = advance("participants", len(ids) if ids else _count_participants(store))
-        for row in _participants(store, ids):
-            out.write(shape.record(participant_record(row)))
-            counts.participants += 1
-            step(1)
-    written.append(out.path.name)
-    # The per-participant files, written side by side from one read of each batch of
-    # participants' events (see `participant_records`).
-    shaped = {"messages": shape.record, "results": shape.result}
-    shaped |= {"retrievals": shape.record, "forms": shape.form_value}
-    with ExitStack() as files:
-        outs, steps = {}, {}
-        for name in PER_PARTICIPANT:
-            outs[name] = files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
-            total = (
-                _count_events(store, upto, since, ids, LINE_TYPES) if name == "messages" else None
-            )
-            steps[name] = advance(name, total)
-        for name, record in participant_records(store, PER_PARTICIPANT, ids, upto, since):
-            outs[name].write(shaped[name](record))
-            setattr(counts, name, getattr(counts, name) + 1)
-            steps[name](1)
-    written += [outs[name].path.name for name in PER_PARTICIPANT]
-    for name, text in (documents or {}).items():
-        written.append(document(out_dir, name, text))
-    if not pseudonymise:
-        with Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
-            step = advance("events", _count_events(store, upto, since, ids))
-            for raw in _events(store, upto, since, ids):
-                if fmt == "csv":
-                    out.write_line(event_line(raw))
-                else:
-                    out.write(event_record(raw))
-                counts.events += 1
-                step(1)
-        written.append(out.path.name)
+    with store.snapshot() as conn:  # every file as of one moment
+        ids = _existing(conn, participant_ids)
+        upto = _last_seq(conn)
+        out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        reads = _Reads(conn, store.sealer, upto, since, ids)
+        written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
+        written += _write_per_participant(reads, out_dir, fmt, shape, advance, counts)
+        for name, text in (documents or {}).items():
+            written.append(document(out_dir, name, text))
+        if not pseudonymise:
+            written.append(_write_events(reads, out_dir, fmt, advance, counts))
     record = ExportWritten(
         format=fmt,
         files=written,
@@ -182,6 +155,71 @@ def export(
     )
     store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
     return counts
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """What an export's files are read from: one snapshot's connection, the sealer that opens
+    personal fields, and the bounds (events up to `upto`, those from `since`, of `ids`)."""
+
+    conn: Connection
+    sealer: Sealer
+    upto: int
+    since: datetime | None
+    ids: Sequence[str]
+
+
+def _write_participants(
+    reads: _Reads, out_dir: Path, fmt: Format, shape: _Shape, advance: Progress, counts: Counts
+) -> str:
+    conn, ids = reads.conn, reads.ids
+    with Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
+        step = advance("participants", len(ids) if ids else _count_participants(conn))
+        for row in _participants(conn, ids):
+            out.write(shape.record(participant_record(row)))
+            counts.participants += 1
+            step(1)
+    return out.path.name
+
+
+def _write_per_participant(
+    reads: _Reads, out_dir: Path, fmt: Format, shape: _Shape, advance: Progress, counts: Counts
+) -> list[str]:
+    """The per-participant files, written side by side from one read of each batch of
+    participants' events (see `participant_records`)."""
+    shaped = {"messages": shape.record, "results": shape.result}
+    shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
+    with ExitStack() as files:
+        outs, steps = {}, {}
+        for name in PER_PARTICIPANT:
+            outs[name] = files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
+            total = (
+                _count_events(conn, upto, since, ids, LINE_TYPES) if name == "messages" else None
+            )
+            steps[name] = advance(name, total)
+        records = participant_records(conn, reads.sealer, PER_PARTICIPANT, ids, upto, since)
+        for name, record in records:
+            outs[name].write(shaped[name](record))
+            setattr(counts, name, getattr(counts, name) + 1)
+            steps[name](1)
+    return [outs[name].path.name for name in PER_PARTICIPANT]
+
+
+def _write_events(
+    reads: _Reads, out_dir: Path, fmt: Format, advance: Progress, counts: Counts
+) -> str:
+    conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
+    with Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
+        step = advance("events", _count_events(conn, upto, since, ids))
+        for raw in _events(conn, reads.sealer, upto, since, ids):
+            if fmt == "csv":
+                out.write_line(event_line(raw))
+            else:
+                out.write(event_record(raw))
+            counts.events += 1
+            step(1)
+    return out.path.name
 
 
 def intervention_slugs(store: EventStore, participant_ids: Sequence[str] = ()) -> list[str]:
@@ -301,53 +339,51 @@ def event_record(raw: Any) -> dict[str, Any]:
     return dict(zip(EVENT_COLUMNS, event_values(raw), strict=True))
 
 
-def _existing(store: EventStore, participant_ids: Sequence[str]) -> list[str]:
+def _existing(conn: Connection, participant_ids: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(participant_ids))
+    key = participants.c.participant_id
+    found = set(conn.execute(select(key).where(key.in_(wanted))).scalars()) if wanted else set()
     for participant_id in wanted:
-        if store.projection_row("participants", participant_id) is None:
+        if participant_id not in found:
             raise UnknownParticipant(f"no participant {participant_id!r}")
     return wanted
 
 
-def _last_seq(store: EventStore) -> int:
-    with store.reading() as conn:
-        return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
+def _last_seq(conn: Connection) -> int:
+    return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
 
 
-def _count_participants(store: EventStore) -> int:
-    with store.reading() as conn:
-        return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
+def _count_participants(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
 
 
-def _participants(store: EventStore, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
+def _participants(conn: Connection, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
     """participants.csv's participant rows (the columns `participant_record` reads: not the
     conversation memory or forms, which it does not write) in order of enrollment, fetched
     `batch` at a time."""
-    for rows in _participant_batches(store, ids, batch, _RECORD_COLUMNS):
+    for rows in _participant_batches(conn, ids, batch, _RECORD_COLUMNS):
         yield from rows
 
 
 def _participant_batches(
-    store: EventStore, ids: Sequence[str], batch: int, columns: Sequence[str]
+    conn: Connection, ids: Sequence[str], batch: int, columns: Sequence[str]
 ) -> Iterator[list[dict[str, Any]]]:
     """Participant rows (these columns) in order of enrollment, in lists of `batch`: one
-    query, sorted once and streamed (a server-side cursor on PostgreSQL) in one read
-    transaction. No index holds that order, so paging it (a LIMIT per page after the last
-    row) sorted every participant for every page: quadratic, 4,000 participants' pages took
-    3 to 5 times as long as 2,000's."""
+    query, sorted once and streamed (a server-side cursor on PostgreSQL). No index holds that
+    order, so paging it (a LIMIT per page after the last row) sorted every participant for
+    every page: quadratic, 4,000 participants' pages took 3 to 5 times as long as 2,000's."""
     table = participants
     names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
     query = select(*[table.c[c] for c in names])
     query = query.order_by(table.c.enrolled_at, table.c.participant_id)
     if ids:
         query = query.where(table.c.participant_id.in_(ids))
-    with store.reading() as conn:
-        result = conn.execute(query, execution_options={"yield_per": batch})
-        try:
-            for rows in result.partitions():
-                yield [dict(zip(names, r, strict=True)) for r in rows]
-        finally:  # a download cut short closes the cursor now (a server-side one on PostgreSQL)
-            result.close()
+    result = conn.execute(query, execution_options={"yield_per": batch})
+    try:
+        for rows in result.partitions():
+            yield [dict(zip(names, r, strict=True)) for r in rows]
+    finally:  # a download cut short closes the cursor now (a server-side one on PostgreSQL)
+        result.close()
 
 
 def _event_filter(
@@ -364,25 +400,28 @@ def _event_filter(
 
 
 def _count_events(
-    store: EventStore,
+    conn: Connection,
     upto: int,
     since: datetime | None,
     ids: Sequence[str],
     types: Sequence[str] = (),
 ) -> int:
     query = select(func.count()).select_from(events).where(*_event_filter(upto, since, ids, types))
-    with store.reading() as conn:
-        return int(conn.execute(query).scalar_one())
+    return int(conn.execute(query).scalar_one())
 
 
 def _events(
-    store: EventStore, upto: int, since: datetime | None, ids: Sequence[str], batch: int = 1000
+    conn: Connection,
+    sealer: Sealer,
+    upto: int,
+    since: datetime | None,
+    ids: Sequence[str],
+    batch: int = 1000,
 ) -> Iterator[Any]:
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
-    with store.reading() as conn:
-        rows = scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch)
-        yield from opened_rows(rows, store.sealer, conn, batch)
+    rows = scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch)
+    yield from opened_rows(rows, sealer, conn, batch)
 
 
 FILES = {
@@ -410,8 +449,7 @@ def stream_file(
     went away), it is recorded as `export.written` by `actor`, as `export` records its files,
     with the rows sent in its count (`export.written` counts participants, messages and events
     only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
-    upto = _last_seq(store)
-    rows = _file_lines(store, name, fmt, since, upto)
+    rows = _file_lines(store, name, fmt, since)
     sent = 0
     try:
         for text in rows:
@@ -435,8 +473,14 @@ def stream_file(
         store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
 
 
-def _file_lines(
-    store: EventStore, name: str, fmt: Format, since: datetime | None, upto: int
+def _file_lines(store: EventStore, name: str, fmt: Format, since: datetime | None) -> Iterator[str]:
+    """A file's lines, read in one snapshot (closing the generator ends it)."""
+    with store.snapshot() as conn:
+        yield from _snapshot_lines(conn, store.sealer, name, fmt, since, _last_seq(conn))
+
+
+def _snapshot_lines(
+    conn: Connection, sealer: Sealer, name: str, fmt: Format, since: datetime | None, upto: int
 ) -> Iterator[str]:
     columns = FILES[name]
 
@@ -448,13 +492,13 @@ def _file_lines(
     if fmt == "csv":
         yield csv_line(columns)
     if name == "participants":
-        for row in _participants(store, ()):
+        for row in _participants(conn, ()):
             yield line(participant_record(row))
     elif name in PER_PARTICIPANT:
-        for _name, record in participant_records(store, (name,), (), upto, since):
+        for _name, record in participant_records(conn, sealer, (name,), (), upto, since):
             yield line(record)
     else:
-        for raw in _events(store, upto, since, ()):
+        for raw in _events(conn, sealer, upto, since, ()):
             yield event_line(raw) if fmt == "csv" else line(event_record(raw))
 
 
@@ -477,7 +521,8 @@ _FOLDED_COLUMNS = ("participant_id", "timezone", "intervention")
 
 
 def participant_records(
-    store: EventStore,
+    conn: Connection,
+    sealer: Sealer,
     names: Sequence[str],
     ids: Sequence[str],
     upto: int,
@@ -495,10 +540,10 @@ def participant_records(
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    for rows in _participant_batches(store, ids, batch, _FOLDED_COLUMNS):
+    for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
         streams = [participant_stream(row["participant_id"]) for row in rows]
-        histories = _histories(store, streams, sorted(types), upto)
-        sent = _outbox_rows(store, streams) if "messages" in wanted else {}
+        histories = _histories(conn, sealer, streams, sorted(types), upto)
+        sent = _outbox_rows(conn, streams) if "messages" in wanted else {}
         for row, stream in zip(rows, streams, strict=True):
             history = histories.get(stream, [])
             if "messages" in wanted:
@@ -513,7 +558,7 @@ def participant_records(
 
 
 def _histories(
-    store: EventStore, streams: Sequence[str], types: Sequence[str], upto: int
+    conn: Connection, sealer: Sealer, streams: Sequence[str], types: Sequence[str], upto: int
 ) -> dict[str, list[Any]]:
     """The streams' event rows of `types` up to seq `upto`, opened (bot.store.sealing), in
     order, by stream: one query (a server-side cursor on PostgreSQL) through the (stream_id,
@@ -529,11 +574,10 @@ def _histories(
     ]
     order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Any]] = {}
-    with store.reading() as conn:
-        # Their data keys in one query, not one for each participant's first sealed event.
-        store.sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
-        for row in scan(conn, where, order):
-            by_stream.setdefault(row.stream_id, []).append(opened_row(row, store.sealer, conn))
+    # Their data keys in one query, not one for each participant's first sealed event.
+    sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
+    for row in scan(conn, where, order):
+        by_stream.setdefault(row.stream_id, []).append(opened_row(row, sealer, conn))
     return by_stream
 
 
@@ -542,9 +586,8 @@ _OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provid
 _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
-def _outbox_rows(store: EventStore, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _outbox_rows(conn: Connection, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The outbox rows of the streams' messages (status, error, sent time), by outbox id."""
     query = select(*[outbox.c[name] for name in _OUTBOX_COLUMNS])
     query = query.where(outbox.c.stream_id.in_(list(streams)))
-    with store.reading() as conn:
-        return {row[0]: dict(zip(_OUTBOX_COLUMNS, row, strict=True)) for row in conn.execute(query)}
+    return {row[0]: dict(zip(_OUTBOX_COLUMNS, row, strict=True)) for row in conn.execute(query)}

@@ -327,8 +327,56 @@ def test_the_participants_are_read_in_one_sorted_query_however_many_batches_they
 
     event.listen(store.engine, "before_cursor_execute", record)
     try:
-        records = list(participant_records(store, ("messages",), (), 10**9, None, batch=7))
+        with store.snapshot() as conn:
+            records = list(
+                participant_records(conn, store.sealer, ("messages",), (), 10**9, None, batch=7)
+            )
     finally:
         event.remove(store.engine, "before_cursor_execute", record)
     assert [r["participant_id"] for _name, r in records] == [p for _at, p in sorted(enrolled_order)]
     assert len(issued) == 1, issued
+
+
+def test_every_file_describes_the_moment_the_export_began(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    """All the files are read in one snapshot: a delivery report, a new participant and a
+    message recorded while the export is writing its first file are in none of them (a
+    delivery report read afterwards showed a message `sent` whose `message.sent` event was not
+    in events.csv)."""
+    ana = enrolled(phone="+14155552671")
+    stream = participant_stream(ana.participant_id)
+    (prompt,) = outbound.to_participant({"channel": "sms", "phone": ana.phone}, "Walk today?")
+    store.append(stream, [ana, prompt])
+    late = enrolled(phone="+14155550199")
+
+    def record_meanwhile() -> None:
+        store.append(stream, [MessageSent(outbox_id=prompt.outbox_id, provider_sid="SMp")])
+        store.append(stream, [received("SM9", "done!")])
+        store.append(participant_stream(late.participant_id), [late])
+
+    def progress(name: str, _total: int | None):  # noqa: ANN202
+        def step(_rows: int) -> None:
+            if name == "participants" and not recorded:
+                recorded.append(name)
+                record_meanwhile()
+
+        return step
+
+    recorded: list[str] = []
+    counts = export(store, tmp_path / "out", "csv", progress=progress)
+    assert recorded  # the writes happened while the export ran
+    assert counts.events == 2
+    people = read_csv(tmp_path / "out" / "participants.csv")
+    assert [p["participant_id"] for p in people] == [ana.participant_id]
+    messages = read_csv(tmp_path / "out" / "messages.csv")
+    assert [(m["message_id"], m["status"], m["sent_at_utc"]) for m in messages] == [
+        (prompt.outbox_id, "pending", "")
+    ]
+    events = read_csv(tmp_path / "out" / "events.csv")
+    assert [e["type"] for e in events] == ["participant.enrolled", "message.queued"]
+    # and the next export sees them all
+    export(store, tmp_path / "after", "csv")
+    after = read_csv(tmp_path / "after" / "messages.csv")
+    assert sorted(m["status"] for m in after) == ["received", "sent"]
+    assert len(read_csv(tmp_path / "after" / "participants.csv")) == 2

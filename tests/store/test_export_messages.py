@@ -71,8 +71,10 @@ def _conversation(store: EventStore, clock: FakeClock) -> str:
 
 
 def _both(store: EventStore, stream: str, since: datetime | None) -> tuple[list, list, list]:
-    rows = _histories(store, [stream], sorted(MESSAGE_TYPES), _last_seq(store))[stream]
-    outbox = _outbox_rows(store, [stream])
+    with store.snapshot() as conn:
+        upto = _last_seq(conn)
+        rows = _histories(conn, store.sealer, [stream], sorted(MESSAGE_TYPES), upto)[stream]
+        outbox = _outbox_rows(conn, [stream])
     plain = message_records(rows, outbox, PARTICIPANT, since, row_to_event)
     typed = _typed([row_to_event(r) for r in rows], outbox, since)
     return plain, typed, rows
