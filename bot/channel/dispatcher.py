@@ -55,7 +55,7 @@ from bot.channel import consent
 from bot.channel.messenger import OPTED_OUT_CODES, Messenger, OutboundMessage, SendError
 from bot.core.addresses import parse_address
 from bot.core.segments import MAX_BODY, count_segments
-from bot.store.event_store import Transaction, row_to_event
+from bot.store.event_store import Transaction
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import (
     MessageDeferred,
@@ -68,6 +68,7 @@ from bot.store.projections.outbox import UNSENT
 from bot.store.queries import pending_timers
 from bot.store.schema import events, outbox, participants
 from bot.store.services import Services
+from bot.store.stored_rows import row_to_event
 
 log = logging.getLogger(__name__)
 

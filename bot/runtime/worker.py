@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
 from bot.store.direct import Direct
-from bot.store.event_store import ConcurrencyError, Transaction, row_to_event
+from bot.store.event_store import ConcurrencyError, Transaction
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import MessageQueued
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
@@ -44,6 +44,7 @@ from bot.store.projections.work_items import PROJECTION as WORK_ITEMS
 from bot.store.queries import pending_timers
 from bot.store.schema import events, leases, participants, takeovers, timers, work_items
 from bot.store.services import Services
+from bot.store.stored_rows import row_to_event
 
 log = logging.getLogger(__name__)
 

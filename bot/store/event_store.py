@@ -2,57 +2,62 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import islice
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import (
     Connection,
     Engine,
     and_,
-    bindparam,
-    cast,
     delete,
     func,
     insert,
-    literal_column,
     select,
-    text,
-    update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import RootTransaction
 from sqlalchemy.exc import IntegrityError
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
-from bot.store.direct import Direct
 from bot.store.engine import READ_ONLY
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import (
-    REGISTRY,
     Event,
     EventData,
-    InvalidEventData,
     NewEvent,
-    decode,
     encode,
     participant_of,
 )
 from bot.store.projections import Folding, Projection, Row, all_projections
-from bot.store.scan import StoredEvent, scan
+from bot.store.scan import scan
 from bot.store.schema import PROJECTION_TABLES, events, participant_phones
-from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
+from bot.store.sealing import Sealer
+from bot.store.stored_rows import opened_rows, row_to_event
+from bot.store.writes import (
+    ADVISORY_LOCK,
+    INSERT_EVENT,
+    INSERT_EVENTS,
+    LOAD_STREAM,
+    SEEN_KEY,
+    STREAM_VERSION,
+    ConstraintViolation,
+    combined,
+    insert_keyed,
+    insert_many,
+    insert_row,
+    refusal,
+    refused,
+    select_row,
+    update_row,
+    write_all,
+    write_many,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +82,6 @@ class DuplicateInBatch(Exception):
         super().__init__(f"stream {stream_id!r} holds the idempotency key {key!r} already")
         self.stream_id = stream_id
         self.key = key
-
-
-class ConstraintViolation(Exception):
-    """A projection refused the events (e.g. a phone number already enrolled)."""
 
 
 @dataclass
@@ -113,214 +114,6 @@ def _proposed(new_events: Sequence[NewEvent | EventData]) -> list[NewEvent]:
     return proposed
 
 
-def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None = None) -> Event:
-    """The event of a stored row; `sealer` and `conn` open its sealed personal fields (a row
-    from `EventStore.read_rows` is opened already)."""
-    data, meta = row.data, row.meta or {}
-    if SEALED in data:
-        if sealer is None:
-            raise SealedWithoutKey(f"event at seq {row.seq} is sealed: read it through the store")
-        data, meta = _opened(sealer, conn, row)
-    return Event(
-        seq=row.seq,
-        event_id=row.event_id,
-        stream_id=row.stream_id,
-        stream_version=row.stream_version,
-        data=decode_stored(row.event_type, row.schema_version, data, seq=row.seq, meta=meta),
-        meta=meta,
-        idempotency_key=row.idempotency_key,
-        occurred_at=row.occurred_at,
-        recorded_at=row.recorded_at,
-    )
-
-
-def _opened(sealer: Sealer, conn: Connection | None, row: Any) -> tuple[dict[str, Any], dict]:
-    """A row's plain payload, and its meta with what the sealing kept aside put back."""
-    opened = sealer.open(conn, row.stream_id, row.event_id, row.event_type, row.data)
-    meta = dict(row.meta or {})
-    if opened.escaped:
-        meta["escaped"] = {**meta.get("escaped", {}), **opened.escaped}
-    if opened.erased:
-        meta["erased"] = opened.erased
-    return opened.data, meta
-
-
-class StoredRow(SimpleNamespace):
-    """An event row with its personal fields opened: the columns as attributes."""
-
-    @property
-    def _mapping(self) -> dict[str, Any]:
-        return vars(self)
-
-
-def opened_row(row: Any, sealer: Sealer, conn: Connection | None) -> Any:
-    """`row` as it reads with its sealed fields opened (the same row when nothing is sealed)."""
-    if SEALED not in row.data:
-        return row
-    data, meta = _opened(sealer, conn, row)
-    if type(row) is StoredEvent:  # a scanned row (export, replay): a StoredEvent again
-        return StoredEvent._make((*row[:6], data, meta, *row[8:]))
-    return StoredRow(**{**row._asdict(), "data": data, "meta": meta})
-
-
-def opened_rows(
-    rows: Iterable[Any], sealer: Sealer, conn: Connection, batch: int = 1000
-) -> Iterator[Any]:
-    """`opened_row` of each of `rows`, taken `batch` at a time, the data keys of each batch's
-    sealed rows read in one query (`Sealer.preload`) rather than one query each."""
-    if not sealer.enabled:
-        for row in rows:
-            yield opened_row(row, sealer, conn)
-        return
-    it = iter(rows)
-    while chunk := list(islice(it, batch)):
-        sealed = (participant_of(r.stream_id) for r in chunk if SEALED in r.data)
-        sealer.preload(conn, [pid for pid in sealed if pid is not None])
-        for row in chunk:
-            yield opened_row(row, sealer, conn)
-
-
-def decode_stored(
-    event_type: str, schema_version: int, data: Any, seq: int | None, meta: Any
-) -> EventData:
-    """`decode`, except that a payload with erased fields that no longer validates (a phone
-    number that reads `[erased]`) is built as it is: erased data is shown, never refused."""
-    if not meta.get("erased"):
-        return decode(event_type, schema_version, data, seq=seq)
-    try:
-        return decode(event_type, schema_version, data, seq=seq)
-    except InvalidEventData:
-        return REGISTRY[event_type].model_construct(**data)
-
-
-# Statements are built once and reused with parameters: building them per append cost more
-# than executing them.
-# RETURNING pairs each seq with its event_id: the rows come back in no promised order, and
-# asking SQLAlchemy for parameter order makes it insert one row at a time on SQLite.
-_INSERT_EVENTS = insert(events).returning(events.c.event_id, events.c.seq)
-_LOAD_STREAM = (
-    select(events).where(events.c.stream_id == bindparam("s")).order_by(events.c.stream_version)
-)
-_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))")
-_STREAM_VERSION = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
-    events.c.stream_id == bindparam("s")
-)
-_SEEN_KEY = select(events.c.seq).where(
-    and_(events.c.stream_id == bindparam("s"), events.c.idempotency_key == bindparam("k"))
-)
-
-
-# The columns of an event row, in the order the append builds it (seq is the database's).
-_EVENT_KEYS = tuple(c.name for c in events.columns if c.name != "seq")
-_INSERT_EVENT = Direct(_INSERT_EVENTS, _EVENT_KEYS)
-
-
-@functools.cache
-def _insert_keyed(dialect: str) -> Direct:
-    """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)
-    when the stream already holds the key: the duplicate check and the insert in one statement.
-    Only a clash on the key is absorbed; any other unique clash still raises."""
-    build = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[dialect]
-    return Direct(
-        build(events)
-        .on_conflict_do_nothing(
-            index_elements=[events.c.stream_id, events.c.idempotency_key],
-            index_where=events.c.idempotency_key.isnot(None),
-        )
-        .returning(events.c.seq),
-        _EVENT_KEYS,
-    )
-
-
-@functools.cache
-def _insert_many(dialect: str) -> Any:
-    """INSERT of many event rows, keyed or not, in one statement (SQLAlchemy's "insertmanyvalues"
-    renders one multi-row VALUES), RETURNING each written row's event_id and seq; a row whose
-    key its stream holds already is not written and not returned."""
-    return _insert_keyed(dialect).statement.returning(events.c.event_id)
-
-
-@functools.cache
-def _select_row(projection: Projection, lock: bool) -> Direct:
-    table = PROJECTION_TABLES[projection.name]
-    query = select(*[table.c[name] for name in projection.columns]).where(
-        table.c[projection.key_column] == bindparam("key")
-    )
-    return Direct(query.with_for_update() if lock else query)
-
-
-@functools.cache
-def _insert_row(name: str, columns: tuple[str, ...]) -> Direct:
-    return Direct(insert(PROJECTION_TABLES[name]), columns)
-
-
-@functools.cache
-def _update_row(projection: Projection, columns: frozenset[str]) -> Direct:
-    table = PROJECTION_TABLES[projection.name]
-    return Direct(
-        update(table)
-        .where(table.c[projection.key_column] == bindparam("key"))
-        .values({name: bindparam(f"v_{name}") for name in columns})
-    )
-
-
-# One write of a projection row: (projection, "insert" or "update", its columns in order).
-_Shape = tuple[tuple[Projection, str, tuple[str, ...]], ...]
-
-
-def _combined(writes: list[tuple[Projection, str, Row | None, Row]]) -> tuple[_Shape, dict]:
-    """The shape of an append's projection writes and the parameters of their one statement."""
-    shape, params = [], {}
-    for n, (projection, key, before, after) in enumerate(writes):
-        if before is None:
-            columns = tuple(after)
-            shape.append((projection, "insert", columns))
-        else:
-            columns = tuple(k for k, v in after.items() if before.get(k) != v)
-            shape.append((projection, "update", columns))
-            params[f"w{n}_key"] = key
-        params.update({f"w{n}_{c}": after[c] for c in columns})
-    return tuple(shape), params
-
-
-@functools.lru_cache(maxsize=256)
-def _write_all(shape: _Shape) -> Direct:
-    """PostgreSQL: several projection writes as one statement of data-modifying CTEs (each on
-    its own row: `_flush` writes a row once), one round trip instead of one each."""
-    ctes = []
-    for n, (projection, kind, columns) in enumerate(shape):
-        table = PROJECTION_TABLES[projection.name]
-        values = {c: bindparam(f"w{n}_{c}") for c in columns}
-        if kind == "insert":
-            write = insert(table).values(values)
-        else:
-            key = table.c[projection.key_column] == bindparam(f"w{n}_key")
-            write = update(table).where(key).values(values)
-        ctes.append(write.cte(f"w{n}"))
-    return Direct(select(literal_column("1")).add_cte(*ctes))
-
-
-@functools.lru_cache(maxsize=64)
-def _write_many(projection: Projection, kind: str, columns: tuple[str, ...]) -> Direct:
-    """PostgreSQL: rows of one projection written alike in one statement of the same text for
-    any number of rows: an INSERT ... SELECT, or an UPDATE ... FROM, over `unnest` of one array
-    parameter per column (`a_<column>`, and `a_key` for an update's keys)."""
-    table = PROJECTION_TABLES[projection.name]
-    names = columns if kind == "insert" else ("key", *columns)
-    types = [table.c[projection.key_column if n == "key" else n].type for n in names]
-    arrays = [
-        cast(bindparam(f"a_{n}", type_=ARRAY(t, dimensions=1)), ARRAY(t, dimensions=1))
-        for n, t in zip(names, types, strict=True)
-    ]
-    given = func.unnest(*arrays).table_valued(*names).render_derived(name="given")
-    if kind == "insert":
-        return Direct(
-            insert(table).from_select(list(columns), select(*[given.c[c] for c in columns]))
-        )
-    key = table.c[projection.key_column]
-    return Direct(update(table).where(key == given.c.key).values({c: given.c[c] for c in columns}))
-
-
 def _end_read(transaction: RootTransaction) -> None:
     """End a read-only transaction. On PostgreSQL by COMMIT, which ends a transaction that wrote
     nothing exactly as ROLLBACK does: psycopg forgets every statement it has prepared on the
@@ -331,20 +124,6 @@ def _end_read(transaction: RootTransaction) -> None:
         transaction.commit()
     else:
         transaction.rollback()
-
-
-def _refusal(exc: IntegrityError) -> str:
-    """What the database refused, without PostgreSQL's DETAIL line, which quotes the values
-    (`Key (phone)=(+1...) already exists`): the message is logged and shown."""
-    return str(exc.orig).splitlines()[0]
-
-
-def _refused(
-    writes: list[tuple[Projection, str, Row | None, Row]], exc: IntegrityError
-) -> ConstraintViolation:
-    """The ConstraintViolation of a refused statement that wrote several projection rows."""
-    names = ", ".join(sorted({w[0].name for w in writes}))
-    return ConstraintViolation(f"{names}: {_refusal(exc)}")
 
 
 class Transaction:
@@ -406,7 +185,7 @@ class Transaction:
             batch.append(self._build(stream_id, proposed, key, versions[stream_id], now))
             versions[stream_id] += len(proposed)
         rows = [row for built in batch for row in built.rows]
-        written = self.conn.execute(_insert_many(self.conn.dialect.name), rows)
+        written = self.conn.execute(insert_many(self.conn.dialect.name), rows)
         seq_of = {r.event_id: r.seq for r in written}
         if len(seq_of) < len(rows):  # only a key's clash writes nothing without raising
             absent = next(row for row in rows if row["event_id"] not in seq_of)
@@ -494,15 +273,15 @@ class Transaction:
         their seqs in order, or None when the key was recorded before."""
         seqs: list[int] = []
         if rows[0]["idempotency_key"] is not None:
-            keyed = _insert_keyed(self.conn.dialect.name).rows(self.conn, rows[0])
+            keyed = insert_keyed(self.conn.dialect.name).rows(self.conn, rows[0])
             if not keyed:
                 return None
             seqs.append(keyed[0]["seq"])
             rows = rows[1:]
         if len(rows) == 1:
-            seqs.append(_INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
+            seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
         elif rows:
-            seq_of = {r.event_id: r.seq for r in self.conn.execute(_INSERT_EVENTS, rows)}
+            seq_of = {r.event_id: r.seq for r in self.conn.execute(INSERT_EVENTS, rows)}
             seqs += [seq_of[row["event_id"]] for row in rows]
         return seqs
 
@@ -521,15 +300,15 @@ class Transaction:
         return int(head["version"]) if head is not None else self.version(stream_id)
 
     def version(self, stream_id: str) -> int:
-        return int(self.conn.execute(_STREAM_VERSION, {"s": stream_id}).scalar_one())
+        return int(self.conn.execute(STREAM_VERSION, {"s": stream_id}).scalar_one())
 
     def load(self, stream_id: str) -> list[Event]:
         """A stream's events as this transaction sees them."""
-        rows = self.conn.execute(_LOAD_STREAM, {"s": stream_id})
+        rows = self.conn.execute(LOAD_STREAM, {"s": stream_id})
         return [row_to_event(row, self.store.sealer, self.conn) for row in rows]
 
     def _seen(self, stream_id: str, key: str) -> bool:
-        return self.conn.execute(_SEEN_KEY, {"s": stream_id, "k": key}).first() is not None
+        return self.conn.execute(SEEN_KEY, {"s": stream_id, "k": key}).first() is not None
 
     def lock(self, stream_id: str) -> Row | None:
         """Take the lock that appends to `stream_id` take, and return the stream's head row.
@@ -545,7 +324,7 @@ class Transaction:
         if stream_id not in self._locked_streams:
             row = self.row(head, pid, lock=True) if head and pid else None
             if row is None and self.conn.dialect.name == "postgresql":
-                self.conn.execute(_ADVISORY_LOCK, {"s": stream_id})
+                self.conn.execute(ADVISORY_LOCK, {"s": stream_id})
             self._locked_streams.add(stream_id)
         if head is None or pid is None:
             return None
@@ -607,11 +386,11 @@ class Transaction:
             self._write_grouped(writes)
             return
         if len(writes) > 1 and self.conn.dialect.name == "postgresql":
-            shape, params = _combined(writes)
+            shape, params = combined(writes)
             try:
-                _write_all(shape).run(self.conn, params)
+                write_all(shape).run(self.conn, params)
             except IntegrityError as exc:
-                raise _refused(writes, exc) from exc
+                raise refused(writes, exc) from exc
             return
         for projection, key, before, after in writes:
             self._write(projection, key, before, after)
@@ -619,7 +398,7 @@ class Transaction:
     def _write_grouped(self, writes: list[tuple[Projection, str, Row | None, Row]]) -> None:
         """The writes grouped by (table, insert or update, columns), in the order each group
         first appears, a statement per group: on PostgreSQL an INSERT ... SELECT or an
-        UPDATE ... FROM over `unnest` of one array per column (`_write_many`); elsewhere an
+        UPDATE ... FROM over `unnest` of one array per column (`write_many`); elsewhere an
         executemany (SQLite's run in-process). Not one statement of CTEs, nor a multi-row
         VALUES: at hundreds of writes such a statement costs more to compile, for psycopg to
         parse (it caches only short statements) and for the server to plan than the round
@@ -642,23 +421,23 @@ class Transaction:
                     params = {f"a_{c}": [row[c] for _, row in rows] for c in columns}
                     if kind == "update":
                         params["a_key"] = [key for key, _ in rows]
-                    _write_many(projection, kind, columns).run(self.conn, params)
+                    write_many(projection, kind, columns).run(self.conn, params)
                 elif kind == "insert":
-                    statement = _insert_row(projection.name, columns).statement
+                    statement = insert_row(projection.name, columns).statement
                     self.conn.execute(statement, [row for _, row in rows])
                 else:
                     many = [
                         {**{f"v_{c}": row[c] for c in columns}, "key": key} for key, row in rows
                     ]
-                    self.conn.execute(_update_row(projection, frozenset(columns)).statement, many)
+                    self.conn.execute(update_row(projection, frozenset(columns)).statement, many)
         except IntegrityError as exc:
-            raise _refused(writes, exc) from exc
+            raise refused(writes, exc) from exc
 
     def row(self, projection: Projection, key: str, lock: bool = False) -> Row | None:
         """A projection row as this transaction sees it (cached for the transaction)."""
         cache_key = (projection.name, key)
         if cache_key not in self._rows or (lock and cache_key not in self._locked_rows):
-            found = _select_row(projection, lock).rows(self.conn, {"key": key})
+            found = select_row(projection, lock).rows(self.conn, {"key": key})
             self._rows[cache_key] = found[0] if found else None
             if lock:
                 self._locked_rows.add(cache_key)
@@ -667,16 +446,16 @@ class Transaction:
     def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
         try:
             if before is None:
-                _insert_row(projection.name, tuple(after)).run(self.conn, after)
+                insert_row(projection.name, tuple(after)).run(self.conn, after)
             else:
                 changed = {k: v for k, v in after.items() if before.get(k) != v}
                 if changed:
                     params = {f"v_{k}": v for k, v in changed.items()}
                     params["key"] = key
-                    _update_row(projection, frozenset(changed)).run(self.conn, params)
+                    update_row(projection, frozenset(changed)).run(self.conn, params)
         except IntegrityError as exc:
             # The whole transaction rolls back with this error: nothing of the append is kept.
-            raise ConstraintViolation(f"{projection.name}: {_refusal(exc)}") from exc
+            raise ConstraintViolation(f"{projection.name}: {refusal(exc)}") from exc
         self._rows[(projection.name, key)] = after
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, func, literal, select
 
-from bot.store.event_store import EventStore, opened_row, opened_rows, row_to_event
+from bot.store.event_store import EventStore
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import NewEvent, participant_of, participant_stream
 from bot.store.export_files import (
@@ -55,6 +55,7 @@ from bot.store.results import (
 from bot.store.scan import scan
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
+from bot.store.stored_rows import opened_row, opened_rows, row_to_event
 from bot.store.transcript import LINE_TYPES, local, zone
 
 FreeText = Literal["keep", "drop"]

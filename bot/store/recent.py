@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, and_, bindparam, select, text
 
-from bot.store.event_store import row_to_event
 from bot.store.event_types.interventions import StepEntered
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event, participant_of
 from bot.store.schema import WINDOW_EVENT_TYPES, WINDOW_PREDICATE, events
 from bot.store.sealing import SEALED, Sealer
+from bot.store.stored_rows import row_to_event
 
 # The window's events: messages both ways, and where an intervention's steps began (which
 # step said what). Supervisor and debug texts are message.queued too and take room in it, as

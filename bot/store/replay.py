@@ -12,11 +12,12 @@ from typing import Any
 from sqlalchemy import insert, select, type_coerce, update
 from sqlalchemy.types import NullType
 
-from bot.store.event_store import EventStore, row_to_event
+from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
 from bot.store.projections import Folding, Projection, Row
 from bot.store.scan import processors
 from bot.store.schema import PROJECTION_TABLES
+from bot.store.stored_rows import row_to_event
 
 
 @dataclass

@@ -16,10 +16,11 @@ from sqlalchemy import and_, bindparam, select
 
 from bot.core.localtime import validate_timezone
 from bot.core.segments import count_segments
-from bot.store.event_store import EventStore, row_to_event
+from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageQueued, MessageReceived, MessageSent
 from bot.store.events import Event, participant_stream
 from bot.store.schema import events, outbox
+from bot.store.stored_rows import row_to_event
 
 LINE_TYPES = (MessageReceived.event_type, MessageQueued.event_type)
 

@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.clock import FakeClock
 from bot.store import erasure
-from bot.store.event_store import EventStore, row_to_event
+from bot.store.event_store import EventStore
 from bot.store.event_types.messages import Media, MessageQueued, MessageReceived, MessageSent
 from bot.store.events import Event, NewEvent, participant_stream
 from bot.store.export import _histories, _last_seq, _outbox_rows
 from bot.store.export_messages import MESSAGE_TYPES, message_record, message_records, plain_payload
 from bot.store.scan import StoredEvent
+from bot.store.stored_rows import row_to_event
 from bot.store.transcript import LINE_TYPES, build
 from tests.factories import enrolled, received
 

@@ -1,0 +1,96 @@
+"""Stored event rows as the layers above read them: sealed personal fields opened
+(`opened_row`, `opened_rows`, a batch's data keys read in one query) and payloads decoded into
+their models (`row_to_event`, `decode_stored`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import Connection
+
+from bot.store.events import REGISTRY, Event, EventData, InvalidEventData, decode, participant_of
+from bot.store.scan import StoredEvent
+from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
+
+
+def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None = None) -> Event:
+    """The event of a stored row; `sealer` and `conn` open its sealed personal fields (a row
+    from `EventStore.read_rows` is opened already)."""
+    data, meta = row.data, row.meta or {}
+    if SEALED in data:
+        if sealer is None:
+            raise SealedWithoutKey(f"event at seq {row.seq} is sealed: read it through the store")
+        data, meta = _opened(sealer, conn, row)
+    return Event(
+        seq=row.seq,
+        event_id=row.event_id,
+        stream_id=row.stream_id,
+        stream_version=row.stream_version,
+        data=decode_stored(row.event_type, row.schema_version, data, seq=row.seq, meta=meta),
+        meta=meta,
+        idempotency_key=row.idempotency_key,
+        occurred_at=row.occurred_at,
+        recorded_at=row.recorded_at,
+    )
+
+
+def _opened(sealer: Sealer, conn: Connection | None, row: Any) -> tuple[dict[str, Any], dict]:
+    """A row's plain payload, and its meta with what the sealing kept aside put back."""
+    opened = sealer.open(conn, row.stream_id, row.event_id, row.event_type, row.data)
+    meta = dict(row.meta or {})
+    if opened.escaped:
+        meta["escaped"] = {**meta.get("escaped", {}), **opened.escaped}
+    if opened.erased:
+        meta["erased"] = opened.erased
+    return opened.data, meta
+
+
+class StoredRow(SimpleNamespace):
+    """An event row with its personal fields opened: the columns as attributes."""
+
+    @property
+    def _mapping(self) -> dict[str, Any]:
+        return vars(self)
+
+
+def opened_row(row: Any, sealer: Sealer, conn: Connection | None) -> Any:
+    """`row` as it reads with its sealed fields opened (the same row when nothing is sealed)."""
+    if SEALED not in row.data:
+        return row
+    data, meta = _opened(sealer, conn, row)
+    if type(row) is StoredEvent:  # a scanned row (export, replay): a StoredEvent again
+        return StoredEvent._make((*row[:6], data, meta, *row[8:]))
+    return StoredRow(**{**row._asdict(), "data": data, "meta": meta})
+
+
+def opened_rows(
+    rows: Iterable[Any], sealer: Sealer, conn: Connection, batch: int = 1000
+) -> Iterator[Any]:
+    """`opened_row` of each of `rows`, taken `batch` at a time, the data keys of each batch's
+    sealed rows read in one query (`Sealer.preload`) rather than one query each."""
+    if not sealer.enabled:
+        for row in rows:
+            yield opened_row(row, sealer, conn)
+        return
+    it = iter(rows)
+    while chunk := list(islice(it, batch)):
+        sealed = (participant_of(r.stream_id) for r in chunk if SEALED in r.data)
+        sealer.preload(conn, [pid for pid in sealed if pid is not None])
+        for row in chunk:
+            yield opened_row(row, sealer, conn)
+
+
+def decode_stored(
+    event_type: str, schema_version: int, data: Any, seq: int | None, meta: Any
+) -> EventData:
+    """`decode`, except that a payload with erased fields that no longer validates (a phone
+    number that reads `[erased]`) is built as it is: erased data is shown, never refused."""
+    if not meta.get("erased"):
+        return decode(event_type, schema_version, data, seq=seq)
+    try:
+        return decode(event_type, schema_version, data, seq=seq)
+    except InvalidEventData:
+        return REGISTRY[event_type].model_construct(**data)

@@ -1,0 +1,175 @@
+"""The event store's statements, built once and reused with parameters: the event INSERTs (one
+event, one keyed, many), the stream's lock, version and key reads, and the projection writes
+(a row; an append's rows in one statement of CTEs; a batch's rows of one kind in one statement
+over `unnest`), with the ConstraintViolation a refused write raises."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from sqlalchemy import (
+    and_,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
+
+from bot.store.direct import Direct
+from bot.store.projections import Projection, Row
+from bot.store.schema import PROJECTION_TABLES, events
+
+
+class ConstraintViolation(Exception):
+    """A projection refused the events (e.g. a phone number already enrolled)."""
+
+
+# Statements are built once and reused with parameters: building them per append cost more
+# than executing them.
+# RETURNING pairs each seq with its event_id: the rows come back in no promised order, and
+# asking SQLAlchemy for parameter order makes it insert one row at a time on SQLite.
+INSERT_EVENTS = insert(events).returning(events.c.event_id, events.c.seq)
+LOAD_STREAM = (
+    select(events).where(events.c.stream_id == bindparam("s")).order_by(events.c.stream_version)
+)
+ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:s, 0))")
+STREAM_VERSION = select(func.coalesce(func.max(events.c.stream_version), 0)).where(
+    events.c.stream_id == bindparam("s")
+)
+SEEN_KEY = select(events.c.seq).where(
+    and_(events.c.stream_id == bindparam("s"), events.c.idempotency_key == bindparam("k"))
+)
+
+
+# The columns of an event row, in the order the append builds it (seq is the database's).
+EVENT_KEYS = tuple(c.name for c in events.columns if c.name != "seq")
+INSERT_EVENT = Direct(INSERT_EVENTS, EVENT_KEYS)
+
+
+@functools.cache
+def insert_keyed(dialect: str) -> Direct:
+    """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)
+    when the stream already holds the key: the duplicate check and the insert in one statement.
+    Only a clash on the key is absorbed; any other unique clash still raises."""
+    build = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[dialect]
+    return Direct(
+        build(events)
+        .on_conflict_do_nothing(
+            index_elements=[events.c.stream_id, events.c.idempotency_key],
+            index_where=events.c.idempotency_key.isnot(None),
+        )
+        .returning(events.c.seq),
+        EVENT_KEYS,
+    )
+
+
+@functools.cache
+def insert_many(dialect: str) -> Any:
+    """INSERT of many event rows, keyed or not, in one statement (SQLAlchemy's "insertmanyvalues"
+    renders one multi-row VALUES), RETURNING each written row's event_id and seq; a row whose
+    key its stream holds already is not written and not returned."""
+    return insert_keyed(dialect).statement.returning(events.c.event_id)
+
+
+@functools.cache
+def select_row(projection: Projection, lock: bool) -> Direct:
+    table = PROJECTION_TABLES[projection.name]
+    query = select(*[table.c[name] for name in projection.columns]).where(
+        table.c[projection.key_column] == bindparam("key")
+    )
+    return Direct(query.with_for_update() if lock else query)
+
+
+@functools.cache
+def insert_row(name: str, columns: tuple[str, ...]) -> Direct:
+    return Direct(insert(PROJECTION_TABLES[name]), columns)
+
+
+@functools.cache
+def update_row(projection: Projection, columns: frozenset[str]) -> Direct:
+    table = PROJECTION_TABLES[projection.name]
+    return Direct(
+        update(table)
+        .where(table.c[projection.key_column] == bindparam("key"))
+        .values({name: bindparam(f"v_{name}") for name in columns})
+    )
+
+
+# One write of a projection row: (projection, "insert" or "update", its columns in order).
+WriteShape = tuple[tuple[Projection, str, tuple[str, ...]], ...]
+
+
+def combined(writes: list[tuple[Projection, str, Row | None, Row]]) -> tuple[WriteShape, dict]:
+    """The shape of an append's projection writes and the parameters of their one statement."""
+    shape, params = [], {}
+    for n, (projection, key, before, after) in enumerate(writes):
+        if before is None:
+            columns = tuple(after)
+            shape.append((projection, "insert", columns))
+        else:
+            columns = tuple(k for k, v in after.items() if before.get(k) != v)
+            shape.append((projection, "update", columns))
+            params[f"w{n}_key"] = key
+        params.update({f"w{n}_{c}": after[c] for c in columns})
+    return tuple(shape), params
+
+
+@functools.lru_cache(maxsize=256)
+def write_all(shape: WriteShape) -> Direct:
+    """PostgreSQL: several projection writes as one statement of data-modifying CTEs (each on
+    its own row: `_flush` writes a row once), one round trip instead of one each."""
+    ctes = []
+    for n, (projection, kind, columns) in enumerate(shape):
+        table = PROJECTION_TABLES[projection.name]
+        values = {c: bindparam(f"w{n}_{c}") for c in columns}
+        if kind == "insert":
+            write = insert(table).values(values)
+        else:
+            key = table.c[projection.key_column] == bindparam(f"w{n}_key")
+            write = update(table).where(key).values(values)
+        ctes.append(write.cte(f"w{n}"))
+    return Direct(select(literal_column("1")).add_cte(*ctes))
+
+
+@functools.lru_cache(maxsize=64)
+def write_many(projection: Projection, kind: str, columns: tuple[str, ...]) -> Direct:
+    """PostgreSQL: rows of one projection written alike in one statement of the same text for
+    any number of rows: an INSERT ... SELECT, or an UPDATE ... FROM, over `unnest` of one array
+    parameter per column (`a_<column>`, and `a_key` for an update's keys)."""
+    table = PROJECTION_TABLES[projection.name]
+    names = columns if kind == "insert" else ("key", *columns)
+    types = [table.c[projection.key_column if n == "key" else n].type for n in names]
+    arrays = [
+        cast(bindparam(f"a_{n}", type_=ARRAY(t, dimensions=1)), ARRAY(t, dimensions=1))
+        for n, t in zip(names, types, strict=True)
+    ]
+    given = func.unnest(*arrays).table_valued(*names).render_derived(name="given")
+    if kind == "insert":
+        return Direct(
+            insert(table).from_select(list(columns), select(*[given.c[c] for c in columns]))
+        )
+    key = table.c[projection.key_column]
+    return Direct(update(table).where(key == given.c.key).values({c: given.c[c] for c in columns}))
+
+
+def refusal(exc: IntegrityError) -> str:
+    """What the database refused, without PostgreSQL's DETAIL line, which quotes the values
+    (`Key (phone)=(+1...) already exists`): the message is logged and shown."""
+    return str(exc.orig).splitlines()[0]
+
+
+def refused(
+    writes: list[tuple[Projection, str, Row | None, Row]], exc: IntegrityError
+) -> ConstraintViolation:
+    """The ConstraintViolation of a refused statement that wrote several projection rows."""
+    names = ", ".join(sorted({w[0].name for w in writes}))
+    return ConstraintViolation(f"{names}: {refusal(exc)}")
