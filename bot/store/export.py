@@ -52,7 +52,7 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
-from bot.store.scan import scan
+from bot.store.scan import batches, scan
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_row, opened_rows, row_to_event
@@ -379,12 +379,8 @@ def _participant_batches(
     query = query.order_by(table.c.enrolled_at, table.c.participant_id)
     if ids:
         query = query.where(table.c.participant_id.in_(ids))
-    result = conn.execute(query, execution_options={"yield_per": batch})
-    try:
-        for rows in result.partitions():
-            yield [dict(zip(names, r, strict=True)) for r in rows]
-    finally:  # a download cut short closes the cursor now (a server-side one on PostgreSQL)
-        result.close()
+    for rows in batches(conn, query, batch):  # a download cut short closes the cursor now
+        yield [dict(zip(names, r, strict=True)) for r in rows]
 
 
 def _event_filter(

@@ -47,14 +47,21 @@ def scan(
     """The event rows matching `where`, in `order_by` order, fetched `batch` at a time."""
     query = select(*_RAW).where(*where).order_by(*order_by)
     make = _maker(conn)
+    for rows in batches(conn, query, batch):
+        yield from map(make, rows)
+
+
+def batches(conn: Connection, query: Any, batch: int) -> Iterator[Sequence[Any]]:
+    """The rows of `query` in lists of `batch`, streamed (a server-side cursor on PostgreSQL);
+    a reader that stops early (or fails) closes the cursor at once, not at collection (on
+    PostgreSQL it would stay open in the transaction)."""
     # Per statement: `Connection.execution_options` would set yield_per on the connection in
     # place, and every later query on it (an unseal's key read, a pinned connection's next
     # transaction) would open a server-side cursor of its own.
     result = conn.execute(query, execution_options={"yield_per": batch})
     try:
-        for rows in result.partitions():
-            yield from map(make, rows)
-    finally:  # a reader that stops early (or fails) closes the cursor now, not at collection
+        yield from result.partitions()
+    finally:
         result.close()
 
 
