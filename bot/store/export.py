@@ -52,7 +52,7 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
-from bot.store.scan import batches, scan
+from bot.store.scan import batches, records, scan
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_row, opened_rows, row_to_event
@@ -584,7 +584,10 @@ _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
 def _outbox_rows(conn: Connection, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The outbox rows of the streams' messages (status, error, sent time), by outbox id."""
-    query = select(*[outbox.c[name] for name in _OUTBOX_COLUMNS])
-    query = query.where(outbox.c.stream_id.in_(list(streams)))
-    return {row[0]: dict(zip(_OUTBOX_COLUMNS, row, strict=True)) for row in conn.execute(query)}
+    """The outbox rows of the streams' messages (status, error, sent time), by outbox id: one
+    round trip (a batch's streams bound the rows)."""
+    where = [outbox.c.stream_id.in_(list(streams))]
+    found: dict[str, dict[str, Any]] = {}
+    for rows in records(conn, outbox, _OUTBOX_COLUMNS, where, batch=None):
+        found.update((row["outbox_id"], row) for row in rows)
+    return found

@@ -108,8 +108,9 @@ def csv_line(values: Iterable[object]) -> str:
     """One CSV row of `values`, with their `cell`s, exactly as `csv.writer(file).writerow`
     writes it: built here because the csv module copies every character into a 4-byte
     buffer and checks each one, which made writing an event's JSON cost more than reading it.
-    One search of the joined cells finds whether any cell needs quotes (most rows: none)."""
-    texts = list(map(_text, values))
+    One search of the joined cells finds whether any cell needs quotes (most rows: none).
+    Text and empty cells, most of a row's, are taken here without a call to `_text`."""
+    texts = [v if type(v) is str else "" if v is None else _text(v) for v in values]
     if len(texts) == 1 and not texts[0]:
         return '""\r\n'  # a row of one empty cell is written as an empty quoted cell
     if NEEDS_QUOTES("".join(texts)) is None:

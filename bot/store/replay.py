@@ -6,16 +6,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 from typing import Any
 
-from sqlalchemy import insert, select, type_coerce, update
-from sqlalchemy.types import NullType
+from sqlalchemy import insert, update
 
 from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
 from bot.store.projections import Folding, Projection, Row
-from bot.store.scan import processors
+from bot.store.scan import records
 from bot.store.schema import PROJECTION_TABLES
 from bot.store.stored_rows import row_to_event
 
@@ -143,29 +141,15 @@ def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -
 def _stored_rows(
     store: EventStore, projection: Projection, participant_id: str | None = None
 ) -> dict[str, Row]:
-    """The stored rows of a projection by key, each value as a typed select reads it (the
-    columns read as stored and converted by `bot.store.scan.processors`)."""
+    """The stored rows of a projection by key, each value as a typed select reads it
+    (`bot.store.scan.records`), fetched in batches (a server-side cursor on PostgreSQL)."""
     table = PROJECTION_TABLES[projection.name]
-    columns = list(projection.columns)
-    query = select(*[type_coerce(table.c[name], NullType()).label(name) for name in columns])
-    if participant_id is not None:
-        query = query.where(table.c.participant_id == participant_id)
-    key = columns.index(projection.key_column)
+    where = [table.c.participant_id == participant_id] if participant_id is not None else []
+    key = projection.key_column
     found: dict[str, Row] = {}
     with store.reading() as conn:
-        # Fetched in batches (a server-side cursor on PostgreSQL), not a round of the
-        # driver's fetchone per row.
-        result = conn.execute(query, execution_options={"yield_per": 1000})
-        coltypes = [d[1] for d in result.cursor.description]
-        converted = processors(conn.dialect, [table.c[name] for name in columns], coltypes)
-        for rows in result.partitions():
-            # Column by column: each processor mapped over its column and each row zipped
-            # with the column names, the loops over the rows running in C.
-            values: list[Any] = list(zip(*rows, strict=True))
-            for index, process in converted:
-                values[index] = list(map(process, values[index]))
-            records = map(dict, map(zip, repeat(columns), zip(*values, strict=True)))
-            found.update(zip(map(str, values[key]), records, strict=True))
+        for rows in records(conn, table, projection.columns, where):
+            found.update(zip([str(row[key]) for row in rows], rows, strict=True))
     return found
 
 

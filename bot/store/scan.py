@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from itertools import repeat
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, select, type_coerce
+from sqlalchemy import Connection, Table, select, type_coerce
 from sqlalchemy.types import JSON, NullType
 
 from bot.store.schema import UtcDateTime, events
@@ -61,6 +62,39 @@ def batches(conn: Connection, query: Any, batch: int) -> Iterator[Sequence[Any]]
     result = conn.execute(query, execution_options={"yield_per": batch})
     try:
         yield from result.partitions()
+    finally:
+        result.close()
+
+
+def records(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    where: Sequence[Any] = (),
+    batch: int | None = 1000,
+) -> Iterator[list[dict[str, Any]]]:
+    """The rows of `table` matching `where` as dicts of `columns`, each value as a typed select
+    reads it (the columns read as stored, then converted by their `processors`), in lists of
+    `batch`: streamed (a server-side cursor on PostgreSQL), or with `batch=None` fetched whole
+    in one round trip (a bounded read: a cursor of its own would cost three).
+
+    Column by column: each processor is mapped over its column and the rows are zipped with the
+    column names, the loops over the rows running in C; a typed select converts and wraps each
+    value of each row in Python (an export's outbox rows: 10 us a row against 3)."""
+    names = list(columns)
+    query = select(*[type_coerce(table.c[n], NullType()).label(n) for n in names]).where(*where)
+    options = {"yield_per": batch} if batch is not None else {}
+    result = conn.execute(query, execution_options=options)
+    try:
+        coltypes = [d[1] for d in result.cursor.description]
+        converted = processors(conn.dialect, [table.c[n] for n in names], coltypes)
+        for rows in result.partitions() if batch is not None else [result.all()]:
+            if not rows:
+                continue
+            values: list[Any] = list(zip(*rows, strict=True))
+            for index, process in converted:
+                values[index] = list(map(process, values[index]))
+            yield list(map(dict, map(zip, repeat(names), zip(*values, strict=True))))
     finally:
         result.close()
 

@@ -1,4 +1,4 @@
-"""`scan` reads event rows as a typed `select(events)` reads them, value for value."""
+"""`scan` reads event rows, and `records` any table's rows, as a typed select reads them."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from sqlalchemy.dialects import sqlite
 
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
+from bot.store.event_types.messages import MessageQueued
 from bot.store.events import NewEvent, participant_stream
-from bot.store.scan import _sqlite_utc, processors, scan
-from bot.store.schema import events
+from bot.store.scan import _sqlite_utc, processors, records, scan
+from bot.store.schema import events, outbox, participants
 from tests.factories import enrolled, received
 
 
@@ -33,6 +34,29 @@ def test_scanned_rows_hold_what_a_typed_select_returns(store: EventStore) -> Non
     assert scanned == typed
     assert [type(v) for v in scanned[1]] == [type(v) for v in typed[1]]
     assert scanned[1][9].tzinfo is not None
+
+
+@pytest.mark.parametrize("batch", [1, None], ids=["streamed", "whole"])
+def test_records_hold_what_a_typed_select_returns(store: EventStore, batch: int | None) -> None:
+    """Rows of any table (JSON, times, numbers, nulls), streamed or fetched whole, in lists."""
+    for n in range(3):
+        person = enrolled(phone=f"+1415555000{n}")
+        queued = MessageQueued(
+            outbox_id=f"ob-{n}", to_address=person.phone, channel="sms", body=f"hi {n}"
+        )
+        store.append(participant_stream(person.participant_id), [person, queued])
+    for table in (outbox, participants):
+        key = next(iter(table.primary_key.columns))
+        names = [c.name for c in table.c]
+        with store.reading() as conn:
+            typed = [dict(r._mapping) for r in conn.execute(select(table).order_by(key))]
+            lists = list(records(conn, table, names, batch=batch))
+            where = [key == "no such row"]
+            assert list(records(conn, table, names, where, batch=batch)) == []
+        read = sorted((row for rows in lists for row in rows), key=lambda row: row[key.name])
+        assert read == typed
+        assert [type(v) for v in read[0].values()] == [type(v) for v in typed[0].values()]
+        assert [len(rows) for rows in lists] == ([1, 1, 1] if batch else [3])
 
 
 def test_a_scan_streams_its_own_query_only(store: EventStore) -> None:
