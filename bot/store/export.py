@@ -530,28 +530,41 @@ def participant_records(
     `retrievals`, `forms`), participant by participant in order of enrollment.
 
     Each batch of participants is read in one query of their events of the types those files
-    fold (walking each stream's index, so the export stays linear in participants) and one of
-    their outbox rows; a batch's events are held in memory while its records are made.
+    fold (walking each stream's index, so the export stays linear in participants); a batch's
+    events are held in memory while its records are made. Their outbox rows come from one
+    query for the whole export, in the same order (`_outbox_groups`).
     """
     wanted = set(names)
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
-        streams = [participant_stream(row["participant_id"]) for row in rows]
-        histories = _histories(conn, sealer, streams, sorted(types), upto)
-        sent = _outbox_rows(conn, streams) if "messages" in wanted else {}
-        for row, stream in zip(rows, streams, strict=True):
-            history = histories.get(stream, [])
-            if "messages" in wanted:
-                for record in message_records(history, sent, row, since, row_to_event):
-                    yield "messages", record
-            for name in names:
-                if name in ANALYSES:
-                    kinds, rows_of = ANALYSES[name]
-                    folded = [row_to_event(r) for r in history if r.event_type in kinds]
-                    for record in rows_of(folded, row, since):
-                        yield name, record
+    groups = _outbox_groups(conn, ids) if "messages" in wanted else None
+    try:
+        pending = next(groups, None) if groups is not None else None
+        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
+            streams = [participant_stream(row["participant_id"]) for row in rows]
+            histories = _histories(conn, sealer, streams, sorted(types), upto)
+            # The batch's outbox rows: the groups of its participants, next in the same order.
+            batch_ids, sent = {row["participant_id"] for row in rows}, {}
+            while groups is not None and pending is not None and pending[0] in batch_ids:
+                sent.update(pending[1])
+                pending = next(groups, None)
+            for row, stream in zip(rows, streams, strict=True):
+                history = histories.get(stream, [])
+                if "messages" in wanted:
+                    for record in message_records(history, sent, row, since, row_to_event):
+                        yield "messages", record
+                for name in names:
+                    if name in ANALYSES:
+                        kinds, rows_of = ANALYSES[name]
+                        folded = [row_to_event(r) for r in history if r.event_type in kinds]
+                        for record in rows_of(folded, row, since):
+                            yield name, record
+        if pending is not None:  # the same snapshot lists the same participants in both
+            raise RuntimeError(f"outbox rows of a participant not exported: {pending[0]}")
+    finally:
+        if groups is not None:
+            groups.close()  # a download cut short closes the cursor now
 
 
 def _histories(
@@ -583,11 +596,28 @@ _OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provid
 _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
-def _outbox_rows(conn: Connection, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The outbox rows of the streams' messages (status, error, sent time), by outbox id: one
-    round trip (a batch's streams bound the rows)."""
-    where = [outbox.c.stream_id.in_(list(streams))]
-    found: dict[str, dict[str, Any]] = {}
-    for rows in records(conn, outbox, _OUTBOX_COLUMNS, where, batch=None):
-        found.update((row["outbox_id"], row) for row in rows)
-    return found
+def _outbox_groups(
+    conn: Connection, ids: Sequence[str], batch: int = 1000
+) -> Iterator[tuple[str, dict[str, dict[str, Any]]]]:
+    """(participant id, their outbox rows by outbox id) of every participant (or of `ids`)
+    with any, in the order `_participant_batches` lists participants: one query, sorted once
+    and streamed (a server-side cursor on PostgreSQL). A query per batch of participants
+    scanned the whole outbox on PostgreSQL each time (its planner's choice for a hundred
+    streams' rows scattered over the table: 5 ms a batch at 4,000 participants)."""
+    where: list[Any] = [outbox.c.participant_id == participants.c.participant_id]
+    if ids:
+        where.append(participants.c.participant_id.in_(list(ids)))
+    order = [participants.c.enrolled_at, participants.c.participant_id]
+    columns = [*_OUTBOX_COLUMNS, "participant_id"]
+    current: str | None = None
+    rows_of: dict[str, dict[str, Any]] = {}
+    for rows in records(conn, outbox, columns, where, batch, order_by=order):
+        for row in rows:
+            participant_id = row.pop("participant_id")
+            if participant_id != current:
+                if current is not None:
+                    yield current, rows_of
+                current, rows_of = participant_id, {}
+            rows_of[row["outbox_id"]] = row
+    if current is not None:
+        yield current, rows_of

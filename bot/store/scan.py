@@ -72,9 +72,12 @@ def records(
     columns: Sequence[str],
     where: Sequence[Any] = (),
     batch: int | None = 1000,
+    *,
+    order_by: Sequence[Any] = (),
 ) -> Iterator[list[dict[str, Any]]]:
     """The rows of `table` matching `where` as dicts of `columns`, each value as a typed select
-    reads it (the columns read as stored, then converted by their `processors`), in lists of
+    reads it (the columns read as stored, then converted by their `processors`), in `order_by`
+    order (`where` may join other tables), in lists of
     `batch`: streamed (a server-side cursor on PostgreSQL), or with `batch=None` fetched whole
     in one round trip (a bounded read: a cursor of its own would cost three).
 
@@ -82,7 +85,8 @@ def records(
     column names, the loops over the rows running in C; a typed select converts and wraps each
     value of each row in Python (an export's outbox rows: 10 us a row against 3)."""
     names = list(columns)
-    query = select(*[type_coerce(table.c[n], NullType()).label(n) for n in names]).where(*where)
+    query = select(*[type_coerce(table.c[n], NullType()).label(n) for n in names])
+    query = query.where(*where).order_by(*order_by)
     options = {"yield_per": batch} if batch is not None else {}
     result = conn.execute(query, execution_options=options)
     try:

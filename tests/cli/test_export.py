@@ -337,6 +337,44 @@ def test_the_participants_are_read_in_one_sorted_query_however_many_batches_they
     assert len(issued) == 1, issued
 
 
+def test_each_message_takes_its_own_outbox_row_from_one_query_however_many_batches(
+    store: EventStore, clock: FakeClock
+) -> None:
+    """The outbox rows (a message's status, provider id and sent time) are read in one query
+    sorted as the participants are, and handed to each batch in turn: a query per batch
+    scanned the whole outbox on PostgreSQL every time."""
+    expected = {}
+    for n in range(30):
+        clock.set(JANUARY - timedelta(minutes=n % 7))  # enrollment order is not id order
+        person = enrolled(phone=f"+1416555{n:04d}")
+        stream = participant_stream(person.participant_id)
+        (prompt,) = outbound.to_participant({"channel": "sms", "phone": person.phone}, f"Hi {n}")
+        store.append(stream, [person, prompt])
+        if n % 3:  # every third participant's message is still pending, and has none
+            store.append(stream, [MessageSent(outbox_id=prompt.outbox_id, provider_sid=f"SM{n}")])
+        expected[prompt.outbox_id] = ("sent", f"SM{n}") if n % 3 else ("pending", None)
+    issued: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM outbox" in statement:
+            issued.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        with store.snapshot() as conn:
+            records = [
+                r
+                for _name, r in participant_records(
+                    conn, store.sealer, ("messages",), (), 10**9, None, batch=7
+                )
+            ]
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    got = {r["message_id"]: (r["status"], r["provider_sid"]) for r in records}
+    assert got == expected
+    assert len(issued) == 1, issued
+
+
 def test_every_file_describes_the_moment_the_export_began(
     store: EventStore, clock: FakeClock, tmp_path: Path
 ) -> None:

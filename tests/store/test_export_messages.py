@@ -10,8 +10,8 @@ from bot.core.clock import FakeClock
 from bot.store import erasure
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import Media, MessageQueued, MessageReceived, MessageSent
-from bot.store.events import Event, NewEvent, participant_stream
-from bot.store.export import _histories, _last_seq, _outbox_rows
+from bot.store.events import Event, NewEvent, participant_of, participant_stream
+from bot.store.export import _histories, _last_seq, _outbox_groups
 from bot.store.export_messages import MESSAGE_TYPES, message_record, message_records, plain_payload
 from bot.store.scan import StoredEvent
 from bot.store.stored_rows import row_to_event
@@ -75,7 +75,9 @@ def _both(store: EventStore, stream: str, since: datetime | None) -> tuple[list,
     with store.snapshot() as conn:
         upto = _last_seq(conn)
         rows = _histories(conn, store.sealer, [stream], sorted(MESSAGE_TYPES), upto)[stream]
-        outbox = _outbox_rows(conn, [stream])
+        pid = participant_of(stream)
+        assert pid is not None
+        [(_, outbox)] = _outbox_groups(conn, [pid])
     plain = message_records(rows, outbox, PARTICIPANT, since, row_to_event)
     typed = _typed([row_to_event(r) for r in rows], outbox, since)
     return plain, typed, rows
