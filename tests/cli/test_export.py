@@ -23,6 +23,7 @@ from bot.store.export import export, parse_since, participant_records
 from bot.store.transcript import read_lines
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
+from tests.store.statements import statements
 
 ROOT = Path(__file__).resolve().parents[2]
 JANUARY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -353,25 +354,11 @@ def test_each_message_takes_its_own_outbox_row_from_one_query_however_many_batch
         if n % 3:  # every third participant's message is still pending, and has none
             store.append(stream, [MessageSent(outbox_id=prompt.outbox_id, provider_sid=f"SM{n}")])
         expected[prompt.outbox_id] = ("sent", f"SM{n}") if n % 3 else ("pending", None)
-    issued: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if statement.startswith("SELECT") and "FROM outbox" in statement:
-            issued.append(statement)
-
-    event.listen(store.engine, "before_cursor_execute", record)
-    try:
-        with store.snapshot() as conn:
-            records = [
-                r
-                for _name, r in participant_records(
-                    conn, store.sealer, ("messages",), (), 10**9, None, batch=7
-                )
-            ]
-    finally:
-        event.remove(store.engine, "before_cursor_execute", record)
-    got = {r["message_id"]: (r["status"], r["provider_sid"]) for r in records}
+    with statements(store.engine) as seen, store.snapshot() as conn:
+        records = participant_records(conn, store.sealer, ("messages",), (), 10**9, None, batch=7)
+        got = {r["message_id"]: (r["status"], r["provider_sid"]) for _name, r in records}
     assert got == expected
+    issued = [s for s in seen if s.startswith("SELECT") and "FROM outbox" in s]
     assert len(issued) == 1, issued
 
 
