@@ -71,36 +71,30 @@ def records(
     table: Table,
     columns: Sequence[str],
     where: Sequence[Any] = (),
-    batch: int | None = 1000,
+    batch: int = 1000,
     *,
     order_by: Sequence[Any] = (),
 ) -> Iterator[list[dict[str, Any]]]:
-    """The rows of `table` matching `where` as dicts of `columns`, each value as a typed select
-    reads it (the columns read as stored, then converted by their `processors`), in `order_by`
-    order (`where` may join other tables), in lists of
-    `batch`: streamed (a server-side cursor on PostgreSQL), or with `batch=None` fetched whole
-    in one round trip (a bounded read: a cursor of its own would cost three).
-
-    Column by column: each processor is mapped over its column and the rows are zipped with the
-    column names, the loops over the rows running in C; a typed select converts and wraps each
-    value of each row in Python (an export's outbox rows: 10 us a row against 3)."""
+    """The rows of `table` matching `where` (which may join other tables), in `order_by` order,
+    as dicts of `columns` in lists of `batch`, streamed (a server-side cursor on PostgreSQL);
+    each value as a typed select reads it: the columns read as stored, then converted by their
+    `processors`, column by column (each processor mapped over its column and the rows zipped
+    with the column names, the loops over the rows running in C; a typed select converts and
+    wraps each value of each row in Python: 10 us a row of the outbox against 3)."""
     names = list(columns)
     query = select(*[type_coerce(table.c[n], NullType()).label(n) for n in names])
     query = query.where(*where).order_by(*order_by)
-    options = {"yield_per": batch} if batch is not None else {}
-    result = conn.execute(query, execution_options=options)
+    result = conn.execute(query, execution_options={"yield_per": batch})
     try:
         coltypes = [d[1] for d in result.cursor.description]
         converted = processors(conn.dialect, [table.c[n] for n in names], coltypes)
-        for rows in result.partitions() if batch is not None else [result.all()]:
-            if not rows:
-                continue
+        for rows in result.partitions():
             values: list[Any] = list(zip(*rows, strict=True))
             for index, process in converted:
                 values[index] = list(map(process, values[index]))
             yield list(map(dict, map(zip, repeat(names), zip(*values, strict=True))))
     finally:
-        result.close()
+        result.close()  # a reader that stops early closes the cursor now
 
 
 def processors(
