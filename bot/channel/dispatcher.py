@@ -97,7 +97,7 @@ BATCH = 10
 
 Row = dict[str, Any]
 _EARLIER = outbox.alias("earlier")
-# Statements a send runs inside its write transactions, built once (as `_due`): the
+# Statements a send runs inside its write transactions, built once (as `_due_condition`): the
 # participants' rows locked in key order, and a dispatcher's claims given up.
 _LOCK_PARTICIPANTS = (
     select(participants)
@@ -115,7 +115,7 @@ _RELEASE = (
 )
 
 
-def _due(*, template: bool) -> ColumnElement[bool]:
+def _due_condition(*, template: bool) -> ColumnElement[bool]:
     """Rows that are the head of their lane, unclaimed (or abandoned), and due: built once per
     dispatcher, its times bound at each execution (`Dispatcher._due_params`). Built anew for
     every query it cost about 1 ms of CPU (the alias's columns, the operators), three times a
@@ -130,7 +130,7 @@ def _due(*, template: bool) -> ColumnElement[bool]:
     )
     window_from = bindparam("window_from", type_=participants.c.last_inbound_at.type)
     window_open: ColumnElement[bool] = true() if template else last_inbound > window_from
-    earlier = _EARLIER
+    earlier = _EARLIER  # one alias, its columns set up once
     return and_(
         outbox.c.status.in_(UNSENT),
         or_(outbox.c.claimed_until.is_(None), outbox.c.claimed_until <= at),
@@ -184,7 +184,7 @@ class Dispatcher:
         self.claim_ttl = timedelta(seconds=2 * self.settings.twilio_timeout_seconds + 60)
         self.batch = BATCH if getattr(messenger, "sends_in_process", False) else 1
         self._template = self.settings.whatsapp_outside_window == "template"
-        self._due = _due(template=self._template)
+        self._due = _due_condition(template=self._template)
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
         """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
@@ -211,7 +211,8 @@ class Dispatcher:
     # -- finding and claiming ------------------------------------------------------------
 
     def _due_params(self, now: datetime) -> dict[str, datetime]:
-        """The values of `_due`'s parameters at `now` (an UPDATE refuses one it lacks)."""
+        """The values of `_due_condition`'s parameters at `now` (`window_from` only where the
+        condition compares with it)."""
         reconcile = timedelta(seconds=self.settings.send_unknown_reconcile_seconds)
         params = {"due_now": now, "reconciled_by": now - reconcile}
         if not self._template:
