@@ -183,8 +183,8 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self.claim_ttl = timedelta(seconds=2 * self.settings.twilio_timeout_seconds + 60)
         self.batch = BATCH if getattr(messenger, "sends_in_process", False) else 1
-        self._template = self.settings.whatsapp_outside_window == "template"
-        self._due = _due_condition(template=self._template)
+        template = self.settings.whatsapp_outside_window == "template"
+        self._due = _due_condition(template=template)
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
         """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
@@ -211,13 +211,14 @@ class Dispatcher:
     # -- finding and claiming ------------------------------------------------------------
 
     def _due_params(self, now: datetime) -> dict[str, datetime]:
-        """The values of `_due_condition`'s parameters at `now` (`window_from` only where the
-        condition compares with it)."""
+        """The values of `_due_condition`'s parameters at `now` (`window_from` is unused, and
+        ignored, where a held row goes out as the template)."""
         reconcile = timedelta(seconds=self.settings.send_unknown_reconcile_seconds)
-        params = {"due_now": now, "reconciled_by": now - reconcile}
-        if not self._template:
-            params["window_from"] = now - WHATSAPP_WINDOW + WINDOW_MARGIN
-        return params
+        return {
+            "due_now": now,
+            "reconciled_by": now - reconcile,
+            "window_from": now - WHATSAPP_WINDOW + WINDOW_MARGIN,
+        }
 
     def _candidates(self, limit: int, seen: set[str]) -> list[Row]:
         query = select(outbox).where(self._due)

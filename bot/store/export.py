@@ -546,9 +546,9 @@ def participant_records(
             histories = _histories(conn, sealer, streams, sorted(types), upto)
             # The batch's outbox rows: the groups of its participants, next in the same order.
             batch_ids, sent = {row["participant_id"] for row in rows}, {}
-            while groups is not None and pending is not None and pending[0] in batch_ids:
+            while pending is not None and pending[0] in batch_ids:
                 sent.update(pending[1])
-                pending = next(groups, None)
+                pending = next(groups, None)  # type: ignore[arg-type]  # set when pending is
             for row, stream in zip(rows, streams, strict=True):
                 history = histories.get(stream, [])
                 if "messages" in wanted:

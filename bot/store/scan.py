@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from itertools import repeat
 from typing import Any, NamedTuple
@@ -56,12 +57,20 @@ def batches(conn: Connection, query: Any, batch: int) -> Iterator[Sequence[Any]]
     """The rows of `query` in lists of `batch`, streamed (a server-side cursor on PostgreSQL);
     a reader that stops early (or fails) closes the cursor at once, not at collection (on
     PostgreSQL it would stay open in the transaction)."""
+    with _streamed(conn, query, batch) as result:
+        yield from result.partitions()
+
+
+@contextmanager
+def _streamed(conn: Connection, query: Any, batch: int) -> Iterator[Any]:
+    """The result of `query`, fetched `batch` rows at a time, closed on leaving (a generator
+    reading it that is closed early closes it then)."""
     # Per statement: `Connection.execution_options` would set yield_per on the connection in
     # place, and every later query on it (an unseal's key read, a pinned connection's next
     # transaction) would open a server-side cursor of its own.
     result = conn.execute(query, execution_options={"yield_per": batch})
     try:
-        yield from result.partitions()
+        yield result
     finally:
         result.close()
 
@@ -84,8 +93,7 @@ def records(
     names = list(columns)
     query = select(*[type_coerce(table.c[n], NullType()).label(n) for n in names])
     query = query.where(*where).order_by(*order_by)
-    result = conn.execute(query, execution_options={"yield_per": batch})
-    try:
+    with _streamed(conn, query, batch) as result:  # a reader that stops early closes it now
         coltypes = [d[1] for d in result.cursor.description]
         converted = processors(conn.dialect, [table.c[n] for n in names], coltypes)
         for rows in result.partitions():
@@ -93,8 +101,6 @@ def records(
             for index, process in converted:
                 values[index] = list(map(process, values[index]))
             yield list(map(dict, map(zip, repeat(names), zip(*values, strict=True))))
-    finally:
-        result.close()  # a reader that stops early closes the cursor now
 
 
 def processors(
