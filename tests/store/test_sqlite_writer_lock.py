@@ -4,14 +4,25 @@ ROLLBACK, so that the next writer wakes when the previous one ends (not after a 
 from __future__ import annotations
 
 import fcntl
+import itertools
+import logging
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 
-from bot.store.engine import CHECKPOINT_EVERY, READ_ONLY, make_engine, writer_lock_path
+from bot.store import engine as engine_module
+from bot.store.engine import (
+    CHECKPOINT_EVERY,
+    CHECKPOINTS,
+    READ_ONLY,
+    make_engine,
+    writer_lock_path,
+)
 from tests.conftest import fresh_database
 
 
@@ -91,7 +102,7 @@ def test_in_memory_and_uri_databases_have_no_lock_file() -> None:
 
 def test_the_wal_is_checkpointed_every_so_many_commits_not_inside_commit(engine: Engine) -> None:
     """SQLite's automatic checkpoint is off (it ran inside COMMIT, under the writer lock);
-    the commits checkpoint themselves once every CHECKPOINT_EVERY, after letting it go."""
+    the commits ask for one every CHECKPOINT_EVERY, and it runs beside them."""
     database = Path(engine.url.database)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
@@ -104,4 +115,94 @@ def test_the_wal_is_checkpointed_every_so_many_commits_not_inside_commit(engine:
     for n in range(2 * CHECKPOINT_EVERY):
         with engine.begin() as conn:
             conn.execute(text("INSERT INTO t VALUES (:n, :pad)"), {"n": n, "pad": "x" * 2000})
+    assert CHECKPOINTS.wait_idle(timeout=60)
     assert database.stat().st_size > before + CHECKPOINT_EVERY * 2000
+
+
+def test_the_copy_runs_in_its_own_thread_and_the_next_commit_finishes_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit that asks for a checkpoint returns without running it: the copy runs in the
+    checkpoint thread, and the first commit after it runs one more pass, once."""
+    ran_in: list[str] = []
+    on_callers: list[str] = []
+
+    @event.listens_for(engine, "connect")
+    def _trace(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.set_trace_callback(on_callers.append)
+
+    engine.dispose()  # new connections, traced
+    real = engine_module.checkpoint
+
+    def checkpoint(database: str) -> bool:
+        ran_in.append(threading.current_thread().name)
+        return real(database)
+
+    def commit(n: int) -> None:
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO t VALUES (:n)"), {"n": n})
+
+    def passes_on_callers() -> int:
+        return len([s for s in on_callers if "wal_checkpoint" in s.lower()])
+
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE t (n INTEGER)"))
+    assert CHECKPOINTS.wait_idle(timeout=60)  # any asked for by earlier commits
+    CHECKPOINTS.to_finish(str(engine.url.database))
+    monkeypatch.setattr(engine_module, "checkpoint", checkpoint)
+    monkeypatch.setattr(engine_module, "_commits", itertools.count(1))  # the process's count
+    for n in range(CHECKPOINT_EVERY):
+        commit(n)
+    assert CHECKPOINTS.wait_idle(timeout=60)
+    assert ran_in == ["wal-checkpoint"]
+    assert passes_on_callers() == 0
+    commit(-1)
+    assert passes_on_callers() == 1
+    commit(-2)
+    assert passes_on_callers() == 1
+
+
+def test_a_steady_writer_s_wal_starts_again_from_its_beginning(engine: Engine) -> None:
+    """Commits go on while the thread copies; the WAL still starts again (only a writer that
+    begins with every frame copied does that), so it stays as small as a few checkpoints'
+    worth of commits instead of growing with every commit."""
+    database = Path(engine.url.database)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE t (n INTEGER, pad TEXT)"))
+        page = conn.exec_driver_sql("PRAGMA page_size").scalar()
+    commits = 10 * CHECKPOINT_EVERY  # each writes one frame at least
+    for n in range(commits):
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO t VALUES (:n, :pad)"), {"n": n, "pad": "x" * 1000})
+    wal = Path(f"{database}-wal").stat().st_size
+    assert wal < (commits // 2) * (page + 24)  # a frame: a page and its 24-byte header
+
+
+def test_a_checkpoint_of_a_removed_database_creates_nothing(tmp_path: Path) -> None:
+    gone = tmp_path / "gone.db"
+    engine_module.checkpoint(str(gone))
+    assert not gone.exists()
+
+
+def test_a_failed_checkpoint_is_logged_by_its_type_and_lets_the_next_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database, but a file holding a participant's words" * 100)
+    with caplog.at_level(logging.WARNING, logger="bot.store.engine"):
+        CHECKPOINTS.request(str(broken))
+        assert CHECKPOINTS.wait_idle(timeout=60)
+    assert [r.getMessage() for r in caplog.records] == ["WAL checkpoint failed: DatabaseError"]
+    database = tmp_path / "next.db"
+    conn = sqlite3.connect(database)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("CREATE TABLE t (pad TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?)", [("x" * 2000,)] * 50)
+    conn.commit()
+    before = database.stat().st_size
+    CHECKPOINTS.request(str(database))
+    assert CHECKPOINTS.wait_idle(timeout=60)
+    after = database.stat().st_size  # before closing: the last connection's close checkpoints
+    conn.close()
+    assert before < 50 * 2000 < after
