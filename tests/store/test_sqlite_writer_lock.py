@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import itertools
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -148,7 +149,7 @@ def test_the_copy_runs_in_its_own_thread_and_the_next_commit_finishes_it(
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (n INTEGER)"))
     assert CHECKPOINTS.wait_idle(timeout=60)  # any asked for by earlier commits
-    CHECKPOINTS.to_finish(str(engine.url.database))
+    CHECKPOINTS.to_finish(os.path.abspath(engine.url.database))  # and a finish they left
     monkeypatch.setattr(engine_module, "checkpoint", checkpoint)
     monkeypatch.setattr(engine_module, "_commits", itertools.count(1))  # the process's count
     for n in range(CHECKPOINT_EVERY):
