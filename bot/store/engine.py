@@ -163,7 +163,7 @@ class Checkpointer:
     the frames they wrote; were nothing else done, a steady writer would never find the WAL
     copied, and the WAL grew without end (26 MB in 5,000 commits, against 1.1 MB). So once the
     bulk is copied, the next commit of the database in this process runs one more PASSIVE
-    checkpoint itself (`finish_checkpoint`): it copies only the frames written during the bulk
+    checkpoint itself (`passive_checkpoint`): it copies only the frames written during the bulk
     copy (a fraction of a millisecond), and that thread's next writer finds the WAL copied and
     starts it again, as when the committing thread copied it all.
     """
@@ -227,19 +227,28 @@ class Checkpointer:
 
 
 def checkpoint(database: str) -> bool:
-    """A PASSIVE checkpoint of `database`'s WAL on a connection of its own; whether it ran. A
-    failure is logged (its type only) and left to the next one: what was committed stays in
-    the WAL."""
+    """A PASSIVE checkpoint of `database`'s WAL on a connection of its own; whether it ran
+    (`passive_checkpoint`)."""
     if not os.path.exists(database):  # removed since the commit that asked (a test's, say)
         return False
     try:
         conn = sqlite3.connect(
             f"file:{urllib.parse.quote(database)}?mode=rw", uri=True, isolation_level=None
         )
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
-        finally:
-            conn.close()
+    except sqlite3.Error as exc:
+        log.warning("WAL checkpoint failed: %s", type(exc).__name__)
+        return False
+    try:
+        return passive_checkpoint(conn)
+    finally:
+        conn.close()
+
+
+def passive_checkpoint(conn: sqlite3.Connection) -> bool:
+    """`PRAGMA wal_checkpoint(PASSIVE)` on `conn`; whether it ran. A failure is logged (its
+    type only) and left to the next one: what was committed stays in the WAL."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
     except sqlite3.Error as exc:
         log.warning("WAL checkpoint failed: %s", type(exc).__name__)
         return False
@@ -355,14 +364,8 @@ class WriterLockedConnection(sqlite3.Connection):
             # Not here, nor inside COMMIT (SQLite's automatic checkpoint): beside the callers.
             CHECKPOINTS.request(self.database)
         elif CHECKPOINTS.to_finish(self.database):
-            self.finish_checkpoint()
-
-    def finish_checkpoint(self) -> None:
-        """Copy what was committed while the checkpoint thread copied the rest (Checkpointer)."""
-        try:
-            self.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
-        except sqlite3.Error as exc:  # committed all the same; the next one tries again
-            log.warning("WAL checkpoint failed: %s", type(exc).__name__)
+            # What was committed while the thread copied the rest (Checkpointer).
+            passive_checkpoint(self)
 
     def rollback(self) -> None:
         try:

@@ -20,7 +20,7 @@ payloads carry phone numbers and names.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
@@ -538,9 +538,9 @@ def participant_records(
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    groups = _outbox_groups(conn, ids) if "messages" in wanted else None
+    groups = _outbox_groups(conn, ids) if "messages" in wanted else _no_groups()
     try:
-        pending = next(groups, None) if groups is not None else None
+        pending = next(groups, None)
         for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
             streams = [participant_stream(row["participant_id"]) for row in rows]
             histories = _histories(conn, sealer, streams, sorted(types), upto)
@@ -548,7 +548,7 @@ def participant_records(
             batch_ids, sent = {row["participant_id"] for row in rows}, {}
             while pending is not None and pending[0] in batch_ids:
                 sent.update(pending[1])
-                pending = next(groups, None)  # type: ignore[arg-type]  # set when pending is
+                pending = next(groups, None)
             for row, stream in zip(rows, streams, strict=True):
                 history = histories.get(stream, [])
                 if "messages" in wanted:
@@ -563,8 +563,7 @@ def participant_records(
         if pending is not None:  # the same snapshot lists the same participants in both
             raise RuntimeError(f"outbox rows of a participant not exported: {pending[0]}")
     finally:
-        if groups is not None:
-            groups.close()  # a download cut short closes the cursor now
+        groups.close()  # a download cut short closes the cursor now
 
 
 def _histories(
@@ -596,9 +595,14 @@ _OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provid
 _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
+def _no_groups() -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]:
+    """The outbox groups of an export without messages.csv: none, and no query."""
+    yield from ()
+
+
 def _outbox_groups(
     conn: Connection, ids: Sequence[str], batch: int = 1000
-) -> Iterator[tuple[str, dict[str, dict[str, Any]]]]:
+) -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]:
     """(participant id, their outbox rows by outbox id) of every participant (or of `ids`)
     with any, in the order `_participant_batches` lists participants: one query, sorted once
     and streamed (a server-side cursor on PostgreSQL). A query per batch of participants
