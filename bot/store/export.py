@@ -31,7 +31,7 @@ from sqlalchemy import Connection, func, literal, select
 
 from bot.store.event_store import EventStore
 from bot.store.event_types.exports import ExportWritten
-from bot.store.events import NewEvent, participant_of, participant_stream
+from bot.store.events import PARTICIPANT_PREFIX, NewEvent, participant_of, participant_stream
 from bot.store.export_files import (
     NEEDS_QUOTES,
     Format,
@@ -43,6 +43,7 @@ from bot.store.export_files import (
     to_json,
 )
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
+from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.results import (
     RESULT_COLUMNS,
@@ -132,17 +133,20 @@ def export(
     shape = _Shape(pseudonymise, free_text)
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
-    with store.snapshot() as conn:  # every file as of one moment
+    # every file as of one moment; events.csv's lines made as the per-participant files read
+    # each event, sorted back into global order (bot.store.export_runs)
+    with store.snapshot() as conn, SortedRuns(out_dir) as runs:
         ids = _existing(conn, participant_ids)
         upto = _last_seq(conn)
         out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         reads = _Reads(conn, store.sealer, upto, since, ids)
         written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
-        written += _write_per_participant(reads, out_dir, fmt, shape, advance, counts)
+        every = None if pseudonymise else _event_lines(fmt, since, runs)
+        written += _write_per_participant(reads, out_dir, fmt, shape, advance, counts, every)
         for name, text in (documents or {}).items():
             written.append(document(out_dir, name, text))
         if not pseudonymise:
-            written.append(_write_events(reads, out_dir, fmt, advance, counts))
+            written.append(_write_events(reads, out_dir, fmt, advance, counts, runs))
     record = ExportWritten(
         format=fmt,
         files=written,
@@ -184,10 +188,17 @@ def _write_participants(
 
 
 def _write_per_participant(
-    reads: _Reads, out_dir: Path, fmt: Format, shape: _Shape, advance: Progress, counts: Counts
+    reads: _Reads,
+    out_dir: Path,
+    fmt: Format,
+    shape: _Shape,
+    advance: Progress,
+    counts: Counts,
+    every: Callable[[Any], None] | None,
 ) -> list[str]:
     """The per-participant files, written side by side from one read of each batch of
-    participants' events (see `participant_records`)."""
+    participants' events (see `participant_records`), which hands `every` each event of
+    their streams it reads."""
     shaped = {"messages": shape.record, "results": shape.result}
     shaped |= {"retrievals": shape.record, "forms": shape.form_value}
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
@@ -199,7 +210,9 @@ def _write_per_participant(
                 _count_events(conn, upto, since, ids, LINE_TYPES) if name == "messages" else None
             )
             steps[name] = advance(name, total)
-        records = participant_records(conn, reads.sealer, PER_PARTICIPANT, ids, upto, since)
+        records = participant_records(
+            conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every
+        )
         for name, record in records:
             outs[name].write(shaped[name](record))
             setattr(counts, name, getattr(counts, name) + 1)
@@ -207,17 +220,44 @@ def _write_per_participant(
     return [outs[name].path.name for name in PER_PARTICIPANT]
 
 
+def _event_lines(fmt: Format, since: datetime | None, runs: SortedRuns) -> Callable[[Any], None]:
+    """What takes each event row the per-participant files read: its events file line (if it
+    is from `since`) to `runs`."""
+    text = _event_text(fmt)
+    add = runs.add
+
+    def keep(raw: Any) -> None:
+        if since is None or raw.occurred_at >= since:
+            add(raw.seq, text(raw))
+
+    return keep
+
+
+def _event_text(fmt: Format) -> Callable[[Any], str]:
+    """An event row's line of the events file."""
+    if fmt == "csv":
+        return event_line
+    return lambda raw: json_line(EVENT_COLUMNS, event_record(raw))
+
+
 def _write_events(
-    reads: _Reads, out_dir: Path, fmt: Format, advance: Progress, counts: Counts
+    reads: _Reads, out_dir: Path, fmt: Format, advance: Progress, counts: Counts, runs: SortedRuns
 ) -> str:
+    """The events file: the participants' events, whose lines `runs` took as the
+    per-participant files read them, merged in order of seq with the events of no participant
+    exported (the system's, and with no `ids` a stream without a participants row), read
+    here."""
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
+    text = _event_text(fmt)
     with Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
         step = advance("events", _count_events(conn, upto, since, ids))
-        for raw in _events(conn, reads.sealer, upto, since, ids):
-            if fmt == "csv":
-                out.write_line(event_line(raw))
-            else:
-                out.write(event_record(raw))
+        others: Iterable[tuple[int, str]] = ()
+        if not ids:
+            others = (
+                (raw.seq, text(raw)) for raw in _other_events(conn, reads.sealer, upto, since)
+            )
+        for line in runs.merged(others):
+            out.write_line(line)
             counts.events += 1
             step(1)
     return out.path.name
@@ -421,6 +461,21 @@ def _events(
     yield from opened_rows(rows, sealer, conn, batch)
 
 
+def _other_events(
+    conn: Connection, sealer: Sealer, upto: int, since: datetime | None, batch: int = 1000
+) -> Iterator[Any]:
+    """`_events` of the streams that are no participants row's (`participant_records`
+    reads those), in global order: one scan of the events table, each row's stream looked up
+    in participants' primary key."""
+    pid = participants.c.participant_id
+    known = select(literal(1)).where(
+        pid == func.substr(events.c.stream_id, len(PARTICIPANT_PREFIX) + 1),
+        events.c.stream_id == literal(PARTICIPANT_PREFIX) + pid,
+    )
+    where = [*_event_filter(upto, since, ()), ~known.exists()]
+    yield from opened_rows(scan(conn, where, [events.c.seq], batch), sealer, conn, batch)
+
+
 FILES = {
     "participants": PARTICIPANT_COLUMNS,
     "messages": MESSAGE_COLUMNS,
@@ -525,6 +580,8 @@ def participant_records(
     upto: int,
     since: datetime | None,
     batch: int = 100,
+    *,
+    every: Callable[[Any], None] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file name, record) of the per-participant files `names` (`messages`, `results`,
     `retrievals`, `forms`), participant by participant in order of enrollment.
@@ -532,7 +589,9 @@ def participant_records(
     Each batch of participants is read in one query of their events of the types those files
     fold (walking each stream's index, so the export stays linear in participants); a batch's
     events are held in memory while its records are made. Their outbox rows come from one
-    query for the whole export, in the same order (`_outbox_groups`).
+    query for the whole export, in the same order (`_outbox_groups`). With `every`, a batch's
+    query reads their events of every type, and hands each row to `every` as it is read (the
+    events file's lines: `export`).
     """
     wanted = set(names)
     types: set[str] = set()
@@ -543,7 +602,7 @@ def participant_records(
         pending = next(groups, None)
         for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
             streams = [participant_stream(row["participant_id"]) for row in rows]
-            histories = _histories(conn, sealer, streams, sorted(types), upto)
+            histories = _histories(conn, sealer, streams, sorted(types), upto, every)
             # The batch's outbox rows: the groups of its participants, next in the same order.
             batch_ids, sent = {row["participant_id"] for row in rows}, {}
             while pending is not None and pending[0] in batch_ids:
@@ -567,26 +626,39 @@ def participant_records(
 
 
 def _histories(
-    conn: Connection, sealer: Sealer, streams: Sequence[str], types: Sequence[str], upto: int
+    conn: Connection,
+    sealer: Sealer,
+    streams: Sequence[str],
+    types: Sequence[str],
+    upto: int,
+    every: Callable[[Any], None] | None = None,
 ) -> dict[str, list[Any]]:
     """The streams' event rows of `types` up to seq `upto`, opened (bot.store.sealing), in
     order, by stream: one query (a server-side cursor on PostgreSQL) through the (stream_id,
-    stream_version) index."""
+    stream_version) index. With `every`, the query reads rows of every type, and each is
+    handed to `every`."""
     where = [
         events.c.stream_id.in_(list(streams)),
         events.c.stream_version > 0,
+        events.c.seq <= upto,
+    ]
+    if every is None:
         # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
         # took it and, for each batch, scanned every participant's events of those types
         # (quadratic again); the streams' own index is the one to walk.
-        (events.c.event_type + literal("")).in_(list(types)),
-        events.c.seq <= upto,
-    ]
+        where.append((events.c.event_type + literal("")).in_(list(types)))
+    wanted = frozenset(types)
     order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Any]] = {}
     # Their data keys in one query, not one for each participant's first sealed event.
     sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
     for row in scan(conn, where, order):
-        by_stream.setdefault(row.stream_id, []).append(opened_row(row, sealer, conn))
+        opened = opened_row(row, sealer, conn)
+        if every is not None:
+            every(opened)
+            if opened.event_type not in wanted:
+                continue
+        by_stream.setdefault(row.stream_id, []).append(opened)
     return by_stream
 
 

@@ -1,0 +1,157 @@
+"""The events file made from the per-participant read: every event read once, written in
+global order however the reads and the run files fall (bot.store.export_runs)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+import stat
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.clock import FakeClock
+from bot.store import export as export_module
+from bot.store import export_runs
+from bot.store.event_store import EventStore
+from bot.store.event_types import MessageReceived
+from bot.store.event_types.messages import MessageQueued
+from bot.store.events import NewEvent, new_id, participant_stream
+from bot.store.export import export
+from bot.store.export_runs import SortedRuns
+from tests.factories import enrolled
+
+START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def test_lines_come_back_in_order_of_seq_across_runs_and_the_ordered_source(
+    tmp_path: Path,
+) -> None:
+    shuffled = random.Random(7)
+    seqs = list(range(1, 400, 2))  # the odd ones added; the even ones come already in order
+    shuffled.shuffle(seqs)
+    lines = {seq: f'{seq},"a cell\r\nover two lines, 🎉 ""quoted"""\r\n' for seq in range(1, 400)}
+    with SortedRuns(tmp_path, budget=500) as runs:
+        for seq in seqs:
+            runs.add(seq, lines[seq])
+        assert len(runs.runs) > 10  # the budget made it write runs
+        modes = {stat.S_IMODE(path.stat().st_mode) for path in runs.runs}
+        evens = ((seq, lines[seq]) for seq in range(2, 400, 2))
+        merged = list(runs.merged(evens))
+    assert merged == [lines[seq] for seq in range(1, 400)]
+    assert modes == {0o600}
+    assert list(tmp_path.iterdir()) == []  # the run files are gone
+
+
+def test_run_files_are_removed_when_the_export_fails_midway(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), SortedRuns(tmp_path, budget=1) as runs:
+        runs.add(2, "two\r\n")
+        runs.add(1, "one\r\n")
+        assert len(list(tmp_path.iterdir())) == 2
+        raise RuntimeError("the snapshot went away")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _queued(phone: str) -> MessageQueued:
+    return MessageQueued(outbox_id=new_id(), to_address=phone, channel="sms", body="Well done!")
+
+
+def _events_of_many_streams(store: EventStore, clock: FakeClock) -> list[str]:
+    """Three participants whose messages interleave, the system stream between them, and a
+    stream named for a participant who has no participants row; returns the participant ids."""
+    people = [enrolled(phone=f"+1416555{n:04d}") for n in range(3)]
+    for n, person in enumerate(people):
+        clock.set(START + timedelta(minutes=n))
+        store.append(participant_stream(person.participant_id), [NewEvent(person)])
+    orphan = participant_stream(new_id())
+    for minute in range(6):
+        clock.set(START + timedelta(hours=1, minutes=minute))
+        person = people[minute % 3]
+        text = MessageReceived(
+            message_sid=f"SM{minute:032d}",
+            from_address=person.phone,
+            to_address="+15005550006",
+            channel="sms",
+            body=f"walked, day {minute}\nfelt good",
+        )
+        reply = _queued(person.phone)
+        store.append(participant_stream(person.participant_id), [NewEvent(text), NewEvent(reply)])
+        if minute % 2:
+            store.append("system", [NewEvent(_queued(person.phone), meta={"actor": "test"})])
+        if minute == 3:
+            store.append(orphan, [NewEvent(_queued(person.phone))])
+    return [person.participant_id for person in people]
+
+
+def _stored_seqs(store: EventStore, **where: Any) -> list[int]:
+    return [ev.seq for ev in store.read_all() if all(f(ev) for f in where.values())]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_the_events_file_is_the_same_with_run_files_as_without(
+    store: EventStore, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: Any
+) -> None:
+    _events_of_many_streams(store, clock)
+    export(store, tmp_path / "held", fmt)
+    monkeypatch.setattr(export_runs, "RUN_CHARACTERS", 200)  # a run every line or two
+    export(store, tmp_path / "spilled", fmt)
+    held = (tmp_path / "held" / f"events.{fmt}").read_text(encoding="utf-8")
+    spilled = (tmp_path / "spilled" / f"events.{fmt}").read_text(encoding="utf-8")
+    # the same, and after it the first export's own record (export.written), one line
+    assert spilled.startswith(held)
+    assert "export.written" in spilled[len(held) :]
+    assert spilled[len(held) :].count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "spilled").iterdir()) == sorted(
+        p.name for p in (tmp_path / "held").iterdir()
+    )  # no run file left behind
+
+
+def _seqs_of(path: Path) -> list[int]:
+    with path.open(encoding="utf-8", newline="") as file:
+        return [int(row["seq"]) for row in csv.DictReader(io.StringIO(file.read()))]
+
+
+def test_the_events_file_holds_every_stream_in_global_order(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    _events_of_many_streams(store, clock)
+    everything = _stored_seqs(store)
+    export(store, tmp_path / "all", "csv")
+    # the system stream's events and the stream with no participants row are in it too
+    assert _seqs_of(tmp_path / "all" / "events.csv") == everything
+
+
+def test_the_events_file_of_some_participants_from_a_time_is_theirs_in_order(
+    store: EventStore, clock: FakeClock, tmp_path: Path
+) -> None:
+    ids = _events_of_many_streams(store, clock)
+    since = START + timedelta(hours=1, minutes=2)
+    streams = {participant_stream(i) for i in ids[:2]}
+    wanted = _stored_seqs(
+        store, stream=lambda ev: ev.stream_id in streams, since=lambda ev: ev.occurred_at >= since
+    )
+    export(store, tmp_path / "some", "csv", since=since, participant_ids=ids[:2])
+    assert _seqs_of(tmp_path / "some" / "events.csv") == wanted
+    assert len(wanted) == 4  # minutes 2, 3 and 4 of two of the three participants
+
+
+def test_an_export_reads_each_event_row_once(
+    store: EventStore, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _events_of_many_streams(store, clock)
+    read: list[int] = []
+    scan = export_module.scan
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        for row in scan(*args, **kwargs):
+            read.append(row.seq)
+            yield row
+
+    monkeypatch.setattr(export_module, "scan", counting)
+    export(store, tmp_path / "out", "csv")
+    stored = _stored_seqs(store)
+    assert sorted(read) == stored[: len(read)]  # once each (export.written comes after)
+    assert len(read) == len(stored) - 1
