@@ -134,7 +134,7 @@ class Writer:
         self.file: IO[str] | None = None
 
     def __enter__(self) -> Writer:
-        self.file = _private(self.partial, newline="")
+        self.file = private(self.partial, newline="")
         if self.fmt == "csv":
             self.file.write(csv_line(self.columns))
         return self
@@ -164,13 +164,13 @@ def document(out_dir: Path, name: str, text: str) -> str:
     """A text file of the export (owner-only, replaced whole); its name."""
     path = out_dir / name
     partial = path.with_name(name + ".partial")
-    with _private(partial) as file:
+    with private(partial) as file:
         file.write(text)
     os.replace(partial, path)
     return name
 
 
-def _private(partial: Path, newline: str | None = None) -> IO[str]:
+def private(partial: Path, newline: str | None = None) -> IO[str]:
     """`partial` created anew for writing, owner-only from the start: an export holds
     participants' phone numbers and texts."""
     partial.unlink(missing_ok=True)

@@ -11,11 +11,12 @@ what is still held, and the events of no participant (read in order of seq) in o
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
+
+from bot.store.export_files import private
 
 # What SortedRuns holds in memory before it writes a run: characters of lines (a line of text
 # costs its length and some 90 bytes of Python objects besides).
@@ -59,10 +60,8 @@ class SortedRuns:
     def _spill(self) -> None:
         self.held.sort(key=_SEQ)
         path = self.folder / f".events-run-{len(self.runs)}"
-        path.unlink(missing_ok=True)  # one a failed export left behind
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         self.runs.append(path)
-        with open(fd, "w", encoding="utf-8", newline="") as file:
+        with private(path, newline="") as file:  # replaces one a failed export left behind
             write = file.write
             for seq, line in self.held:
                 write(f"{seq} {len(line)}\n")

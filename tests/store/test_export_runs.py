@@ -4,7 +4,6 @@ global order however the reads and the run files fall (bot.store.export_runs).""
 from __future__ import annotations
 
 import csv
-import io
 import random
 import stat
 from datetime import UTC, datetime, timedelta
@@ -97,7 +96,16 @@ def test_the_events_file_is_the_same_with_run_files_as_without(
     _events_of_many_streams(store, clock)
     export(store, tmp_path / "held", fmt)
     monkeypatch.setattr(export_runs, "RUN_CHARACTERS", 200)  # a run every line or two
+    written: list[int] = []
+    spill = SortedRuns._spill
+
+    def counted(self: SortedRuns) -> None:
+        written.append(len(self.held))
+        spill(self)
+
+    monkeypatch.setattr(SortedRuns, "_spill", counted)
     export(store, tmp_path / "spilled", fmt)
+    assert len(written) > 10  # the second export did write runs
     held = (tmp_path / "held" / f"events.{fmt}").read_text(encoding="utf-8")
     spilled = (tmp_path / "spilled" / f"events.{fmt}").read_text(encoding="utf-8")
     # the same, and after it the first export's own record (export.written), one line
@@ -111,7 +119,7 @@ def test_the_events_file_is_the_same_with_run_files_as_without(
 
 def _seqs_of(path: Path) -> list[int]:
     with path.open(encoding="utf-8", newline="") as file:
-        return [int(row["seq"]) for row in csv.DictReader(io.StringIO(file.read()))]
+        return [int(row["seq"]) for row in csv.DictReader(file)]
 
 
 def test_the_events_file_holds_every_stream_in_global_order(
