@@ -13,6 +13,7 @@ import click
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.background import NICENESS
 from bot.runtime.bootstrap import build_services, configure_logging
+from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
 
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
@@ -30,11 +31,6 @@ def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: A
     if received is not None:  # the console messenger shows what participants send, too
         services.store.listeners.append(received)
     return Runtime(services, build_handler(services), messenger, options)
-
-
-def _stop_on_signals(stop: threading.Event) -> None:
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
 
 
 @cli.command()
@@ -101,8 +97,8 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     if settings.messenger == "console":  # the conversation is shown here: what arrives...
         services.store.listeners.append(build_messenger(settings).received)
     services.store.listeners.append(background.committed)  # ...and wakes the child's threads
-    stop = threading.Event()
-    _stop_on_signals(stop)
+    stop = StopRequest()
+    stop.on_signals(signal.SIGTERM, signal.SIGINT)
     background.start()
     watching = threading.Thread(
         target=_stop_when_gone, args=(background, stop), name="background-watch", daemon=True
@@ -123,7 +119,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         raise click.ClickException(f"the background process exited with code {code}")
 
 
-def _stop_when_gone(background, stop: threading.Event) -> None:  # noqa: ANN001
+def _stop_when_gone(background, stop: StopRequest) -> None:  # noqa: ANN001
     """Serving without the background process would take messages nobody answers: stop."""
     background.wait_exit()
     if not stop.is_set():
@@ -191,8 +187,8 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> No
         services,
         RuntimeOptions(workers=workers, dispatchers=dispatchers, scheduler=scheduler),
     )
-    stop = threading.Event()
-    _stop_on_signals(stop)
+    stop = StopRequest()
+    stop.on_signals(signal.SIGTERM, signal.SIGINT)
     runtime.start()
     click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")
     stop.wait()

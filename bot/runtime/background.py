@@ -16,10 +16,14 @@ poll. A full pipe drops the byte: the child has wake-ups of that kind still to r
 Stopping: the child ignores SIGINT (Ctrl-C reaches the whole process group, and the web must
 stop accepting first); `stop()` closes the pipe, the child finishes its current items and exits.
 A child whose parent died sees the pipe close too, and stops. SIGTERM to the child stops it.
+A child that has not stopped after `stop()`'s timeout is asked for its threads' stacks (SIGUSR1:
+`faulthandler` writes them to stderr, where `tandem serve` shows them), then sent SIGTERM, then
+killed: `tandem serve` always ends, and says why it took long.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -32,6 +36,7 @@ from typing import Any
 
 from bot.core.config import Settings
 from bot.core.signals import OUTBOX_TYPES, TIMER_TYPES, WORK_TYPES, Signals, Typed
+from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import RuntimeOptions
 
 log = logging.getLogger(__name__)
@@ -47,6 +52,9 @@ NICENESS = 5
 # and every writer queued behind it: at 200 webhooks/s, lock waits p99 38 ms at 5 ms, 15 ms at
 # 0.5 ms; p99 ack 35-188 ms against 23-25 ms (two rounds each).
 SWITCH_INTERVAL = 0.0005
+# The signal on which the child writes every thread's stack to stderr (`faulthandler`, from C:
+# it works while the child's Python threads are stuck), as `stop()` asks before terminating it.
+STACKS_SIGNAL = signal.SIGUSR1
 WAKE_WORK, WAKE_OUTBOX, WAKE_TIMERS = b"w", b"o", b"t"
 _KINDS = ((WORK_TYPES, WAKE_WORK), (OUTBOX_TYPES, WAKE_OUTBOX), (TIMER_TYPES, WAKE_TIMERS))
 
@@ -104,25 +112,43 @@ class Background:
         threads waiting for one child race, and the loser sees it still alive)."""
         multiprocessing.connection.wait([self.process.sentinel])
 
-    def stop(self, timeout: float = 30.0) -> int | None:
-        """Close the pipe (the child finishes its current items and exits) and wait for it;
-        terminate it if it takes longer than `timeout`. Its exit code."""
+    def stop(self, timeout: float = 30.0, grace: float = 10.0) -> int | None:
+        """Close the pipe (the child finishes its current items and exits) and wait for it.
+        Past `timeout`: have it write its threads' stacks to stderr, terminate it, and kill it
+        if it has not ended `grace` seconds later. Its exit code (negative: the signal that
+        ended it)."""
         with self._lock:
             if self._open:
                 self._open = False
                 self._writer.close()
         self.process.join(timeout)
+        if not self.process.is_alive():
+            return self.process.exitcode
+        log.warning(
+            "the background process did not stop within %.0f s: its threads' stacks follow "
+            "on stderr; terminating it",
+            timeout,
+        )
+        pid = self.process.pid
+        assert pid is not None  # started
+        try:
+            os.kill(pid, STACKS_SIGNAL)
+        except ProcessLookupError:  # it ended meanwhile
+            pass
+        self.process.terminate()
+        self.process.join(grace)
         if self.process.is_alive():
-            log.warning("the background process did not stop within %.0f s: terminating", timeout)
-            self.process.terminate()
-            self.process.join(10)
+            log.error("the background process did not end on SIGTERM either: killing it")
+            self.process.kill()
+            self.process.join()
         return self.process.exitcode
 
 
 def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int) -> None:
     """The child: a `tandem worker` with the parent's settings, stopped by the pipe's end."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = StopRequest()
+    stop.on_signals(signal.SIGTERM)
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
     if niceness:
         os.nice(niceness)
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -151,7 +177,7 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     services.close()
 
 
-def _wake_from(reader: Any, signals: Signals, stop: threading.Event) -> None:
+def _wake_from(reader: Any, signals: Signals, stop: StopRequest | threading.Event) -> None:
     """Turn the parent's bytes into wake-ups until the pipe closes, then stop the child."""
     wakeups = {WAKE_WORK: signals.work, WAKE_OUTBOX: signals.outbox, WAKE_TIMERS: signals.timers}
     fd = reader.fileno()

@@ -21,9 +21,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.core.config import ENV_NAMES
+from bot.core.config import ENV_NAMES, load_settings
 from bot.core.signals import Signals
-from bot.runtime.background import _wake_from, wake_bytes
+from bot.runtime.background import STACKS_SIGNAL, Background, _wake_from, wake_bytes
+from bot.runtime.threads import RuntimeOptions
 from tests.cli.local_http import free_port, post
 
 PHONE = "+14155552671"
@@ -175,6 +176,36 @@ def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Ser
     assert not _alive(child)
     assert "stopping…" in serve.out.read_text().splitlines()
     assert "did not stop" not in serve.err.read_text()  # it stopped when asked, not killed
+
+
+def test_the_child_writes_its_threads_stacks_on_sigusr1_and_goes_on(serve: Serve) -> None:
+    """What `Background.stop` asks of a child that does not stop, before it terminates it."""
+    serve.up()
+    child = serve.child()
+    _until(lambda: _scheduler_holder(serve.db) is not None, "the child has not started")
+    os.kill(child, STACKS_SIGNAL)
+    _until(lambda: "_wake_from" in serve.err.read_text(), "no stacks on stderr")
+    assert "most recent call first" in serve.err.read_text()
+    assert _alive(child)  # SIGUSR1's default action would have ended it
+    assert serve.stop(signal.SIGINT) == 0
+
+
+def test_a_child_that_does_not_stop_is_terminated_then_killed(tmp_path: Path) -> None:
+    """A stopped child neither reads the pipe's end nor acts on SIGTERM: `stop()` kills it
+    rather than leave `tandem serve` waiting for it for ever."""
+    settings = load_settings({"DATABASE_URL": f"sqlite:///{tmp_path / 'tandem.db'}"}, None)
+    background = Background(settings, RuntimeOptions(workers=1))
+    background.start()
+    child = background.process.pid
+    assert child is not None
+    try:
+        os.kill(child, signal.SIGSTOP)
+        assert background.stop(timeout=0.5, grace=0.5) == -signal.SIGKILL
+        assert not _alive(child)
+    finally:
+        if background.process.is_alive():
+            background.process.kill()
+            background.process.join()
 
 
 def test_the_child_stops_when_serve_is_killed(serve: Serve) -> None:
