@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -11,7 +12,7 @@ import threading
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.background import NICENESS
+from bot.runtime.background import NICENESS, STACKS_SIGNAL
 from bot.runtime.bootstrap import build_services, configure_logging
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
@@ -99,6 +100,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     services.store.listeners.append(background.committed)  # ...and wakes the child's threads
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM, signal.SIGINT)
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
     background.start()
     watching = threading.Thread(
         target=_stop_when_gone, args=(background, stop), name="background-watch", daemon=True
@@ -189,6 +191,7 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> No
     )
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM, signal.SIGINT)
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
     runtime.start()
     click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")
     stop.wait()

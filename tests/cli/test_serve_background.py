@@ -135,9 +135,17 @@ class Serve:
         assert post(self.base + "/conversation/participants", body, "application/json") == 201
 
     def stop(self, sig: int = signal.SIGINT) -> int:
+        """Its exit code once `sig` stopped it. If it does not stop, the test fails with the
+        stacks of its threads and its child's (SIGUSR1: `faulthandler`) and its stderr."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=DEADLINE)
+        try:
+            return self.proc.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            for pid in (*_children(self.proc.pid), self.proc.pid):
+                os.kill(pid, STACKS_SIGNAL)
+            time.sleep(2)
+            pytest.fail(f"serve did not stop on signal {sig}; its stderr:\n{self.err.read_text()}")
 
 
 @pytest.fixture
@@ -178,7 +186,7 @@ def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Ser
     assert "did not stop" not in serve.err.read_text()  # it stopped when asked, not killed
 
 
-def test_the_child_writes_its_threads_stacks_on_sigusr1_and_goes_on(serve: Serve) -> None:
+def test_serve_and_its_child_write_their_threads_stacks_on_sigusr1_and_go_on(serve: Serve) -> None:
     """What `Background.stop` asks of a child that does not stop, before it terminates it."""
     serve.up()
     child = serve.child()
@@ -187,6 +195,10 @@ def test_the_child_writes_its_threads_stacks_on_sigusr1_and_goes_on(serve: Serve
     _until(lambda: "_wake_from" in serve.err.read_text(), "no stacks on stderr")
     assert "most recent call first" in serve.err.read_text()
     assert _alive(child)  # SIGUSR1's default action would have ended it
+    # serve's own process answers it too.
+    os.kill(serve.proc.pid, STACKS_SIGNAL)
+    _until(lambda: "_stop_when_gone" in serve.err.read_text(), "no stacks of serve's threads")
+    assert serve.proc.poll() is None
     assert serve.stop(signal.SIGINT) == 0
 
 
