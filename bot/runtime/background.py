@@ -106,6 +106,7 @@ class Background:
             except OSError:
                 log.warning("the background process does not take wake-ups any more")
                 self._open = False
+                self._writer.close()  # as stop() would: the pipe's end, were the child reading
 
     def wait_exit(self) -> None:
         """Block until the child has exited, without reaping it (`stop()` alone does: two

@@ -254,3 +254,12 @@ def test_the_child_wakes_on_each_byte_and_stops_when_the_pipe_closes() -> None:
     assert stop.is_set()
     assert signals.work.wait(0) and signals.timers.wait(0)
     assert not signals.outbox.wait(0)
+
+
+def test_a_wake_up_that_finds_the_pipe_broken_closes_its_end(tmp_path: Path) -> None:
+    settings = load_settings({"DATABASE_URL": f"sqlite:///{tmp_path / 'tandem.db'}"}, None)
+    background = Background(settings, RuntimeOptions(workers=1))  # not started: no child
+    background._reader.close()  # as a child that died would leave it  # noqa: SLF001
+    background._open = True  # noqa: SLF001
+    background.committed([SimpleNamespace(event_type="message.received")])
+    assert background._writer.closed  # noqa: SLF001
