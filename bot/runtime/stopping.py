@@ -7,8 +7,10 @@ Not `threading.Event.wait()` with a handler that sets the event, which is how `t
 - Python runs signal handlers in the main thread only, when that thread next runs bytecode.
   The kernel hands a signal sent to the process to any thread that does not block it. When
   that is not the main thread, a main thread blocked in an untimed wait is never woken. The
-  handler never runs, and the process ignores Ctrl-C for good. In CI, `tandem serve` did not
-  stop within 120 s of a SIGINT.
+  handler never runs, and the process ignores Ctrl-C for good. (Linux picks another thread only
+  when the main thread already has a signal pending: rare, not impossible. CI once saw
+  `tandem serve` not end within 120 s of a SIGINT; that was not reproduced, so which flaw, if
+  either, was the cause is not known: `Background.stop` covers a stuck child as well.)
 - `Event.set()` takes the lock that `Event.wait()` holds around its checks. A handler that runs
   inside that window, on the same thread, waits for itself.
 
