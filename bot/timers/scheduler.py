@@ -163,7 +163,12 @@ class Scheduler:
         log.info("scheduler started with %d pending timers armed (%d jobs)", self.armed, self.jobs)
 
     def stop(self) -> None:
-        """Stop firing; jobs already running finish their (short) transaction."""
+        """Stop firing. A job running now is not waited for: it only hands its timers to the
+        firing threads, which have stopped, and its timers stay scheduled for the next leader.
+        APScheduler's `shutdown(wait=True)` holds its job-store lock while it waits for running
+        jobs; a job waiting for `_lock`, held by a thread calling into APScheduler (`_arm`,
+        `_unslot`), then waited for ever, and so did the process, at exit, for the job's pool
+        thread."""
         self._stopping.set()
         if self._committed in self.services.store.listeners:
             self.services.store.listeners.remove(self._committed)
@@ -173,7 +178,7 @@ class Scheduler:
         for thread in self._firing:
             thread.join(timeout=30)
         if self._aps is not None and self._aps.running:
-            self._aps.shutdown(wait=True)
+            self._aps.shutdown(wait=False)
         log.info("scheduler stopped")
 
     def sweep(self) -> int:

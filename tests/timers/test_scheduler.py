@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -190,3 +191,33 @@ def test_a_timer_that_cannot_be_fired_holds_up_none_of_its_batch(
         wait_for(lambda: scheduler.armed == 1, 5, "the failed timer to be armed for a retry")
     finally:
         scheduler.stop()
+
+
+def test_stop_does_not_wait_for_a_job_that_waits_for_a_thread_calling_into_apscheduler(
+    services: Services, person: dict
+) -> None:
+    """A job (`_run`) waits for the scheduler's lock while the thread holding it calls into
+    APScheduler, as `_arm` and `_unslot` do. APScheduler's `shutdown(wait=True)` held its
+    job-store lock while it waited for the job: the three waited for each other for ever, and
+    a process stopping its scheduler never ended."""
+    scheduler = Scheduler(services, quiet_hours=None, sweep_seconds=3600)
+    scheduler.start()
+    _add(services.store, person, 0.5)
+    wait_for(lambda: scheduler.armed == 1, 10, "the timer to be armed")
+    aps = scheduler._aps  # noqa: SLF001
+    assert aps is not None
+
+    def hold_then_call_in() -> None:
+        with scheduler._lock:  # noqa: SLF001 - as _arm holds it
+            time.sleep(3)  # the job comes due and waits; stop() begins meanwhile
+            aps.add_job(print, "date", run_date=datetime.now(UTC) + timedelta(hours=1))
+
+    holder = threading.Thread(target=hold_then_call_in, daemon=True)
+    holder.start()
+    time.sleep(1.5)
+    stopping = threading.Thread(target=scheduler.stop, daemon=True)
+    stopping.start()
+    stopping.join(20)
+    holder.join(20)
+    assert not stopping.is_alive(), "stop() waits for ever"
+    assert not holder.is_alive()
