@@ -10,7 +10,8 @@ Not `threading.Event.wait()` with a handler that sets the event, which is how `t
   handler never runs, and the process ignores Ctrl-C for good. (Linux picks another thread only
   when the main thread already has a signal pending: rare, not impossible. CI once saw
   `tandem serve` not end within 120 s of a SIGINT; that was not reproduced, so which flaw, if
-  either, was the cause is not known: `Background.stop` covers a stuck child as well.)
+  either, was the cause is not known: `Background.stop` ends a stuck child as well, and
+  `Scheduler.stop` no longer deadlocks with APScheduler, which could leave the child stuck.)
 - `Event.set()` takes the lock that `Event.wait()` holds around its checks. A handler that runs
   inside that window, on the same thread, waits for itself.
 

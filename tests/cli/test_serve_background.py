@@ -143,7 +143,8 @@ class Serve:
             return self.proc.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
             for pid in (*_children(self.proc.pid), self.proc.pid):
-                os.kill(pid, STACKS_SIGNAL)
+                with contextlib.suppress(ProcessLookupError):  # one of them ended meanwhile
+                    os.kill(pid, STACKS_SIGNAL)
             time.sleep(2)
             pytest.fail(f"serve did not stop on signal {sig}; its stderr:\n{self.err.read_text()}")
 
@@ -202,11 +203,16 @@ def test_serve_and_its_child_write_their_threads_stacks_on_sigusr1_and_go_on(ser
     assert serve.stop(signal.SIGINT) == 0, serve.err.read_text()  # with any stacks: why
 
 
+def _background(tmp_path: Path) -> Background:
+    """A `Background` of one worker on a SQLite file in `tmp_path`, not started."""
+    settings = load_settings({"DATABASE_URL": f"sqlite:///{tmp_path / 'tandem.db'}"}, None)
+    return Background(settings, RuntimeOptions(workers=1))
+
+
 def test_a_child_that_does_not_stop_is_terminated_then_killed(tmp_path: Path) -> None:
     """A stopped child neither reads the pipe's end nor acts on SIGTERM: `stop()` kills it
     rather than leave `tandem serve` waiting for it for ever."""
-    settings = load_settings({"DATABASE_URL": f"sqlite:///{tmp_path / 'tandem.db'}"}, None)
-    background = Background(settings, RuntimeOptions(workers=1))
+    background = _background(tmp_path)
     background.start()
     child = background.process.pid
     assert child is not None
@@ -257,8 +263,7 @@ def test_the_child_wakes_on_each_byte_and_stops_when_the_pipe_closes() -> None:
 
 
 def test_a_wake_up_that_finds_the_pipe_broken_closes_its_end(tmp_path: Path) -> None:
-    settings = load_settings({"DATABASE_URL": f"sqlite:///{tmp_path / 'tandem.db'}"}, None)
-    background = Background(settings, RuntimeOptions(workers=1))  # not started: no child
+    background = _background(tmp_path)  # not started: no child
     background._reader.close()  # as a child that died would leave it  # noqa: SLF001
     background._open = True  # noqa: SLF001
     background.committed([SimpleNamespace(event_type="message.received")])
