@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import insert, update
 
+from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
 from bot.store.projections import Folding, Projection, Row
@@ -56,7 +57,15 @@ def rebuild(
     """Fold every event, in global order, into fresh in-memory projections; with
     `participant_id`, only that participant's stream (their rows of every projection: the
     participants row with its conversation memory, timers, outbox, work items, alerts...), which
-    `compare(..., participant_id=...)` and `repair` then check and rewrite alone."""
+    `compare(..., participant_id=...)` and `repair` then check and rewrite alone. The cyclic
+    collector runs rarely meanwhile (bot.store.bulk_gc)."""
+    with fewer_collections():
+        return _rebuild(store, progress, participant_id)
+
+
+def _rebuild(
+    store: EventStore, progress: Callable[[int], None] | None, participant_id: str | None
+) -> ReplayReport:
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
     report.participant_id = participant_id
     stream_id = participant_stream(participant_id) if participant_id is not None else None
@@ -85,7 +94,13 @@ def rebuild(
 
 
 def compare(store: EventStore, report: ReplayReport) -> None:
-    """Fill `report.differences` with how the stored projections differ from the rebuilt ones."""
+    """Fill `report.differences` with how the stored projections differ from the rebuilt ones
+    (reading every stored row, with the cyclic collector running rarely: bot.store.bulk_gc)."""
+    with fewer_collections():
+        _compare(store, report)
+
+
+def _compare(store: EventStore, report: ReplayReport) -> None:
     for projection in store.projections:
         table = PROJECTION_TABLES[projection.name]
         if report.participant_id is not None and "participant_id" not in table.c:
