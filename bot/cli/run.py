@@ -14,6 +14,7 @@ import click
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.background import NICENESS, STACKS_SIGNAL
 from bot.runtime.bootstrap import build_services, configure_logging
+from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
 
@@ -101,6 +102,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM, signal.SIGINT)
     faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
+    freeze_startup_heap()  # no collection walks it again (bot.runtime.heap)
     background.start()
     watching = threading.Thread(
         target=_stop_when_gone, args=(background, stop), name="background-watch", daemon=True
@@ -192,6 +194,7 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> No
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM, signal.SIGINT)
     faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
+    freeze_startup_heap()  # no collection walks it again (bot.runtime.heap)
     runtime.start()
     click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")
     stop.wait()

@@ -36,6 +36,7 @@ from typing import Any
 
 from bot.core.config import Settings
 from bot.core.signals import OUTBOX_TYPES, TIMER_TYPES, WORK_TYPES, Signals, Typed
+from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import RuntimeOptions
 
@@ -171,6 +172,7 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     waking = threading.Thread(
         target=_wake_from, args=(reader, services.signals, stop), name="wake-ups", daemon=True
     )
+    freeze_startup_heap()  # no collection walks it again (bot.runtime.heap)
     runtime.start()
     waking.start()
     stop.wait()

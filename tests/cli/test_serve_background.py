@@ -8,6 +8,7 @@ import fcntl
 import json
 import multiprocessing
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -201,6 +202,17 @@ def test_serve_and_its_child_write_their_threads_stacks_on_sigusr1_and_go_on(ser
     _until(lambda: "_stop_when_gone" in serve.err.read_text(), "no stacks of serve's threads")
     assert serve.proc.poll() is None
     assert serve.stop(signal.SIGINT) == 0, serve.err.read_text()  # with any stacks: why
+
+
+def test_serve_and_its_child_freeze_their_startup_heap_before_they_serve(serve: Serve) -> None:
+    """bot.runtime.heap: the web process before it serves, the child before its threads start
+    (the scheduler's lease is taken by one of them)."""
+    serve.up()
+    serve.child()
+    _until(lambda: _scheduler_holder(serve.db) is not None, "the child has not started")
+    found = re.findall(r"froze (\d+) startup objects", serve.err.read_text())
+    assert len(found) == 2 and min(int(n) for n in found) > 10_000, serve.err.read_text()
+    assert serve.stop(signal.SIGINT) == 0, serve.err.read_text()
 
 
 def _background(tmp_path: Path) -> Background:
