@@ -35,6 +35,17 @@ def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: A
     return Runtime(services, build_handler(services), messenger, options)
 
 
+def _ready_to_run() -> StopRequest:
+    """`serve`'s and `worker`'s last step before their threads start: Ctrl-C and SIGTERM ask
+    it to stop, `kill -USR1` writes every thread's stack to stderr, and the startup heap is
+    frozen out of the cyclic collector (bot.runtime.heap)."""
+    stop = StopRequest()
+    stop.on_signals(signal.SIGTERM, signal.SIGINT)
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
+    freeze_startup_heap()
+    return stop
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option(
@@ -99,10 +110,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     if settings.messenger == "console":  # the conversation is shown here: what arrives...
         services.store.listeners.append(build_messenger(settings).received)
     services.store.listeners.append(background.committed)  # ...and wakes the child's threads
-    stop = StopRequest()
-    stop.on_signals(signal.SIGTERM, signal.SIGINT)
-    faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
-    freeze_startup_heap()  # no collection walks it again (bot.runtime.heap)
+    stop = _ready_to_run()
     background.start()
     watching = threading.Thread(
         target=_stop_when_gone, args=(background, stop), name="background-watch", daemon=True
@@ -191,10 +199,7 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> No
         services,
         RuntimeOptions(workers=workers, dispatchers=dispatchers, scheduler=scheduler),
     )
-    stop = StopRequest()
-    stop.on_signals(signal.SIGTERM, signal.SIGINT)
-    faulthandler.register(STACKS_SIGNAL, all_threads=True)  # `kill -USR1`: the threads' stacks
-    freeze_startup_heap()  # no collection walks it again (bot.runtime.heap)
+    stop = _ready_to_run()
     runtime.start()
     click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")
     stop.wait()

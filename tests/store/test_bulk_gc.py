@@ -18,11 +18,11 @@ from tests.factories import enrolled, received
 
 
 @pytest.fixture(autouse=True)
-def thresholds() -> Iterator[tuple[int, int, int]]:
-    """The default thresholds for each test, and whatever the process had put back after."""
+def default_thresholds() -> Iterator[None]:
+    """CPython's default thresholds for each test, and the process's own put back after."""
     before = gc.get_threshold()
     gc.set_threshold(700, 10, 10)
-    yield gc.get_threshold()
+    yield
     gc.set_threshold(*before)
 
 
