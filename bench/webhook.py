@@ -13,7 +13,9 @@ Tandem round the bench waits for the worker to drain the queue, so the next roun
 Personal data is sealed under a master key, as in production. Participants are enrolled in
 habit-coach, whose intake module calls the LLM (a scripted OpenAI-compatible server that
 replies at once, in a process of its own at the lowest CPU priority: it stands in for a remote
-service), so every message is a real turn.
+service), so every message is a real turn. Each row gives too how busy the machine's CPU was
+while the load ran (every process's: servers, database, worker, the load itself): near 100 %, a
+layout's latency is the machine's capacity, not waits in Tandem.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -126,6 +128,7 @@ def _load(url: str, rate: int, seconds: float, phones: list[str], tag: str, out:
             else:
                 errors[0] += 1
 
+    before = _cpu_times()
     with ThreadPoolExecutor(max_workers=128) as pool:
         start = time.perf_counter() + 0.1
         for n, (body, signature) in enumerate(prepared):
@@ -134,14 +137,33 @@ def _load(url: str, rate: int, seconds: float, phones: list[str], tag: str, out:
             if delay > 0:
                 time.sleep(delay)
             pool.submit(send, due, body, signature)
-    out.put((latencies, errors[0], time.perf_counter() - start))
+    out.put((latencies, errors[0], time.perf_counter() - start, _busy(before, _cpu_times())))
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    """(all, idle) CPU time of the whole machine so far, in ticks (/proc/stat: Linux), or
+    None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(t) for t in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return sum(ticks), ticks[3] + ticks[4]  # idle and iowait
+
+
+def _busy(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float:
+    """The share of the machine's CPU time that was busy between two `_cpu_times` (every
+    process's: the servers, the database, the load itself), in %; NaN if unknown."""
+    if before is None or after is None or after[0] == before[0]:
+        return float("nan")
+    return 100 * (1 - (after[1] - before[1]) / (after[0] - before[0]))
 
 
 def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -> dict:
     out: mp.Queue = mp.Queue()
     proc = mp.Process(target=_load, args=(url, rate, seconds, phones, tag, out))
     proc.start()
-    latencies, errors, elapsed = out.get()
+    latencies, errors, elapsed, busy = out.get()
     proc.join()
     ms = sorted(x * 1000 for x in latencies) or [float("nan")]
     return {
@@ -149,6 +171,7 @@ def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -
         "p50": percentile(ms, 50),
         "p99": percentile(ms, 99),
         "errors": errors,
+        "busy": busy,
     }
 
 
@@ -220,6 +243,7 @@ def _row(name: str, rate: int, figures: list[dict]) -> str:
         f"{name:<9}{rate:>5}/s  answered best {max(answered):>6.1f} med {med('answered'):>6.1f}/s"
         f"  p50 {med('p50'):>7.1f} ms  p99 min {min(f['p99'] for f in figures):>7.1f} "
         f"med {med('p99'):>7.1f} ms  errors {sum(f['errors'] for f in figures)}"
+        f"  CPU busy {med('busy'):>3.0f} %"
     )
 
 
