@@ -56,7 +56,10 @@ BASE_ENV = {
     "TWILIO_FROM_NUMBER": "+15005550006",
     "OPENAI_API_KEY": "test-key",
     "TANDEM_MODEL": "fake-model",
-    "LLM_TIMEOUT_SECONDS": "1",
+    # Far above a scripted reply's time: at 1 s a busy 2-core machine timed out a reply the fake
+    # had ready (a scenario test failed once in the whole suite). A test of timeouts sets its
+    # own (llm_down_three_ways.yaml: 0.5 s) and a hang longer than it.
+    "LLM_TIMEOUT_SECONDS": "10",
     "LLM_MAX_RETRIES": "0",
     "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
     "DEFAULT_REGION": "US",
