@@ -13,7 +13,7 @@ Tandem round the bench waits for the worker to drain the queue, so the next roun
 Personal data is sealed under a master key, as in production. Participants are enrolled in
 habit-coach, whose intake module calls the LLM (a scripted OpenAI-compatible server that
 replies at once, in a process of its own at the lowest CPU priority: it stands in for a remote
-service), so every message is a real turn. Each row gives too how busy the machine's CPU was
+service), so every message is a real turn. Each row also gives how busy the machine's CPU was
 while the load ran (every process's: servers, database, worker, the load itself): near 100 %, a
 layout's latency is the machine's capacity, not waits in Tandem.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
