@@ -40,7 +40,10 @@ def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None
 def _opened(sealer: Sealer, conn: Connection | None, row: Any) -> tuple[dict[str, Any], dict]:
     """A row's plain payload, and its meta with what the sealing kept aside put back."""
     opened = sealer.open(conn, row.stream_id, row.event_id, row.event_type, row.data)
-    meta = dict(row.meta or {})
+    meta = row.meta or {}
+    if not opened.escaped and not opened.erased:  # most rows: the row's meta as it is
+        return opened.data, meta
+    meta = dict(meta)
     if opened.escaped:
         meta["escaped"] = {**meta.get("escaped", {}), **opened.escaped}
     if opened.erased:

@@ -16,6 +16,7 @@ from bot.store.events import NewEvent, participant_stream
 from bot.store.scan import _sqlite_utc, processors, records, scan
 from bot.store.schema import events, outbox, participants
 from tests.factories import enrolled, received
+from tests.store.statements import statements
 
 
 def test_scanned_rows_hold_what_a_typed_select_returns(store: EventStore) -> None:
@@ -127,3 +128,50 @@ def test_sqlite_json_is_decoded_directly_to_what_the_typed_column_reads() -> Non
             generic(refused)
         with pytest.raises(ValueError):
             process(refused)
+
+
+def test_json_reads_as_the_typed_column_reads_it_on_either_engine(store: EventStore) -> None:
+    """On PostgreSQL a JSON column is fetched as its text and decoded by the engine's reader
+    (not by psycopg's loader): the values are what a typed select returns, whatever the JSON
+    holds: JSON null beside SQL NULL, text beyond ASCII and with escapes, numbers of every
+    kind, nesting, an empty object."""
+    payloads = [
+        {"a": None, "b": [], "c": {}},
+        {"text": 'caf\u00e9 \u2014 "quoted"\n\ttab \\ back', "emoji": "\U0001f600"},
+        {"n": 9223372036854775807, "f": 1.5e300, "neg": -0.0, "tiny": 5e-324, "i": 0},
+        {"deep": {"x": [1, [2, [3, {"y": True, "z": False}]]]}},
+        {},
+    ]
+    person = enrolled()
+    stream = participant_stream(person.participant_id)
+    store.append(stream, [person])
+    with store.transaction() as tx:
+        for n, payload in enumerate(payloads):
+            tx.conn.execute(
+                events.insert().values(
+                    event_id=f"json-{n}", stream_id="system:json", stream_version=n + 1,
+                    event_type="test.json", schema_version=1, data=payload,
+                    meta=None if n == 0 else {"k": payload}, idempotency_key=None,
+                    occurred_at=datetime(2026, 1, 31, tzinfo=UTC),
+                    recorded_at=datetime(2026, 1, 31, tzinfo=UTC),
+                )
+            )  # fmt: skip
+    where = [events.c.stream_id == "system:json"]
+    with statements(store.engine) as seen, store.reading() as conn:
+        typed = [tuple(r) for r in conn.execute(select(events).where(*where).order_by("seq"))]
+        scanned = [tuple(r) for r in scan(conn, where, [events.c.seq], batch=2)]
+        names = ["data", "meta"]
+        as_records = [
+            (row["data"], row["meta"])
+            for rows in records(conn, events, names, where, order_by=[events.c.seq])
+            for row in rows
+        ]
+    assert scanned == typed
+    assert [row[6] for row in scanned] == payloads
+    assert scanned[0][7] is None and scanned[1][7] == {"k": payloads[1]}
+    assert as_records == [(row[6], row[7]) for row in typed]
+    # On PostgreSQL the scan and the records read the JSON columns as text, which the engine's
+    # reader decodes; SQLite stores JSON as text already.
+    reads = [s for s in seen if "FROM events" in s and "system:json" not in s][1:]
+    cast = "CAST(events.data AS TEXT)" in " ".join(reads)
+    assert cast is (store.engine.dialect.name == "postgresql")
