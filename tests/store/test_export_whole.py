@@ -116,7 +116,8 @@ def _payload_text(ev: Event, engine: str) -> str:
     payload = ev.data.model_dump(mode="json")
     sealed = sorted(n for n in personal_fields(type(ev.data)) if payload.get(n) is not None)
     plain = _stored_order({k: v for k, v in payload.items() if k not in sealed}, engine)
-    return json.dumps({**plain, **{n: payload[n] for n in sealed}}, ensure_ascii=False)
+    opened = {**plain, **{n: payload[n] for n in sealed}}
+    return json.dumps(opened, ensure_ascii=False, separators=(",", ":"))
 
 
 @pytest.fixture
@@ -145,7 +146,7 @@ def test_every_file_of_the_export_holds_exactly_what_the_events_say(
          'Ana, "A"', "", "", "", "false", "2026-10-31T12:00:00+00:00",
          "2026-10-31T08:00:00-04:00", "2026-11-01T06:30:00+00:00", "2026-11-01T01:30:00-05:00",
          "2026-11-02T01:02:32+00:00", "14", "{}",
-         '{"asking": null, "measurements": {"mood": 7}}', "{}", "{}"],
+         '{"asking":null,"measurements":{"mood":7}}', "{}", "{}"],
         [BEN, "+919876543210", "sms", "active", "false", "Asia/Kolkata", "demo", "intake", "",
          "", "", "", "", "false", "2026-10-31T12:05:00+00:00", "2026-10-31T17:35:00+05:30", "",
          "", "2026-10-31T12:05:00+00:00", "1", "{}", "{}", "{}", "{}"],
@@ -192,7 +193,7 @@ def test_every_file_of_the_export_holds_exactly_what_the_events_say(
         ["participant_id", "intervention", "form", "field", "value", "type", "domain",
          "critical", "added", "set_at_utc", "set_at_local", "message_seq", "message_id", "step",
          "times_set"],
-        [ANA, "demo", "about", "pets", '["cat", "dog"]', "list", "", "false", "true",
+        [ANA, "demo", "about", "pets", '["cat","dog"]', "list", "", "false", "true",
          "2026-11-02T01:02:32+00:00", "2026-11-01T20:02:32-05:00", "3", "m-3", "explore", "1"],
     ])  # fmt: skip
     header = ["seq", "event_id", "stream_id", "stream_version", "type", "schema_version",
