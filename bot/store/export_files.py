@@ -4,6 +4,7 @@ default dialect writes) or JSON Lines, into an owner-only `.partial` file rename
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -52,9 +53,24 @@ def _iso(value: object) -> str:
 # What orjson leaves to `default` (`_iso`): times, written as `iso` writes every other time
 # the export holds, and dataclasses, which no cell holds and `_iso` refuses.
 _PASS_TO_ISO = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-# `json.dumps` with the same text, for what orjson refuses: an integer past 64 bits, a key that
-# is not a string, a lone surrogate.
-_json_text = json.JSONEncoder(ensure_ascii=False, default=_iso, separators=(",", ":")).encode
+_json_encoder = json.JSONEncoder(ensure_ascii=False, default=_iso, separators=(",", ":"))
+
+
+def _json_text(value: object) -> str:
+    """`to_json` by `json`, for what orjson refuses (an integer past 64 bits, a key that is not
+    a string, a lone surrogate): the same text, a non-finite float null as orjson writes it."""
+    return _json_encoder.encode(_finite(value))
+
+
+def _finite(value: object) -> object:
+    """`value` with each NaN or infinite float in it None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def to_json(value: object) -> str:

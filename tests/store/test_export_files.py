@@ -140,6 +140,7 @@ def test_json_cells_are_compact_utf8_json_with_iso_times() -> None:
     # past 64 bits, a key that is not text, a lone surrogate: `json`, compact as well
     assert to_json([2**70, {1: "x"}, "\ud800"]) == '[1180591620717411303424,{"1":"x"},"\ud800"]'
     assert to_json([float("nan"), float("-inf"), 2.5]) == "[null,null,2.5]"  # no JSON holds NaN
+    assert to_json({"n": 2**70, "x": [float("nan")]}) == '{"n":1180591620717411303424,"x":[null]}'
     assert to_json([Colour.RED]) == '["red, or \\"scarlet\\""]'
     for refused in (object(), StoredEvent):
         with pytest.raises(TypeError, match="cannot export"):
