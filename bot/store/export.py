@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from bot.store.export_files import (
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.store.prefetch import ahead
 from bot.store.results import (
     RESULT_COLUMNS,
     RESULT_TYPES,
@@ -53,7 +55,7 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
-from bot.store.scan import batches, records, scan
+from bot.store.scan import batches, maker, records, scan, scan_query
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_row, opened_rows, row_to_event
@@ -211,7 +213,7 @@ def _write_per_participant(
             )
             steps[name] = advance(name, total)
         records = participant_records(
-            conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every
+            conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True
         )
         for name, record in records:
             outs[name].write(shaped[name](record))
@@ -582,6 +584,7 @@ def participant_records(
     batch: int = 100,
     *,
     every: Callable[[Any], None] | None = None,
+    read_ahead: bool = False,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file name, record) of the per-participant files `names` (`messages`, `results`,
     `retrievals`, `forms`), participant by participant in order of enrollment.
@@ -591,18 +594,19 @@ def participant_records(
     events are held in memory while its records are made. Their outbox rows come from one
     query for the whole export, in the same order (`_outbox_groups`). With `every`, a batch's
     query reads their events of every type, and hands each row to `every` as it is read (the
-    events file's lines: `export`).
+    events file's lines: `export`). With `read_ahead`, on PostgreSQL, each batch's events are
+    read on a second connection while the batch before is worked on (bot.store.prefetch): for
+    `export`, which writes as fast as it reads; a download, paced by its client, holds one.
     """
     wanted = set(names)
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
     groups = _outbox_groups(conn, ids) if "messages" in wanted else _no_groups()
+    read = _batch_histories(conn, sealer, ids, batch, sorted(types), upto, every, read_ahead)
     try:
         pending = next(groups, None)
-        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
-            streams = [participant_stream(row["participant_id"]) for row in rows]
-            histories = _histories(conn, sealer, streams, sorted(types), upto, every)
+        for rows, streams, histories in read:
             # The batch's outbox rows: the groups of its participants, next in the same order.
             batch_ids, sent = {row["participant_id"] for row in rows}, {}
             while pending is not None and pending[0] in batch_ids:
@@ -622,7 +626,76 @@ def participant_records(
         if pending is not None:  # the same snapshot lists the same participants in both
             raise RuntimeError(f"outbox rows of a participant not exported: {pending[0]}")
     finally:
-        groups.close()  # a download cut short closes the cursor now
+        read.close()  # a download cut short closes the cursors, and the read ahead, now
+        groups.close()
+
+
+# The rows of a batch's events query fetched in one round trip (`_fetched`).
+_FETCH = 10_000
+# A batch of participant rows, their streams, and the streams' histories.
+_Batch = tuple[list[dict[str, Any]], list[str], dict[str, list[Any]]]
+
+
+def _batch_histories(
+    conn: Connection,
+    sealer: Sealer,
+    ids: Sequence[str],
+    batch: int,
+    types: Sequence[str],
+    upto: int,
+    every: Callable[[Any], None] | None,
+    read_ahead: bool,
+) -> Generator[_Batch, None, None]:
+    """(participant rows, their streams, `_histories` of those streams) of each batch of
+    participants in order of enrollment; with `read_ahead`, each batch's events read while
+    the batch before is worked on (bot.store.prefetch)."""
+
+    def finish(
+        rows: list[dict[str, Any]], streams: list[str], fetched: Callable[[], Any]
+    ) -> _Batch:
+        return rows, streams, _histories(conn, sealer, streams, types, upto, every, fetched=fetched)
+
+    with ahead(conn, enabled=read_ahead) as submit:
+        waiting = None
+        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
+            streams = [participant_stream(row["participant_id"]) for row in rows]
+            query = _history_query(conn.dialect, streams, types, upto, every is not None)
+            fetched = submit(partial(_fetched, query))  # read while the batch before is worked on
+            if waiting is not None:
+                yield finish(*waiting)
+            waiting = (rows, streams, fetched)
+        if waiting is not None:
+            yield finish(*waiting)
+
+
+def _fetched(query: Any, conn: Connection) -> list[Any]:
+    """Every row of `query` as the driver returns it, streamed in (bot.store.scan) through a
+    server-side cursor on PostgreSQL, whose plan walks the streams' index: as a plain
+    statement, before ANALYZE, the planner scanned the whole events table for each batch
+    (quadratic). Fetched `_FETCH` rows at a time: each round trip is a wait for the GIL in the
+    thread that reads ahead, and a batch's rows are held in memory anyway."""
+    rows: list[Any] = []
+    for part in batches(conn, query, _FETCH):
+        rows += part
+    return rows
+
+
+def _history_query(
+    dialect: Any, streams: Sequence[str], types: Sequence[str], upto: int, every_type: bool
+) -> Any:
+    """The query of the streams' event rows of `types` (of every type with `every_type`) up
+    to seq `upto`, in order, through the (stream_id, stream_version) index."""
+    where = [
+        events.c.stream_id.in_(list(streams)),
+        events.c.stream_version > 0,
+        events.c.seq <= upto,
+    ]
+    if not every_type:
+        # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
+        # took it and, for each batch, scanned every participant's events of those types
+        # (quadratic again); the streams' own index is the one to walk.
+        where.append((events.c.event_type + literal("")).in_(list(types)))
+    return scan_query(dialect, where, [events.c.stream_id, events.c.stream_version])
 
 
 def _histories(
@@ -632,27 +705,20 @@ def _histories(
     types: Sequence[str],
     upto: int,
     every: Callable[[Any], None] | None = None,
+    *,
+    fetched: Callable[[], list[Any]] | None = None,
 ) -> dict[str, list[Any]]:
-    """The streams' event rows of `types` up to seq `upto`, opened (bot.store.sealing), in
-    order, by stream: one query (a server-side cursor on PostgreSQL) through the (stream_id,
-    stream_version) index. With `every`, the query reads rows of every type, and each is
-    handed to `every`."""
-    where = [
-        events.c.stream_id.in_(list(streams)),
-        events.c.stream_version > 0,
-        events.c.seq <= upto,
-    ]
-    if every is None:
-        # `event_type || ''` keeps the event-type index out of the planner's reach: SQLite
-        # took it and, for each batch, scanned every participant's events of those types
-        # (quadratic again); the streams' own index is the one to walk.
-        where.append((events.c.event_type + literal("")).in_(list(types)))
+    """The streams' event rows of `types` up to seq `upto` (`_history_query`'s, read now or
+    already `fetched`), opened (bot.store.sealing), in order, by stream. With `every`, the
+    query reads rows of every type, and each is handed to `every`."""
+    if fetched is None:
+        query = _history_query(conn.dialect, streams, types, upto, every is not None)
+        fetched = partial(_fetched, query, conn)
     wanted = frozenset(types)
-    order = [events.c.stream_id, events.c.stream_version]
     by_stream: dict[str, list[Any]] = {}
     # Their data keys in one query, not one for each participant's first sealed event.
     sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
-    for row in scan(conn, where, order):
+    for row in map(maker(conn.dialect), fetched()):
         opened = opened_row(row, sealer, conn)
         if every is not None:
             every(opened)

@@ -58,11 +58,16 @@ def scan(
     conn: Connection, where: Sequence[Any] = (), order_by: Sequence[Any] = (), batch: int = 1000
 ) -> Iterator[StoredEvent]:
     """The event rows matching `where`, in `order_by` order, fetched `batch` at a time."""
-    columns = raw_columns(conn.dialect, [events.c[name] for name in _NAMES])
-    query = select(*columns).where(*where).order_by(*order_by)
-    make = _maker(conn)
-    for rows in batches(conn, query, batch):
+    make = maker(conn.dialect)
+    for rows in batches(conn, scan_query(conn.dialect, where, order_by), batch):
         yield from map(make, rows)
+
+
+def scan_query(dialect: Any, where: Sequence[Any] = (), order_by: Sequence[Any] = ()) -> Any:
+    """`scan`'s query: its rows as the driver returns them, which `maker` makes StoredEvents
+    of (for a read that fetches in one place and converts in another: bot.store.prefetch)."""
+    columns = raw_columns(dialect, [events.c[name] for name in _NAMES])
+    return select(*columns).where(*where).order_by(*order_by)
 
 
 def batches(conn: Connection, query: Any, batch: int) -> Iterator[Sequence[Any]]:
@@ -141,9 +146,10 @@ def processors(
     return converted
 
 
-def _maker(conn: Connection) -> Callable[[Any], StoredEvent]:
-    """A function from a raw row to its StoredEvent, with the typed columns' own processors."""
-    converted = processors(conn.dialect, [events.c[name] for name in _NAMES])
+def maker(dialect: Any) -> Callable[[Any], StoredEvent]:
+    """A function from a raw row of `scan_query` to its StoredEvent, with the typed columns'
+    own processors."""
+    converted = processors(dialect, [events.c[name] for name in _NAMES])
     new = StoredEvent._make
     if [i for i, _ in converted] == [6, 7, 9, 10]:  # data, meta, occurred_at, recorded_at
         (_, data), (_, meta), (_, occurred), (_, recorded) = converted
