@@ -630,7 +630,7 @@ def participant_records(
         groups.close()
 
 
-# The rows of a batch's events query fetched in one round trip (`_fetched`).
+# The most rows of a batch's events query one round trip fetches (`_fetched`).
 _FETCH = 10_000
 # A batch of participant rows, their streams, and the streams' histories.
 _Batch = tuple[list[dict[str, Any]], list[str], dict[str, list[Any]]]

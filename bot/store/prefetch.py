@@ -42,14 +42,14 @@ def ahead(conn: Connection, *, enabled: bool = True) -> Iterator[Submit[Any]]:
         yield _inline(conn)
         return
     snapshot = conn.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()
+    # SET takes no bound parameter: the id (the server's own, checked) is written into it.
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise RuntimeError(f"pg_export_snapshot() returned {snapshot!r}, not a snapshot id")
     with ExitStack() as stack:
         other = stack.enter_context(conn.engine.connect())
         other.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
         stack.enter_context(other.begin())  # rolled back on leaving: it only read
-        # The first statement of its transaction, as PostgreSQL requires; SET takes no bound
-        # parameter, so the id (the server's own, checked) is written into the statement.
-        if not _SNAPSHOT_ID.fullmatch(snapshot):
-            raise RuntimeError(f"pg_export_snapshot() returned {snapshot!r}, not a snapshot id")
+        # The first statement of its transaction, as PostgreSQL requires.
         other.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
         pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="read-ahead"))
         submitted: list[Future[Any]] = []
