@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, func, literal, select
 
+from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.event_types.exports import ExportWritten
 from bot.store.events import PARTICIPANT_PREFIX, NewEvent, participant_of, participant_stream
@@ -136,8 +137,9 @@ def export(
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
     # every file as of one moment; events.csv's lines made as the per-participant files read
-    # each event, sorted back into global order (bot.store.export_runs)
-    with store.snapshot() as conn, SortedRuns(out_dir) as runs:
+    # each event, sorted back into global order (bot.store.export_runs); the cyclic collector
+    # running rarely (bot.store.bulk_gc)
+    with fewer_collections(), store.snapshot() as conn, SortedRuns(out_dir) as runs:
         ids = _existing(conn, participant_ids)
         upto = _last_seq(conn)
         out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

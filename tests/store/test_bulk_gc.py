@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from bot.store import replay
 from bot.store.bulk_gc import BULK_THRESHOLDS, fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
+from bot.store.export import export, stream_file
 from tests.factories import enrolled, received
 
 
@@ -105,3 +107,36 @@ def test_a_replay_folds_and_compares_with_the_collector_running_rarely(
     assert report.events == 2 and report.clean, report.differences
     assert during == {"fold": {BULK_THRESHOLDS}, "compare": {BULK_THRESHOLDS}}
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_an_export_writes_its_files_with_the_collector_running_rarely(
+    store: EventStore, tmp_path: Path
+) -> None:
+    person = enrolled()
+    store.append(
+        participant_stream(person.participant_id), [person, received(body="hi", phone=person.phone)]
+    )
+    during: set[tuple[int, int, int]] = set()
+
+    def progress(_name: str, _total: int | None) -> Callable[[int], None]:
+        during.add(gc.get_threshold())
+        return lambda _n: during.add(gc.get_threshold())
+
+    counts = export(store, tmp_path, progress=progress)
+
+    assert counts.participants == 1 and counts.messages == 1
+    assert during == {BULK_THRESHOLDS}
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_download_is_streamed_with_the_collector_as_it_was(store: EventStore) -> None:
+    """A console download is paced by its client in a web process: it leaves the thresholds
+    as the process has them, however long it takes."""
+    person = enrolled()
+    store.append(participant_stream(person.participant_id), [person])
+    lines = stream_file(store, "participants", "csv")
+    during: set[tuple[int, int, int]] = set()
+    for _line in lines:
+        during.add(gc.get_threshold())
+
+    assert during == {(700, 10, 10)}
