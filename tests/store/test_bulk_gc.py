@@ -1,5 +1,6 @@
-"""The cyclic collector runs rarely while a replay holds what it builds (bot.store.bulk_gc), and
-the process's thresholds are put back as they were however the callers overlap."""
+"""The cyclic collector runs rarely while a replay holds what it builds and while `tandem
+export` writes (bot.store.bulk_gc), not while a console download streams, and the process's
+thresholds are put back as they were however the callers overlap."""
 
 from __future__ import annotations
 
