@@ -1,6 +1,7 @@
 """Benchmark `tandem export` and `tandem replay --check` beside a raw scan of the events table.
 
-For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out) it times, in
+For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out, a day apart, each
+event with a time of its own, as a study's are) it times, in
 alternating rounds (min and median): the export (`bot.store.export.export`, CSV), the replay
 check (`rebuild` + `compare`), and the baseline: one `SELECT * FROM events ORDER BY seq` through
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 from contextlib import closing
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -42,7 +43,7 @@ from bot.store.engine import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
 from bot.store.event_types.messages import MessageQueued  # noqa: E402
-from bot.store.events import EventData, new_id, participant_stream  # noqa: E402
+from bot.store.events import NewEvent, new_id, participant_stream  # noqa: E402
 from bot.store.export import export  # noqa: E402
 from bot.store.replay import compare, rebuild  # noqa: E402
 from bot.store.sealing import Sealer  # noqa: E402
@@ -50,29 +51,32 @@ from tests.factories import enrolled  # noqa: E402
 
 
 def seed(store: EventStore, participants: int, messages: int = 10) -> int:
-    """Enroll `participants`, each with `messages` messages; returns the events written."""
+    """Enroll `participants`, each with `messages` messages; returns the events written. Each
+    event has a time of its own, as in a study, where each is appended when it happens (the
+    export writes every time it holds, and writes a time it wrote just before at less cost)."""
     written = 0
+    start_at = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     for start in range(0, participants, 500):
         with store.transaction() as tx:
             for n in range(start, min(start + 500, participants)):
                 phone = f"+1416{n:07d}"
                 person = enrolled(phone=phone)
-                batch: list[EventData] = [person]
+                at = start_at + timedelta(seconds=n)
+                batch: list[NewEvent] = [NewEvent(person, occurred_at=at)]
                 for k in range(messages // 2):
-                    batch.append(
-                        MessageReceived(
-                            message_sid=f"SM{new_id().replace('-', '')}",
-                            from_address=phone,
-                            to_address="+15005550006",
-                            channel="sms",
-                            body=f"Day {k}: I walked to the shop.",
-                        )
+                    day = at + timedelta(days=k + 1)
+                    received = MessageReceived(
+                        message_sid=f"SM{new_id().replace('-', '')}",
+                        from_address=phone,
+                        to_address="+15005550006",
+                        channel="sms",
+                        body=f"Day {k}: I walked to the shop.",
                     )
-                    batch.append(
-                        MessageQueued(
-                            outbox_id=new_id(), to_address=phone, channel="sms", body="Well done!"
-                        )
+                    queued = MessageQueued(
+                        outbox_id=new_id(), to_address=phone, channel="sms", body="Well done!"
                     )
+                    batch.append(NewEvent(received, occurred_at=day))
+                    batch.append(NewEvent(queued, occurred_at=day + timedelta(seconds=2)))
                 tx.append(participant_stream(person.participant_id), batch)
                 written += len(batch)
     return written
