@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.store import export_files
 from bot.store.export import event_line, event_values
 from bot.store.export_files import cell, csv_line, iso, to_json
 from bot.store.scan import StoredEvent
@@ -122,6 +123,27 @@ def test_the_same_instant_written_again_in_another_zone_or_fold_keeps_its_own_te
     at = first.astimezone(UTC)
     india = at.astimezone(timezone(timedelta(hours=5, minutes=30)))
     times = [at, at, india, first, first.replace(fold=1), at, second, first, india]
+    assert [iso(t) for t in times] == [t.isoformat() for t in times]
+
+
+def test_utc_times_past_the_remembered_texts_are_each_their_isoformat() -> None:
+    """A UTC time's text is remembered (an event's time is written again in messages.csv);
+    past `_UTC_TEXTS` of them the texts are dropped, and every time still reads as its own."""
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    times = [start + timedelta(seconds=n) for n in range(export_files._UTC_TEXTS + 100)]
+    written = [iso(t) for t in times]
+    again = [iso(t) for t in reversed(times)]
+
+    assert written == [t.isoformat() for t in times]
+    assert again == [t.isoformat() for t in reversed(times)]
+    assert 0 < len(export_files._utc_texts) <= export_files._UTC_TEXTS
+
+
+def test_a_utc_instant_in_a_zone_named_utc_keeps_its_own_text() -> None:
+    at = datetime(2026, 3, 8, 7, 0, tzinfo=UTC)
+    named = at.astimezone(ZoneInfo("UTC"))
+    india = at.astimezone(timezone(timedelta(hours=5, minutes=30)))
+    times = [at, named, at, india, at]
     assert [iso(t) for t in times] == [t.isoformat() for t in times]
 
 
