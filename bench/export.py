@@ -2,7 +2,8 @@
 
 For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out, a day apart, each
 event with a time of its own, as a study's are) it times, in
-alternating rounds (min and median): the export (`bot.store.export.export`, CSV), the replay
+alternating rounds (min and median): the export (`bot.store.export.export`, CSV) in one process
+and with `--jobs` worker processes ("export, N jobs": `tandem export --jobs N`), the replay
 check (`rebuild` + `compare`), and the baseline: one `SELECT * FROM events ORDER BY seq` through
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
 reference the targets were set against: "x raw"). A second baseline decodes with orjson, as the
@@ -14,13 +15,14 @@ is 2.0 per doubling).
 Personal data is sealed under a master key, as in production (the export opens every message's
 phone number and text); `--plain` stores it unsealed, as this bench did before it sealed.
 Run by hand: `python bench/export.py [--participants 1000,2000,4000] [--rounds 3]
-[--engines sqlite,postgresql] [--plain]`.
+[--engines sqlite,postgresql] [--plain] [--jobs 2]` (`--jobs` defaults to the machine's cores).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 import tempfile
@@ -166,7 +168,7 @@ def _timer(fn) -> float:  # noqa: ANN001
     return time.perf_counter() - began
 
 
-def run(kind: str, sizes: list[int], rounds: int, sealed: bool) -> None:
+def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> None:
     previous: float | None = None
     for size in sizes:
         with database(kind) as url, tempfile.TemporaryDirectory() as out:
@@ -179,11 +181,13 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool) -> None:
                 compare(store, report)
                 assert report.clean, report.differences[:3]
 
-            def export_once(store: EventStore = store, out: str = out) -> None:
-                export(store, Path(out))
+            def export_once(store: EventStore = store, out: str = out, jobs: int = 1) -> None:
+                export(store, Path(out), jobs=jobs)
 
+            parted = f"export, {jobs} jobs"
             cases = [
                 ("export", lambda fn=export_once: _timer(fn)),
+                (parted, lambda fn=export_once: _timer(lambda: fn(jobs=jobs))),
                 ("replay --check", lambda fn=check: _timer(fn)),
                 ("raw scan", lambda url=url: _timer(lambda: raw_scan(url))),
                 ("raw, orjson", lambda url=url: _timer(lambda: raw_scan(url, orjson.loads))),
@@ -194,11 +198,11 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool) -> None:
         raw = summary(figures["raw scan"])[1]
         fast = summary(figures["raw, orjson"])[1]
         least = summary(figures["floor"])[1]
-        for name in ("export", "replay --check", "raw scan", "raw, orjson", "floor"):
+        for name in ("export", parted, "replay --check", "raw scan", "raw, orjson", "floor"):
             low, median = summary(figures[name])
             per = median / total * 1e6
             print(
-                f"{kind:<11}{size:>6} participants ({total:,} events)  {name:<15}"
+                f"{kind:<11}{size:>6} participants ({total:,} events)  {name:<16}"
                 f"min {low:>7.2f} s  median {median:>7.2f} s  {per:>7.1f} us/event  "
                 f"x raw {median / raw:>5.1f}  x orjson {median / fast:>5.1f}  "
                 f"x floor {median / least:>5.1f}"
@@ -209,6 +213,10 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool) -> None:
                 f"{kind:<11}export growth from the previous size: {median_export / previous:.2f}x"
             )
         previous = median_export
+        print(
+            f"{kind:<11}{jobs} jobs take {summary(figures[parted])[1] / median_export:.2f}x the "
+            "time of one process"
+        )
 
 
 def main() -> None:
@@ -219,11 +227,14 @@ def main() -> None:
     parser.add_argument(
         "--plain", action="store_true", help="store personal data unsealed (no master key)"
     )
+    parser.add_argument(
+        "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="worker processes"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.participants.split(",")]
     print(f"personal data {'plain' if args.plain else 'sealed, as in production'}", flush=True)
     for kind in args.engines.split(","):
-        run(kind, sizes, args.rounds, sealed=not args.plain)
+        run(kind, sizes, args.rounds, sealed=not args.plain, jobs=args.jobs)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ any text files the caller adds (the codebook, bot.interventions.codebook).
 Everything is read in batches and written as it is read, all in one snapshot of the database
 (`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
 it, so the files describe the same moment: an enrollment, message or delivery report recorded
-while an export runs is in none of its files. Files are readable by
-their owner only (0600), and every export is recorded as `export.written` on the system stream.
+while an export runs is in none of its files. With `jobs`, worker processes write the
+per-participant files in parts, in the same snapshot (bot.store.export_jobs). Files are
+readable by their owner only (0600), and every export is recorded as `export.written` on the
+system stream.
 
 Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
 of the participant id, itself random) stands for the participant id; phone numbers and names
@@ -28,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Connection, func, literal, select
+from sqlalchemy import Connection, and_, func, literal, or_, select
 
 from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
@@ -42,8 +44,10 @@ from bot.store.export_files import (
     document,
     iso,
     json_line,
+    part_name,
     to_json,
 )
+from bot.store.export_jobs import Report, Workers
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
@@ -96,6 +100,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
+    workers: int = 0  # worker processes that wrote parts (bot.store.export_jobs)
 
 
 class UnknownParticipant(ValueError):
@@ -128,29 +133,49 @@ def export(
     free_text: FreeText = "keep",
     actor: str = "cli",
     documents: Mapping[str, str] | None = None,
+    jobs: int = 1,
 ) -> Counts:
     """Write participants, messages, results, retrievals and events files into `out_dir`,
-    and each of `documents` (file name -> text, e.g. the codebook); returns the row counts."""
+    and each of `documents` (file name -> text, e.g. the codebook); returns the row counts.
+    With `jobs` above 1 and no `participant_ids`, up to that many worker processes write the
+    per-participant files in parts (bot.store.export_jobs): the same files, sooner."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
+    if jobs < 1:
+        raise ValueError(f"jobs must be 1 or more, not {jobs}")
     shape = _Shape(pseudonymise, free_text)
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
+    workers = 0 if participant_ids else _worker_count(store, jobs)
     # every file as of one moment; events.csv's lines made as the per-participant files read
     # each event, sorted back into global order (bot.store.export_runs); the cyclic collector
-    # running rarely (bot.store.bulk_gc)
-    with fewer_collections(), store.snapshot() as conn, SortedRuns(out_dir) as runs:
-        ids = _existing(conn, participant_ids)
-        upto = _last_seq(conn)
-        out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        reads = _Reads(conn, store.sealer, upto, since, ids)
-        written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
-        every = None if pseudonymise else _event_lines(fmt, since, runs)
-        written += _write_per_participant(reads, out_dir, fmt, shape, advance, counts, every)
-        for name, text in (documents or {}).items():
-            written.append(document(out_dir, name, text))
-        if not pseudonymise:
-            written.append(_write_events(reads, out_dir, fmt, advance, counts, runs))
+    # running rarely (bot.store.bulk_gc); the workers forked before any transaction begins
+    with fewer_collections(), Workers(store, workers, _write_part) as parts, ExitStack() as hold:
+        hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
+        with store.snapshot() as conn, SortedRuns(out_dir) as runs:
+            ids = _existing(conn, participant_ids)
+            upto = _last_seq(conn)
+            out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            reads = _Reads(conn, store.sealer, upto, since, ids)
+            if workers:
+                lines = not pseudonymise
+                spans = enumerate(_spans(conn, workers))
+                tasks = [_Part(n, s, out_dir, fmt, shape, since, upto, lines) for n, s in spans]
+                parts.begin(conn, upto, tasks)
+                counts.workers = len(tasks)
+            hold.close()
+            written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
+            if workers:
+                written += _join_parts(parts, reads, out_dir, fmt, shape, advance, counts, runs)
+            else:
+                every_line = None if pseudonymise else _event_lines(fmt, since, runs)
+                written += _write_per_participant(
+                    reads, out_dir, fmt, shape, advance, counts, every_line
+                )
+            for name, text in (documents or {}).items():
+                written.append(document(out_dir, name, text))
+            if not pseudonymise:
+                written.append(_write_events(reads, out_dir, fmt, advance, counts, runs))
     record = ExportWritten(
         format=fmt,
         files=written,
@@ -203,8 +228,7 @@ def _write_per_participant(
     """The per-participant files, written side by side from one read of each batch of
     participants' events (see `participant_records`), which hands `every` each event of
     their streams it reads."""
-    shaped = {"messages": shape.record, "results": shape.result}
-    shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    shaped = _shaped(shape)
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
     with ExitStack() as files:
         outs, steps = {}, {}
@@ -222,6 +246,147 @@ def _write_per_participant(
             setattr(counts, name, getattr(counts, name) + 1)
             steps[name](1)
     return [outs[name].path.name for name in PER_PARTICIPANT]
+
+
+def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+    """What each per-participant file keeps of a record."""
+    shaped = {"messages": shape.record, "results": shape.result}
+    return shaped | {"retrievals": shape.record, "forms": shape.form_value}
+
+
+# A part of an export (bot.store.export_jobs) has at least this many participants: fewer, and
+# forking a worker costs more than it saves.
+PART_PARTICIPANTS = 200
+# How many rows a worker writes between two reports of its progress.
+_REPORT_EVERY = 1000
+
+
+def _worker_count(store: EventStore, jobs: int) -> int:
+    """How many worker processes an export of every participant takes: none (it runs in one
+    process) unless `jobs` allows 2 or more parts of PART_PARTICIPANTS each."""
+    if jobs < 2:
+        return 0
+    with store.reading() as conn:  # ended before the workers are forked
+        count = _count_participants(conn)
+    workers = min(jobs, count // PART_PARTICIPANTS)
+    return workers if workers >= 2 else 0
+
+
+def _spans(conn: Connection, count: int) -> list[Span]:
+    """The participants, in order of enrollment, in up to `count` spans of about as many
+    events each (a participants row's version is its stream's events): each span ends at the
+    participant that brings it to its share of the events not yet in a span."""
+    at, key, version = (
+        participants.c.enrolled_at,
+        participants.c.participant_id,
+        participants.c.version,
+    )
+    rows = conn.execute(select(at, key, version).order_by(at, key)).all()
+    total = sum(row[2] + 1 for row in rows)
+    spans: list[Span] = []
+    after: Place | None = None
+    seen, share = 0, total / count
+    for index, (enrolled_at, participant_id, events_of) in enumerate(rows):
+        seen += events_of + 1
+        if seen >= share or index == len(rows) - 1:
+            spans.append((after, (enrolled_at, participant_id)))
+            after = (enrolled_at, participant_id)
+            left = count - len(spans)
+            share = seen + (total - seen) / left if left else total
+    return spans
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A worker process's task (bot.store.export_jobs): the per-participant files' rows of the
+    participants in `span`, and (`events`) their events file lines."""
+
+    index: int
+    span: Span
+    out_dir: Path
+    fmt: Format
+    shape: _Shape
+    since: datetime | None
+    upto: int
+    events: bool
+
+
+def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report) -> list[Path]:
+    """In a worker process: its part of each per-participant file (`Writer`'s `part`), as
+    `_write_per_participant` writes the whole, reporting the rows written as it goes; returns
+    the run files of its events lines, handed over."""
+    shaped = _shaped(part.shape)
+    done = dict.fromkeys(PER_PARTICIPANT, 0)
+    with ExitStack() as files:
+        runs = files.enter_context(SortedRuns(part.out_dir, prefix=f"part-{part.index}-"))
+        outs = {
+            name: files.enter_context(
+                Writer(part.out_dir, name, part.fmt, part.shape.columns(FILES[name]), part.index)
+            )
+            for name in PER_PARTICIPANT
+        }
+        every = _event_lines(part.fmt, part.since, runs) if part.events else None
+        records = participant_records(
+            conn, store.sealer, PER_PARTICIPANT, (), part.upto, part.since,
+            every=every, read_ahead=True, span=part.span,
+        )  # fmt: skip
+        for written, (name, record) in enumerate(records, 1):
+            outs[name].write(shaped[name](record))
+            done[name] += 1
+            if written % _REPORT_EVERY == 0:
+                report(done)
+                done = dict.fromkeys(PER_PARTICIPANT, 0)
+        report(done)
+        return runs.hand_over()
+
+
+def _join_parts(
+    parts: Workers,
+    reads: _Reads,
+    out_dir: Path,
+    fmt: Format,
+    shape: _Shape,
+    advance: Progress,
+    counts: Counts,
+    runs: SortedRuns,
+) -> list[str]:
+    """The per-participant files, from the parts the workers write, joined in order once
+    all are written; the workers' events lines, as runs, taken by `runs`."""
+    steps = {
+        name: advance(
+            name,
+            _count_events(reads.conn, reads.upto, reads.since, reads.ids, LINE_TYPES)
+            if name == "messages"
+            else None,
+        )
+        for name in PER_PARTICIPANT
+    }
+
+    def report(done: dict[str, int]) -> None:
+        for name, rows in done.items():
+            if rows:
+                setattr(counts, name, getattr(counts, name) + rows)
+                steps[name](rows)
+
+    indexes = range(parts.started)
+    written = [out_dir / part_name(name, fmt, n) for name in PER_PARTICIPANT for n in indexes]
+    try:
+        parts.results(report, runs.adopt)
+        for name in PER_PARTICIPANT:
+            with Writer(out_dir, name, fmt, shape.columns(FILES[name])) as out:
+                for index in range(parts.started):
+                    out.append(out_dir / part_name(name, fmt, index))
+    except BaseException:
+        parts.stop()  # before their files are removed: a worker still running writes on
+        for path in written:
+            path.with_name(path.name + ".partial").unlink(missing_ok=True)
+        for path in out_dir.glob(".events-run-part-*"):  # not handed over
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
+    return [f"{name}.{fmt}" for name in PER_PARTICIPANT]
 
 
 def _event_lines(fmt: Format, since: datetime | None, runs: SortedRuns) -> Callable[[Any], None]:
@@ -410,17 +575,41 @@ def _participants(conn: Connection, ids: Sequence[str], batch: int = 500) -> Ite
         yield from rows
 
 
+# Where a participant is in order of enrollment: (enrolled_at, participant_id).
+Place = tuple[datetime, str]
+# A part of the participants in order of enrollment (bot.store.export_jobs): those after the
+# first place (None: from the first participant) up to the second, inclusive.
+Span = tuple[Place | None, Place]
+
+
+def in_span(span: Span | None) -> list[Any]:
+    """The WHERE clauses of the participants rows in `span` (none without one)."""
+    if span is None:
+        return []
+    at, key = participants.c.enrolled_at, participants.c.participant_id
+    after, last = span
+    clauses = [or_(at < last[0], and_(at == last[0], key <= last[1]))]
+    if after is not None:
+        clauses.append(or_(at > after[0], and_(at == after[0], key > after[1])))
+    return clauses
+
+
 def _participant_batches(
-    conn: Connection, ids: Sequence[str], batch: int, columns: Sequence[str]
+    conn: Connection,
+    ids: Sequence[str],
+    batch: int,
+    columns: Sequence[str],
+    span: Span | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
-    """Participant rows (these columns) in order of enrollment, in lists of `batch`: one
-    query, sorted once and streamed (a server-side cursor on PostgreSQL). No index holds that
-    order, so paging it (a LIMIT per page after the last row) sorted every participant for
-    every page: quadratic, 4,000 participants' pages took 3 to 5 times as long as 2,000's."""
+    """Participant rows (these columns; of `ids`, or in `span`) in order of enrollment, in
+    lists of `batch`: one query, sorted once and streamed (a server-side cursor on
+    PostgreSQL). No index holds that order, so paging it (a LIMIT per page after the last
+    row) sorted every participant for every page: quadratic, 4,000 participants' pages took 3
+    to 5 times as long as 2,000's."""
     table = participants
     names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
     query = select(*[table.c[c] for c in names])
-    query = query.order_by(table.c.enrolled_at, table.c.participant_id)
+    query = query.order_by(table.c.enrolled_at, table.c.participant_id).where(*in_span(span))
     if ids:
         query = query.where(table.c.participant_id.in_(ids))
     for rows in batches(conn, query, batch):  # a download cut short closes the cursor now
@@ -587,6 +776,7 @@ def participant_records(
     *,
     every: Callable[[Any], None] | None = None,
     read_ahead: bool = False,
+    span: Span | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file name, record) of the per-participant files `names` (`messages`, `results`,
     `retrievals`, `forms`), participant by participant in order of enrollment.
@@ -599,13 +789,14 @@ def participant_records(
     events file's lines: `export`). With `read_ahead`, on PostgreSQL, each batch's events are
     read on a second connection while the batch before is worked on (bot.store.prefetch): for
     `export`, which writes as fast as it reads; a download, paced by its client, holds one.
+    With `span`, only the participants in it (a worker process's part of an export).
     """
     wanted = set(names)
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    groups = _outbox_groups(conn, ids) if "messages" in wanted else _no_groups()
-    read = _batch_histories(conn, sealer, ids, batch, sorted(types), upto, every, read_ahead)
+    groups = _outbox_groups(conn, ids, span=span) if "messages" in wanted else _no_groups()
+    read = _batch_histories(conn, sealer, ids, batch, sorted(types), upto, every, read_ahead, span)
     try:
         pending = next(groups, None)
         for rows, streams, histories in read:
@@ -647,6 +838,7 @@ def _batch_histories(
     upto: int,
     every: Callable[[Any], None] | None,
     read_ahead: bool,
+    span: Span | None = None,
 ) -> Generator[_Batch, None, None]:
     """(participant rows, their streams, `_histories` of those streams) of each batch of
     participants in order of enrollment; with `read_ahead`, each batch's events read while
@@ -659,7 +851,7 @@ def _batch_histories(
 
     with ahead(conn, enabled=read_ahead) as submit:
         waiting = None
-        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS):
+        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS, span):
             streams = [participant_stream(row["participant_id"]) for row in rows]
             query = _history_query(conn.dialect, streams, types, upto, every is not None)
             fetched = submit(partial(_fetched, query))  # read while the batch before is worked on
@@ -741,7 +933,7 @@ def _no_groups() -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]
 
 
 def _outbox_groups(
-    conn: Connection, ids: Sequence[str], batch: int = 1000
+    conn: Connection, ids: Sequence[str], batch: int = 1000, span: Span | None = None
 ) -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]:
     """(participant id, their outbox rows by outbox id) of every participant (or of `ids`)
     with any, in the order `_participant_batches` lists participants: one query, sorted once
@@ -749,6 +941,7 @@ def _outbox_groups(
     scanned the whole outbox on PostgreSQL each time (its planner's choice for a hundred
     streams' rows scattered over the table: 5 ms a batch at 4,000 participants)."""
     where: list[Any] = [outbox.c.participant_id == participants.c.participant_id]
+    where += in_span(span)
     if ids:
         where.append(participants.c.participant_id.in_(list(ids)))
     order = [participants.c.enrolled_at, participants.c.participant_id]

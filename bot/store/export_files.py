@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shutil
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,20 +164,34 @@ def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:
 
 
 class Writer:
-    """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end."""
+    """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end.
 
-    def __init__(self, out_dir: Path, name: str, fmt: Format, columns: Sequence[str]) -> None:
-        self.path = out_dir / f"{name}.{fmt}"
+    A worker process's `part` of the file (bot.store.export_jobs) is `.<name>.<fmt>.part-N`,
+    its rows without the header; the export's own Writer of the file takes it (`append`)."""
+
+    def __init__(
+        self, out_dir: Path, name: str, fmt: Format, columns: Sequence[str], part: int | None = None
+    ) -> None:
+        self.path = out_dir / (f"{name}.{fmt}" if part is None else part_name(name, fmt, part))
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.fmt = fmt
         self.columns = columns
+        self.header = part is None and fmt == "csv"
         self.file: IO[str] | None = None
 
     def __enter__(self) -> Writer:
         self.file = private(self.partial, newline="")
-        if self.fmt == "csv":
+        if self.header:
             self.file.write(csv_line(self.columns))
         return self
+
+    def append(self, part: Path) -> None:
+        """The rows of a part of this file another Writer wrote, copied as they are."""
+        assert self.file is not None
+        self.file.flush()
+        with part.open("rb") as rows:
+            shutil.copyfileobj(rows, self.file.buffer, 1024 * 1024)
+        self.file.buffer.flush()
 
     def write(self, record: dict[str, Any]) -> None:
         assert self.file is not None
@@ -197,6 +212,11 @@ class Writer:
             os.replace(self.partial, self.path)
         else:
             self.partial.unlink(missing_ok=True)
+
+
+def part_name(name: str, fmt: Format, part: int) -> str:
+    """The file a worker process writes its part of `<name>.<fmt>` to."""
+    return f".{name}.{fmt}.part-{part}"
 
 
 def document(out_dir: Path, name: str, text: str) -> str:

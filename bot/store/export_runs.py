@@ -6,6 +6,8 @@ events file read every event a second time, in order of seq). `SortedRuns` takes
 in any order and gives them back in order of seq: it holds them in memory up to a budget of
 characters, then sorts what it holds and writes it to a run file; `merged` merges the runs,
 what is still held, and the events of no participant (read in order of seq) in one pass.
+An export's worker process (bot.store.export_jobs) hands its runs over (`hand_over`) to the
+export's own `SortedRuns`, which takes them (`adopt`) and merges them with its own.
 """
 
 from __future__ import annotations
@@ -27,14 +29,16 @@ _SEQ = itemgetter(0)
 class SortedRuns:
     """Lines keyed by a unique `seq`, added in any order, read back in order of seq.
 
-    Run files are written to `folder` (the export's own, owner-only) as `.events-run-N`,
-    readable by their owner only, and removed on leaving the `with` block, however it ends.
+    Run files are written to `folder` (the export's own, owner-only) as `.events-run-N` (after
+    `prefix`: a worker process's own), readable by their owner only, and removed on leaving
+    the `with` block, however it ends, unless handed over (`hand_over`) before.
     A run is a sequence of records, each a header line `<seq> <characters>` and that many
     characters of the line itself (a line may hold line breaks: a quoted CSV cell).
     """
 
-    def __init__(self, folder: Path, budget: int | None = None) -> None:
+    def __init__(self, folder: Path, budget: int | None = None, prefix: str = "") -> None:
         self.folder = folder
+        self.prefix = prefix
         self.budget = RUN_CHARACTERS if budget is None else budget
         self.held: list[tuple[int, str]] = []
         self.size = 0
@@ -59,7 +63,7 @@ class SortedRuns:
 
     def _spill(self) -> None:
         self.held.sort(key=_SEQ)
-        path = self.folder / f".events-run-{len(self.runs)}"
+        path = self.folder / f".events-run-{self.prefix}{len(self.runs)}"
         self.runs.append(path)
         with private(path, newline="") as file:  # replaces one a failed export left behind
             write = file.write
@@ -67,6 +71,19 @@ class SortedRuns:
                 write(f"{seq} {len(line)}\n")
                 write(line)
         self.held, self.size = [], 0
+
+    def hand_over(self) -> list[Path]:
+        """Every line added, written to run files, whose paths are returned: they are the
+        caller's to `adopt` (and remove) from here on, not this one's."""
+        if self.held:
+            self._spill()
+        runs, self.runs = self.runs, []
+        return runs
+
+    def adopt(self, runs: list[Path]) -> None:
+        """Run files another `SortedRuns` handed over, merged with these lines and removed
+        with these runs."""
+        self.runs += runs
 
     def merged(self, ordered: Iterable[tuple[int, str]] = ()) -> Iterator[str]:
         """Every line added, and those of `ordered` (already in order of seq), in order of

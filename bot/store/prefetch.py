@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 T = TypeVar("T")
 # What pg_export_snapshot() returns: hexadecimal fields joined by hyphens (00000003-0000001B-1).
@@ -41,16 +41,8 @@ def ahead(conn: Connection, *, enabled: bool = True) -> Iterator[Submit[Any]]:
     if not enabled or conn.dialect.name != "postgresql":
         yield _inline(conn)
         return
-    snapshot = conn.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()
-    # SET takes no bound parameter: the id (the server's own, checked) is written into it.
-    if not _SNAPSHOT_ID.fullmatch(snapshot):
-        raise RuntimeError(f"pg_export_snapshot() returned {snapshot!r}, not a snapshot id")
     with ExitStack() as stack:
-        other = stack.enter_context(conn.engine.connect())
-        other.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-        stack.enter_context(other.begin())  # rolled back on leaving: it only read
-        # The first statement of its transaction, as PostgreSQL requires.
-        other.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+        other = stack.enter_context(joined(conn.engine, exported_snapshot(conn)))
         pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="read-ahead"))
         submitted: list[Future[Any]] = []
 
@@ -64,6 +56,30 @@ def ahead(conn: Connection, *, enabled: bool = True) -> Iterator[Submit[Any]]:
         finally:
             for future in submitted:
                 future.cancel()  # one running is waited for as the pool shuts down
+
+
+def exported_snapshot(conn: Connection) -> str:
+    """The id of the snapshot of `conn`'s transaction (PostgreSQL, REPEATABLE READ), which
+    other transactions can take (`joined`) while it lasts."""
+    snapshot = conn.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()
+    # SET takes no bound parameter: the id (the server's own, checked) is written into it.
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise RuntimeError(f"pg_export_snapshot() returned {snapshot!r}, not a snapshot id")
+    return str(snapshot)
+
+
+@contextmanager
+def joined(engine: Engine, snapshot: str) -> Iterator[Connection]:
+    """A read-only REPEATABLE READ transaction on a connection of its own in `snapshot` (an
+    `exported_snapshot`), ended on leaving (it only reads)."""
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise ValueError(f"{snapshot!r} is not a snapshot id")
+    with engine.connect() as conn:
+        conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        with conn.begin():
+            # The first statement of its transaction, as PostgreSQL requires.
+            conn.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+            yield conn
 
 
 def _inline(conn: Connection) -> Submit[Any]:
