@@ -17,6 +17,7 @@ from bot.interventions import codebook
 from bot.interventions.settings import INTERVENTIONS
 from bot.runtime.bootstrap import build_store
 from bot.store.export import UnknownParticipant, export, intervention_slugs, parse_since
+from bot.store.export_jobs import CannotFork
 
 
 class Since(click.ParamType):
@@ -86,7 +87,8 @@ class ParticipantId(click.ParamType):
     help="Worker processes for the per-participant files (messages, results, retrievals, "
     "forms) and the events file's lines: up to one per core. The files are the same; on a "
     "machine that also answers webhooks, leave them a core. Used from 200 participants a "
-    "process; an export of named participants (--participant) runs in one.",
+    "process; an export of named participants (--participant) runs in one. The workers are "
+    "forked: above 1 is refused where processes cannot fork (Windows).",
 )
 @click.option(
     "--progress/--no-progress",
@@ -150,6 +152,8 @@ def export_command(
         )
     except UnknownParticipant as exc:
         raise click.BadParameter(str(exc), param_hint="--participant") from None
+    except CannotFork as exc:
+        raise click.BadParameter(str(exc), param_hint="--jobs") from None
     except OSError as exc:
         raise click.ClickException(f"cannot write the export to {out_dir}: {exc}") from None
     finally:

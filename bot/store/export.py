@@ -47,7 +47,7 @@ from bot.store.export_files import (
     part_name,
     to_json,
 )
-from bot.store.export_jobs import Report, Workers
+from bot.store.export_jobs import CannotFork, Report, Workers, can_fork
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
@@ -266,6 +266,11 @@ def _worker_count(store: EventStore, jobs: int) -> int:
     process) unless `jobs` allows 2 or more parts of PART_PARTICIPANTS each."""
     if jobs < 2:
         return 0
+    if not can_fork():
+        raise CannotFork(
+            f"{jobs} jobs need worker processes forked from this one, and this platform "
+            "cannot fork: export with one (jobs 1)"
+        )
     with store.reading() as conn:  # ended before the workers are forked
         count = _count_participants(conn)
     workers = min(jobs, count // PART_PARTICIPANTS)

@@ -58,6 +58,15 @@ Run = Callable[[EventStore, Connection, Any, Report], Any]
 _inherited: list[Any] = []
 
 
+class CannotFork(ValueError):
+    """Worker processes asked for on a platform that cannot fork (Windows)."""
+
+
+def can_fork() -> bool:
+    """Whether this platform forks processes (not Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 class WorkerFailed(RuntimeError):
     """A worker process ended without a result (killed, or it could not send its error)."""
 

@@ -3,6 +3,7 @@ process writes, in one snapshot, and a worker's failure is the export's."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from datetime import timedelta
@@ -17,7 +18,7 @@ from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import NewEvent, participant_stream
 from bot.store.export import export
-from bot.store.export_jobs import WorkerFailed, Workers
+from bot.store.export_jobs import CannotFork, WorkerFailed, Workers
 from tests.cli.test_export import tandem
 from tests.factories import enrolled
 from tests.store.test_export_runs import START, _events_of_many_streams
@@ -243,6 +244,17 @@ def test_an_export_of_few_participants_or_named_ones_runs_in_one_process(
     assert (tmp_path / "few" / "messages.csv").exists()
     with pytest.raises(ValueError, match="jobs must be 1 or more"):
         export(store, tmp_path / "none", "csv", jobs=0)
+
+
+def test_jobs_on_a_platform_that_cannot_fork_are_refused(
+    store: EventStore, clock: FakeClock, tmp_path: Path, monkeypatch: Any
+) -> None:
+    _study_of_five(store, clock)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.raises(CannotFork, match="cannot fork: export with one"):
+        export(store, tmp_path / "out", "csv", jobs=2)
+    assert not (tmp_path / "out").exists()
+    export(store, tmp_path / "out", "csv")  # one process needs no fork
 
 
 def test_tandem_export_jobs_writes_in_parts_the_same_files(
