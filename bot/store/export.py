@@ -231,13 +231,11 @@ def _write_per_participant(
     shaped = _shaped(shape)
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
     with ExitStack() as files:
-        outs, steps = {}, {}
-        for name in PER_PARTICIPANT:
-            outs[name] = files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
-            total = (
-                _count_events(conn, upto, since, ids, LINE_TYPES) if name == "messages" else None
-            )
-            steps[name] = advance(name, total)
+        outs = {
+            name: files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
+            for name in PER_PARTICIPANT
+        }
+        steps = _per_participant_steps(reads, advance)
         records = participant_records(
             conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True
         )
@@ -246,6 +244,15 @@ def _write_per_participant(
             setattr(counts, name, getattr(counts, name) + 1)
             steps[name](1)
     return [outs[name].path.name for name in PER_PARTICIPANT]
+
+
+def _per_participant_steps(reads: _Reads, advance: Progress) -> dict[str, Callable[[int], None]]:
+    """The progress of each per-participant file (of messages.*, out of the messages to
+    write)."""
+    messages = _count_events(reads.conn, reads.upto, reads.since, reads.ids, LINE_TYPES)
+    return {
+        name: advance(name, messages if name == "messages" else None) for name in PER_PARTICIPANT
+    }
 
 
 def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
@@ -357,15 +364,7 @@ def _join_parts(
 ) -> list[str]:
     """The per-participant files, from the parts the workers write, joined in order once
     all are written; the workers' events lines, as runs, taken by `runs`."""
-    steps = {
-        name: advance(
-            name,
-            _count_events(reads.conn, reads.upto, reads.since, reads.ids, LINE_TYPES)
-            if name == "messages"
-            else None,
-        )
-        for name in PER_PARTICIPANT
-    }
+    steps = _per_participant_steps(reads, advance)
 
     def report(done: dict[str, int]) -> None:
         for name, rows in done.items():
