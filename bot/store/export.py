@@ -150,7 +150,12 @@ def export(
     # every file as of one moment; events.csv's lines made as the per-participant files read
     # each event, sorted back into global order (bot.store.export_runs); the cyclic collector
     # running rarely (bot.store.bulk_gc); the workers forked before any transaction begins
-    with fewer_collections(), Workers(store, workers, _write_part) as parts, ExitStack() as hold:
+    failed = partial(_remove_parts, out_dir, fmt, workers)  # once the workers have ended
+    with (
+        fewer_collections(),
+        Workers(store, workers, _write_part, failed) as parts,
+        ExitStack() as hold,
+    ):
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
         with store.snapshot() as conn, SortedRuns(out_dir) as runs:
             ids = _existing(conn, participant_ids)
@@ -363,7 +368,8 @@ def _join_parts(
     runs: SortedRuns,
 ) -> list[str]:
     """The per-participant files, from the parts the workers write, joined in order once
-    all are written; the workers' events lines, as runs, taken by `runs`."""
+    all are written (and removed); the workers' events lines, as runs, taken by `runs`. What a
+    failure leaves is removed as the workers end (`_remove_parts`)."""
     steps = _per_participant_steps(reads, advance)
 
     def report(done: dict[str, int]) -> None:
@@ -372,25 +378,26 @@ def _join_parts(
                 setattr(counts, name, getattr(counts, name) + rows)
                 steps[name](rows)
 
-    indexes = range(parts.started)
-    written = [out_dir / part_name(name, fmt, n) for name in PER_PARTICIPANT for n in indexes]
-    try:
-        parts.results(report, runs.adopt)
-        for name in PER_PARTICIPANT:
-            with Writer(out_dir, name, fmt, shape.columns(FILES[name])) as out:
-                for index in range(parts.started):
-                    out.append(out_dir / part_name(name, fmt, index))
-    except BaseException:
-        parts.stop()  # before their files are removed: a worker still running writes on
-        for path in written:
-            path.with_name(path.name + ".partial").unlink(missing_ok=True)
-        for path in out_dir.glob(".events-run-part-*"):  # not handed over
-            path.unlink(missing_ok=True)
-        raise
-    finally:
-        for path in written:
-            path.unlink(missing_ok=True)
+    parts.results(report, runs.adopt)
+    for name in PER_PARTICIPANT:
+        with Writer(out_dir, name, fmt, shape.columns(FILES[name])) as out:
+            for index in range(parts.started):
+                part = out_dir / part_name(name, fmt, index)
+                out.append(part)
+                part.unlink()
     return [f"{name}.{fmt}" for name in PER_PARTICIPANT]
+
+
+def _remove_parts(out_dir: Path, fmt: Format, count: int) -> None:
+    """What `count` workers may have left in `out_dir` when an export fails: their parts,
+    written or partial, and their runs."""
+    for name in PER_PARTICIPANT:
+        for index in range(count):
+            part = out_dir / part_name(name, fmt, index)
+            part.unlink(missing_ok=True)
+            part.with_name(part.name + ".partial").unlink(missing_ok=True)
+    for run in out_dir.glob(".events-run-part-*"):
+        run.unlink(missing_ok=True)
 
 
 def _event_lines(fmt: Format, since: datetime | None, runs: SortedRuns) -> Callable[[Any], None]:

@@ -77,12 +77,16 @@ class WorkerFailed(RuntimeError):
 
 class Workers:
     """`count` worker processes, forked on entering, each to run `run` on one task in the
-    snapshot of the caller's transaction (`begin`); leaving ends any still running."""
+    snapshot of the caller's transaction (`begin`); leaving ends any still running, then, if
+    it is left by an exception, calls `failed` (to remove what they wrote)."""
 
-    def __init__(self, store: EventStore, count: int, run: Run) -> None:
+    def __init__(
+        self, store: EventStore, count: int, run: Run, failed: Callable[[], None] | None = None
+    ) -> None:
         self.store = store
         self.count = count
         self.run = run
+        self.failed = failed
         self.processes: list[Any] = []
         self.pipes: list[Pipe] = []
         self.started = 0
@@ -106,6 +110,8 @@ class Workers:
         self.stop(wait=10 if kind is None else 0)
         for pipe in self.pipes:
             pipe.close()
+        if kind is not None and self.count and self.failed is not None:
+            self.failed()
 
     def stop(self, wait: float = 0) -> None:
         """End every worker: one given no task is told to quit; one still running after

@@ -215,6 +215,25 @@ def test_a_worker_that_fails_fails_the_export_and_leaves_no_file(
     assert len(list(store.read_all())) == before  # no export.written
 
 
+def test_a_failure_of_the_export_while_its_workers_write_ends_them_and_leaves_no_part(
+    store: EventStore, clock: FakeClock, tmp_path: Path, parts: list[int]
+) -> None:
+    _study_of_five(store, clock)
+
+    def progress(name: str, _total: int | None) -> Any:
+        def step(_rows: int) -> None:
+            if name == "participants":  # the workers are at work meanwhile
+                raise OSError("the disk is full")
+
+        return step
+
+    with pytest.raises(OSError, match="the disk is full"):
+        export(store, tmp_path / "out", "csv", progress=progress, jobs=3)
+    assert parts == [3]
+    assert multiprocessing.active_children() == []  # every worker ended
+    assert list((tmp_path / "out").iterdir()) == []  # no part, partial or run file
+
+
 def test_a_worker_killed_fails_the_export_with_its_exit_code(
     store: EventStore, clock: FakeClock, tmp_path: Path, parts: list[int], monkeypatch: Any
 ) -> None:
