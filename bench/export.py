@@ -227,9 +227,8 @@ def main() -> None:
     parser.add_argument(
         "--plain", action="store_true", help="store personal data unsealed (no master key)"
     )
-    parser.add_argument(
-        "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="worker processes"
-    )
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    parser.add_argument("--jobs", type=int, default=cores or 1, help="worker processes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.participants.split(",")]
     print(f"personal data {'plain' if args.plain else 'sealed, as in production'}", flush=True)
