@@ -240,24 +240,47 @@ def _write_per_participant(
             name: files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
             for name in PER_PARTICIPANT
         }
-        steps = _per_participant_steps(reads, advance)
         records = participant_records(
             conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True
         )
-        for name, record in records:
-            outs[name].write(shaped[name](record))
-            setattr(counts, name, getattr(counts, name) + 1)
-            steps[name](1)
+        _write_records(records, outs, shaped, _counted(reads, advance, counts))
     return [outs[name].path.name for name in PER_PARTICIPANT]
 
 
-def _per_participant_steps(reads: _Reads, advance: Progress) -> dict[str, Callable[[int], None]]:
-    """The progress of each per-participant file (of messages.*, out of the messages to
-    write)."""
+def _write_records(
+    records: Iterable[tuple[str, dict[str, Any]]],
+    outs: Mapping[str, Writer],
+    shaped: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]],
+    report: Report,
+) -> None:
+    """Each (file name, record) to its file's Writer, as `shaped` keeps it; the rows written
+    of each file reported every _REPORT_EVERY rows, and at the end."""
+    done = dict.fromkeys(outs, 0)
+    for written, (name, record) in enumerate(records, 1):
+        outs[name].write(shaped[name](record))
+        done[name] += 1
+        if written % _REPORT_EVERY == 0:
+            report(done)
+            done = dict.fromkeys(outs, 0)
+    report(done)
+
+
+def _counted(reads: _Reads, advance: Progress, counts: Counts) -> Report:
+    """What takes reports of the per-participant rows written (`_write_records`, from this
+    process or from the workers): added to `counts` and to each file's progress (messages.*
+    out of the messages to write)."""
     messages = _count_events(reads.conn, reads.upto, reads.since, reads.ids, LINE_TYPES)
-    return {
+    steps = {
         name: advance(name, messages if name == "messages" else None) for name in PER_PARTICIPANT
     }
+
+    def report(done: dict[str, int]) -> None:
+        for name, rows in done.items():
+            if rows:
+                setattr(counts, name, getattr(counts, name) + rows)
+                steps[name](rows)
+
+    return report
 
 
 def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
@@ -269,7 +292,7 @@ def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any
 # A part of an export (bot.store.export_jobs) has at least this many participants: fewer, and
 # forking a worker costs more than it saves.
 PART_PARTICIPANTS = 200
-# How many rows a worker writes between two reports of its progress.
+# How many rows are written between two reports of progress (`_write_records`).
 _REPORT_EVERY = 1000
 
 
@@ -332,8 +355,6 @@ def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report
     """In a worker process: its part of each per-participant file (`Writer`'s `part`), as
     `_write_per_participant` writes the whole, reporting the rows written as it goes; returns
     the run files of its events lines, handed over."""
-    shaped = _shaped(part.shape)
-    done = dict.fromkeys(PER_PARTICIPANT, 0)
     with ExitStack() as files:
         runs = files.enter_context(SortedRuns(part.out_dir, prefix=f"part-{part.index}-"))
         outs = {
@@ -347,13 +368,7 @@ def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report
             conn, store.sealer, PER_PARTICIPANT, (), part.upto, part.since,
             every=every, read_ahead=True, span=part.span,
         )  # fmt: skip
-        for written, (name, record) in enumerate(records, 1):
-            outs[name].write(shaped[name](record))
-            done[name] += 1
-            if written % _REPORT_EVERY == 0:
-                report(done)
-                done = dict.fromkeys(PER_PARTICIPANT, 0)
-        report(done)
+        _write_records(records, outs, _shaped(part.shape), report)
         return runs.hand_over()
 
 
@@ -370,15 +385,7 @@ def _join_parts(
     """The per-participant files, from the parts the workers write, joined in order once
     all are written (and removed); the workers' events lines, as runs, taken by `runs`. What a
     failure leaves is removed as the workers end (`_remove_parts`)."""
-    steps = _per_participant_steps(reads, advance)
-
-    def report(done: dict[str, int]) -> None:
-        for name, rows in done.items():
-            if rows:
-                setattr(counts, name, getattr(counts, name) + rows)
-                steps[name](rows)
-
-    parts.results(report, runs.adopt)
+    parts.results(_counted(reads, advance, counts), runs.adopt)
     for name in PER_PARTICIPANT:
         with Writer(out_dir, name, fmt, shape.columns(FILES[name])) as out:
             for index in range(parts.started):
