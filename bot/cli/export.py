@@ -17,7 +17,7 @@ from bot.interventions import codebook
 from bot.interventions.settings import INTERVENTIONS
 from bot.runtime.bootstrap import build_store
 from bot.store.export import UnknownParticipant, export, intervention_slugs, parse_since
-from bot.store.export_jobs import CannotFork
+from bot.store.jobs import CannotFork
 
 
 class Since(click.ParamType):

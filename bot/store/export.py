@@ -7,7 +7,7 @@ Everything is read in batches and written as it is read, all in one snapshot of 
 (`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
 it, so the files describe the same moment: an enrollment, message or delivery report recorded
 while an export runs is in none of its files. With `jobs`, worker processes write the
-per-participant files in parts, in the same snapshot (bot.store.export_jobs). Files are
+per-participant files in parts, in the same snapshot (bot.store.jobs). Files are
 readable by their owner only (0600), and every export is recorded as `export.written` on the
 system stream.
 
@@ -47,10 +47,10 @@ from bot.store.export_files import (
     part_name,
     to_json,
 )
-from bot.store.export_jobs import CannotFork, Report, Workers, can_fork
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.store.jobs import Report, Workers, worker_count
 from bot.store.prefetch import ahead
 from bot.store.results import (
     RESULT_COLUMNS,
@@ -100,7 +100,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
-    workers: int = 0  # worker processes that wrote parts (bot.store.export_jobs)
+    workers: int = 0  # worker processes that wrote parts (bot.store.jobs)
 
 
 class UnknownParticipant(ValueError):
@@ -138,7 +138,7 @@ def export(
     """Write participants, messages, results, retrievals and events files into `out_dir`,
     and each of `documents` (file name -> text, e.g. the codebook); returns the row counts.
     With `jobs` above 1 and no `participant_ids`, up to that many worker processes write the
-    per-participant files in parts (bot.store.export_jobs): the same files, sooner."""
+    per-participant files in parts (bot.store.jobs): the same files, sooner."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
     if jobs < 1:
@@ -289,7 +289,7 @@ def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any
     return shaped | {"retrievals": shape.record, "forms": shape.form_value}
 
 
-# A part of an export (bot.store.export_jobs) has at least this many participants: fewer, and
+# A part of an export (bot.store.jobs) has at least this many participants: fewer, and
 # forking a worker costs more than it saves.
 PART_PARTICIPANTS = 200
 # How many rows are written between two reports of progress (`_write_records`).
@@ -301,15 +301,9 @@ def _worker_count(store: EventStore, jobs: int) -> int:
     process) unless `jobs` allows 2 or more parts of PART_PARTICIPANTS each."""
     if jobs < 2:
         return 0
-    if not can_fork():
-        raise CannotFork(
-            f"{jobs} jobs need worker processes forked from this one, and this platform "
-            "cannot fork: export with one (jobs 1)"
-        )
     with store.reading() as conn:  # ended before the workers are forked
         count = _count_participants(conn)
-    workers = min(jobs, count // PART_PARTICIPANTS)
-    return workers if workers >= 2 else 0
+    return worker_count(jobs, count, PART_PARTICIPANTS, "export")
 
 
 def _spans(conn: Connection, count: int) -> list[Span]:
@@ -338,7 +332,7 @@ def _spans(conn: Connection, count: int) -> list[Span]:
 
 @dataclass(frozen=True)
 class _Part:
-    """A worker process's task (bot.store.export_jobs): the per-participant files' rows of the
+    """A worker process's task (bot.store.jobs): the per-participant files' rows of the
     participants in `span`, and (`events`) their events file lines."""
 
     index: int
@@ -595,7 +589,7 @@ def _participants(conn: Connection, ids: Sequence[str], batch: int = 500) -> Ite
 
 # Where a participant is in order of enrollment: (enrolled_at, participant_id).
 Place = tuple[datetime, str]
-# A part of the participants in order of enrollment (bot.store.export_jobs): those after the
+# A part of the participants in order of enrollment (bot.store.jobs): those after the
 # first place (None: from the first participant) up to the second, inclusive.
 Span = tuple[Place | None, Place]
 

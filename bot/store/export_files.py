@@ -166,7 +166,7 @@ def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:
 class Writer:
     """Rows to `<name>.<fmt>`, written to a `.partial` file renamed into place at the end.
 
-    A worker process's `part` of the file (bot.store.export_jobs) is `.<name>.<fmt>.part-N`,
+    A worker process's `part` of the file (bot.store.jobs) is `.<name>.<fmt>.part-N`,
     its rows without the header; the export's own Writer of the file takes it (`append`)."""
 
     def __init__(

@@ -6,7 +6,7 @@ events file read every event a second time, in order of seq). `SortedRuns` takes
 in any order and gives them back in order of seq: it holds them in memory up to a budget of
 characters, then sorts what it holds and writes it to a run file; `merged` merges the runs,
 what is still held, and the events of no participant (read in order of seq) in one pass.
-An export's worker process (bot.store.export_jobs) hands its runs over (`hand_over`) to the
+An export's worker process (bot.store.jobs) hands its runs over (`hand_over`) to the
 export's own `SortedRuns`, which takes them (`adopt`) and merges them with its own.
 """
 

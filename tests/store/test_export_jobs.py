@@ -1,4 +1,4 @@
-"""An export in parts, by worker processes (bot.store.export_jobs): the same files as one
+"""An export in parts, by worker processes (bot.store.jobs): the same files as one
 process writes, in one snapshot, and a worker's failure is the export's."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import NewEvent, participant_stream
 from bot.store.export import export
-from bot.store.export_jobs import CannotFork, WorkerFailed, Workers
+from bot.store.jobs import CannotFork, WorkerFailed, Workers
 from bot.store.schema import participants
 from tests.cli.test_export import tandem
 from tests.factories import enrolled

@@ -1,4 +1,5 @@
-"""Worker processes that write parts of an export at once (`tandem export --jobs`).
+"""Worker processes that each do a part of a task at once, in one snapshot: an export's
+(`tandem export --jobs`), as below.
 
 An export spends most of its time on Python work on one core: the per-participant files
 (messages, results, retrievals, forms) and the events file's lines, made as those files read
@@ -71,6 +72,21 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def worker_count(jobs: int, participants: int, per_part: int, what: str) -> int:
+    """How many worker processes `what` ("export", "replay") of `participants` takes with
+    `jobs`: none (it runs in one process) unless `jobs` allows 2 or more parts of `per_part`
+    participants each. Raises CannotFork where the platform cannot fork."""
+    if jobs < 2:
+        return 0
+    if not can_fork():
+        raise CannotFork(
+            f"{jobs} jobs need worker processes forked from this one, and this platform "
+            f"cannot fork: {what} with one (jobs 1)"
+        )
+    workers = min(jobs, participants // per_part)
+    return workers if workers >= 2 else 0
+
+
 class WorkerFailed(RuntimeError):
     """A worker process ended without a result (killed, or it could not send its error)."""
 
@@ -81,9 +97,16 @@ class Workers:
     it is left by an exception, calls `failed` (to remove what they wrote)."""
 
     def __init__(
-        self, store: EventStore, count: int, run: Run, failed: Callable[[], None] | None = None
+        self,
+        store: EventStore,
+        count: int,
+        run: Run,
+        failed: Callable[[], None] | None = None,
+        *,
+        label: str = "export",
     ) -> None:
         self.store = store
+        self.label = label  # what the workers do, in their process names and errors
         self.count = count
         self.run = run
         self.failed = failed
@@ -96,7 +119,9 @@ class Workers:
         for _ in range(self.count):
             ours, theirs = context.Pipe()
             process = context.Process(
-                target=_serve, args=(self.store, self.run, theirs), name="export-worker"
+                target=_serve,
+                args=(self.store, self.run, theirs, self.label),
+                name=f"{self.label}-worker",
             )
             process.start()
             theirs.close()
@@ -152,7 +177,9 @@ class Workers:
         for index in range(self.started):
             message = self._receive(index)
             if message[0] != "ready":
-                raise WorkerFailed(f"export worker {index} sent {message[0]!r} before beginning")
+                raise WorkerFailed(
+                    f"{self.label} worker {index} sent {message[0]!r} before beginning"
+                )
 
     def results(self, report: Report, take: Callable[[Any], None]) -> None:
         """Wait for every started worker's result, handing each to `take` and each of their
@@ -168,7 +195,7 @@ class Workers:
                     take(message[1])
                     del waiting[index]
                 else:
-                    raise WorkerFailed(f"export worker {index} sent {message[0]!r}")
+                    raise WorkerFailed(f"{self.label} worker {index} sent {message[0]!r}")
 
     def _receive(self, index: int) -> tuple[Any, ...]:
         """Worker `index`'s next message; its exception raised here if it failed."""
@@ -178,20 +205,20 @@ class Workers:
         except EOFError:
             process.join()
             raise WorkerFailed(
-                f"export worker {index} ended (exit code {process.exitcode}) without a result"
+                f"{self.label} worker {index} ended (exit code {process.exitcode}) without a result"
             ) from None
         if message[0] == "failed":
             _kind, pickled, text = message
             if pickled is None:
-                raise WorkerFailed(f"export worker {index} failed:\n{text}")
+                raise WorkerFailed(f"{self.label} worker {index} failed:\n{text}")
             error = pickle.loads(pickled)  # noqa: S301 - from the worker this process forked
-            error.add_note(f"in export worker {index}:\n{text}")
+            error.add_note(f"in {self.label} worker {index}:\n{text}")
             raise error
         return tuple(message)
 
 
-def _serve(store: EventStore, run: Run, pipe: Pipe) -> None:
-    """A worker process: wait for a task; run it in the export's snapshot; send its result."""
+def _serve(store: EventStore, run: Run, pipe: Pipe, label: str) -> None:
+    """A worker process: wait for a task; run it in the caller's snapshot; send its result."""
     try:
         message = pipe.recv()
         if message[0] != "task":
@@ -203,7 +230,7 @@ def _serve(store: EventStore, run: Run, pipe: Pipe) -> None:
             seen = conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one()
             if seen != upto:
                 raise RuntimeError(
-                    f"export worker's snapshot ends at event {seen}, the export's at {upto}"
+                    f"{label} worker's snapshot ends at event {seen}, the {label}'s at {upto}"
                 )
             pipe.send(("ready",))
             result = run(store, conn, task, lambda steps: pipe.send(("step", steps)))
