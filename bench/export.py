@@ -4,7 +4,8 @@ For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out, a da
 event with a time of its own, as a study's are) it times, in
 alternating rounds (min and median): the export (`bot.store.export.export`, CSV) in one process
 and with `--jobs` worker processes ("export, N jobs": `tandem export --jobs N`), the replay
-check (`rebuild` + `compare`), and the baseline: one `SELECT * FROM events ORDER BY seq` through
+check (`bot.store.replay.check`: `tandem replay --check`) in one process and with `--jobs`
+("replay, N jobs"), and the baseline: one `SELECT * FROM events ORDER BY seq` through
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
 reference the targets were set against: "x raw"). A second baseline decodes with orjson, as the
 store does ("x orjson": the stricter ratio, shown beside the first). A third, "floor", is the
@@ -47,7 +48,7 @@ from bot.store.event_types import MessageReceived  # noqa: E402
 from bot.store.event_types.messages import MessageQueued  # noqa: E402
 from bot.store.events import NewEvent, new_id, participant_stream  # noqa: E402
 from bot.store.export import export  # noqa: E402
-from bot.store.replay import compare, rebuild  # noqa: E402
+from bot.store.replay import check  # noqa: E402
 from bot.store.sealing import Sealer  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
 
@@ -176,19 +177,20 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
             store = EventStore(make_engine(url), sealer=sealer)
             total = seed(store, size)
 
-            def check(store: EventStore = store) -> None:
-                report = rebuild(store)
-                compare(store, report)
-                assert report.clean, report.differences[:3]
+            def check_once(store: EventStore = store, jobs: int = 1) -> None:
+                report = check(store, jobs=jobs)
+                assert report.clean and report.again is None, report.differences[:3]
+                assert report.workers == (jobs if jobs > 1 else 0), report.workers
 
             def export_once(store: EventStore = store, out: str = out, jobs: int = 1) -> None:
                 export(store, Path(out), jobs=jobs)
 
-            parted = f"export, {jobs} jobs"
+            parted, checked = f"export, {jobs} jobs", f"replay, {jobs} jobs"
             cases = [
                 ("export", lambda fn=export_once: _timer(fn)),
                 (parted, lambda fn=export_once: _timer(lambda: fn(jobs=jobs))),
-                ("replay --check", lambda fn=check: _timer(fn)),
+                ("replay --check", lambda fn=check_once: _timer(fn)),
+                (checked, lambda fn=check_once: _timer(lambda: fn(jobs=jobs))),
                 ("raw scan", lambda url=url: _timer(lambda: raw_scan(url))),
                 ("raw, orjson", lambda url=url: _timer(lambda: raw_scan(url, orjson.loads))),
                 ("floor", lambda url=url, out=out: _timer(lambda: floor_pass(url, out))),
@@ -198,7 +200,8 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
         raw = summary(figures["raw scan"])[1]
         fast = summary(figures["raw, orjson"])[1]
         least = summary(figures["floor"])[1]
-        for name in ("export", parted, "replay --check", "raw scan", "raw, orjson", "floor"):
+        names = ("export", parted, "replay --check", checked, "raw scan", "raw, orjson", "floor")
+        for name in names:
             low, median = summary(figures[name])
             per = median / total * 1e6
             print(
@@ -213,9 +216,11 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
                 f"{kind:<11}export growth from the previous size: {median_export / previous:.2f}x"
             )
         previous = median_export
+        median_check = summary(figures["replay --check"])[1]
         print(
             f"{kind:<11}{jobs} jobs take {summary(figures[parted])[1] / median_export:.2f}x the "
-            "time of one process"
+            f"time of one process to export, {summary(figures[checked])[1] / median_check:.2f}x "
+            "to replay"
         )
 
 

@@ -1,5 +1,5 @@
-"""Worker processes that each do a part of a task at once, in one snapshot: an export's
-(`tandem export --jobs`), as below.
+"""Worker processes that each do a part of an export or a replay at once (`tandem export
+--jobs`, `tandem replay --jobs`: bot.store.replay does its part of the work as described there).
 
 An export spends most of its time on Python work on one core: the per-participant files
 (messages, results, retrievals, forms) and the events file's lines, made as those files read

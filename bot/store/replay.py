@@ -1,22 +1,42 @@
-"""Replay: rebuild every projection from the events and compare it with the stored tables."""
+"""Replay: rebuild every projection from the events and compare it with the stored tables.
+
+A projection's row is a fold of the events whose key is the row's, in global order, and of no
+others (`Projection.key`, `apply`). So the rows can be rebuilt in parts, each part folding the
+events of some streams, as long as no row takes events of two parts. `check(jobs=N)` does that
+in worker processes (bot.store.jobs), all in one snapshot: the streams are split into N ranges
+of stream ids of about as many events each, at participants' streams (the system's and staff's
+streams fall in the last). Each worker folds its range's events, in global order, and compares
+the rows it rebuilt whose participant (`participant_id`) is in its range with the stored rows
+of those participants; it sends the others (a row of no participant: staff, a system alert)
+to the caller, which compares them with the stored rows of no participant meanwhile read. The
+caller then checks what makes the parts sound: each worker also sends the keys its events
+touched, and if a key was touched in two parts, or a worker rebuilt a row of a participant out
+of its range, or the parts disagree about one row (missing in one, extra in another), the
+check is made again in one process and the report says why (`ReplayReport.again`). A worker
+sends only the rebuilt rows that differ (all that `repair` writes): rows cost more to send
+between processes than to rebuild.
+"""
 
 from __future__ import annotations
 
+import heapq
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import Connection, func, insert, select, update
 
 from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
+from bot.store.jobs import Report, Workers, worker_count
 from bot.store.projections import Folding, Projection, Row
-from bot.store.scan import records
-from bot.store.schema import PROJECTION_TABLES
-from bot.store.stored_rows import row_to_event
+from bot.store.scan import records, scan
+from bot.store.schema import PROJECTION_TABLES, events, participants
+from bot.store.stored_rows import opened_rows, row_to_event
 
 
 @dataclass
@@ -42,6 +62,11 @@ class ReplayReport:
     differences: list[Difference] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # "seq N: why"
     participant_id: str | None = None  # a rebuild of one participant's stream only
+    # rows rebuilt, by projection (`rebuilt` holds them all from one process; from workers,
+    # only those that differ: what `repair` writes)
+    counts: dict[str, int] = field(default_factory=dict)
+    workers: int = 0  # worker processes that checked parts (`check`)
+    again: str | None = None  # why a check in parts was made again in one process
 
     @property
     def clean(self) -> bool:
@@ -69,28 +94,55 @@ def _rebuild(
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
     report.participant_id = participant_id
     stream_id = participant_stream(participant_id) if participant_id is not None else None
-    folding = Folding(store.projections)
-    folds: dict[str, list[tuple[Any, Any, dict[str, Row]]]] = {}  # by event type
-    for raw in store.read_rows(stream_id=stream_id):
+    unreadable = _fold(store.read_rows(stream_id=stream_id), store.projections, report, progress)
+    report.unreadable = [why for _seq, why in unreadable]
+    report.counts = {name: len(rows) for name, rows in report.rebuilt.items()}
+    return report
+
+
+def _fold(
+    rows: Iterable[Any],
+    projections: Sequence[Projection],
+    report: ReplayReport,
+    progress: Callable[[int], None] | None,
+    touched: dict[str, set[str]] | None = None,
+) -> list[tuple[int, str]]:
+    """Fold `rows` (opened event rows, in global order) into `report.rebuilt`, counting them
+    in `report.events` and adding to `touched` (by projection) every key an event touched;
+    returns the rows that cannot be read, as (seq, why)."""
+    folding = Folding(projections)
+    folds: dict[str, list[tuple[Any, Any, dict[str, Row], set[str] | None]]] = {}  # by type
+    unreadable: list[tuple[int, str]] = []
+    for raw in rows:
         report.events += 1
         if progress is not None:
             progress(1)
         try:
             ev = row_to_event(raw)
         except (UnknownEventType, InvalidEventData) as exc:
-            report.unreadable.append(f"seq {raw.seq}: {exc}")
+            unreadable.append((raw.seq, f"seq {raw.seq}: {exc}"))
             continue
         kind = raw.event_type
         if kind not in folds:  # the projections that fold this type (Projection.types)
-            folds[kind] = [(p.key, p.apply, report.rebuilt[p.name]) for p in folding[kind]]
-        for key_of, apply, rows in folds[kind]:
+            folds[kind] = [
+                (
+                    p.key,
+                    p.apply,
+                    report.rebuilt[p.name],
+                    None if touched is None else touched[p.name],
+                )
+                for p in folding[kind]
+            ]
+        for key_of, apply, rebuilt, keys in folds[kind]:
             key = key_of(ev)
             if key is None:
                 continue
-            after = apply(rows.get(key), ev)
+            if keys is not None:
+                keys.add(key)
+            after = apply(rebuilt.get(key), ev)
             if after is not None:
-                rows[key] = after
-    return report
+                rebuilt[key] = after
+    return unreadable
 
 
 def compare(store: EventStore, report: ReplayReport) -> None:
@@ -106,25 +158,264 @@ def _compare(store: EventStore, report: ReplayReport) -> None:
         if report.participant_id is not None and "participant_id" not in table.c:
             continue  # not a participant's rows (staff): left to a whole replay
         stored = _stored_rows(store, projection, report.participant_id)
-        rebuilt = report.rebuilt[projection.name]
-        if stored == rebuilt:  # the same keys, every row equal (most replays): at C speed
+        report.differences += _differences(projection, stored, report.rebuilt[projection.name])
+
+
+def _differences(
+    projection: Projection, stored: dict[str, Row], rebuilt: dict[str, Row]
+) -> list[Difference]:
+    """How `stored` rows of `projection` differ from `rebuilt` ones, in order of key."""
+    if stored == rebuilt:  # the same keys, every row equal (most replays): at C speed
+        return []
+    found = []
+    for key in sorted(set(stored) | set(rebuilt)):
+        if key not in stored:
+            found.append(Difference(projection.name, key, "missing"))
+        elif key not in rebuilt:
+            found.append(Difference(projection.name, key, "extra"))
+        else:
+            have, want = stored[key], rebuilt[key]
+            if have == want:  # equal rows hold equal columns: most rows, checked at C speed
+                continue
+            changed = {
+                col: (have.get(col), want.get(col))
+                for col in projection.columns
+                if not _same(have.get(col), want.get(col))
+            }
+            if changed:
+                found.append(Difference(projection.name, key, "changed", changed))
+    return found
+
+
+# A part of a replay in parts has at least this many participants: fewer, and forking a worker
+# costs more than it saves.
+PART_PARTICIPANTS = 200
+# How many events a worker folds between two reports of progress.
+_REPORT_EVERY = 1000
+
+
+def check(
+    store: EventStore,
+    progress: Callable[[int], None] | None = None,
+    *,
+    participant_id: str | None = None,
+    jobs: int = 1,
+) -> ReplayReport:
+    """`rebuild` then `compare`: the report of how the stored projections differ from the
+    events. With `jobs` above 1 and no `participant_id`, up to that many worker processes
+    check parts of the streams at once, in one snapshot (this module's docstring); the
+    report is the one a check in one process gives, except that `rebuilt` holds only the
+    rows that differ."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be 1 or more, not {jobs}")
+    count = 0
+    if participant_id is None and jobs > 1:
+        with store.reading() as conn:  # ended before the workers are forked
+            count = _count_participants(conn)
+    workers = worker_count(jobs, count, PART_PARTICIPANTS, "replay") if count else 0
+    if workers:
+        report = _check_in_parts(store, progress, workers)
+        if report.again is None:
+            return report
+        again = report.again
+    report = rebuild(store, progress, participant_id=participant_id)
+    compare(store, report)
+    if workers:
+        report.again = again
+    return report
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A worker's range of stream ids: from the stream of participant `low` (None: the first
+    stream) to before that of `high` (None: past the last). Ids are compared by code point, as
+    Python compares them: on PostgreSQL in the "C" collation, whatever the database's."""
+
+    low: str | None
+    high: str | None
+
+    def streams(self, dialect: Any) -> list[Any]:
+        """Where the events of the range's streams are."""
+        return self._within(events.c.stream_id, dialect, participant_stream)
+
+    def rows(self, column: Any, dialect: Any) -> list[Any]:
+        """Where the rows of the range's participants are (`column`: their participant_id)."""
+        return [column.is_not(None), *self._within(column, dialect, lambda pid: pid)]
+
+    def holds(self, participant_id: str) -> bool:
+        return (self.low is None or participant_id >= self.low) and (
+            self.high is None or participant_id < self.high
+        )
+
+    def _within(self, column: Any, dialect: Any, value: Callable[[str], str]) -> list[Any]:
+        ordered = column.collate("C") if dialect.name == "postgresql" else column
+        where = []
+        if self.low is not None:
+            where.append(ordered >= value(self.low))
+        if self.high is not None:
+            where.append(ordered < value(self.high))
+        return where
+
+
+@dataclass
+class _Checked:
+    """What a worker sends back: its report (differences, counts, and the rebuilt rows that
+    differ), the rows of no participant it rebuilt (the caller compares them), the keys its
+    events touched, rows it rebuilt of a participant out of its range, and its unreadable
+    events as (seq, why)."""
+
+    report: ReplayReport
+    unowned: dict[str, dict[str, Row]]
+    touched: dict[str, set[str]]
+    strays: list[str]
+    unreadable: list[tuple[int, str]]
+
+
+def _check_in_parts(
+    store: EventStore, progress: Callable[[int], None] | None, workers: int
+) -> ReplayReport:
+    report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
+    checked: list[_Checked] = []
+    step = (lambda steps: progress(steps["events"])) if progress is not None else lambda _s: None
+    with (
+        fewer_collections(),
+        Workers(store, workers, _check_part, label="replay") as parts,
+        ExitStack() as hold,
+    ):
+        hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
+        with store.snapshot() as conn:
+            upto = int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
+            tasks = _parts(conn, workers)
+            parts.begin(conn, upto, tasks)
+            hold.close()
+            report.workers = len(tasks)
+            unowned = {  # the stored rows of no participant, read as the workers fold
+                p.name: _read_stored(conn, p, _unowned(p)) for p in store.projections
+            }
+            parts.results(step, checked.append)
+    _merge(store.projections, report, checked, unowned)
+    return report
+
+
+def _check_part(store: EventStore, conn: Connection, part: _Part, report: Report) -> _Checked:
+    """A worker's check (bot.store.jobs): fold the events of `part`'s streams; compare the
+    rebuilt rows of its participants with their stored ones; send back the rest."""
+    checked = ReplayReport(rebuilt={p.name: {} for p in store.projections})
+    touched: dict[str, set[str]] = {p.name: set() for p in store.projections}
+    pending = [0]
+
+    def counted(n: int) -> None:
+        pending[0] += n
+        if pending[0] >= _REPORT_EVERY:
+            report({"events": pending[0]})
+            pending[0] = 0
+
+    rows = opened_rows(scan(conn, part.streams(conn.dialect), [events.c.seq]), store.sealer, conn)
+    unreadable = _fold(rows, store.projections, checked, counted, touched)
+    if pending[0]:
+        report({"events": pending[0]})
+    unowned: dict[str, dict[str, Row]] = {}
+    strays: list[str] = []
+    for projection in store.projections:
+        rebuilt = checked.rebuilt[projection.name]
+        checked.counts[projection.name] = len(rebuilt)
+        if "participant_id" not in projection.columns:
+            unowned[projection.name] = rebuilt
+            checked.rebuilt[projection.name] = {}
             continue
-        for key in sorted(set(stored) | set(rebuilt)):
-            if key not in stored:
-                report.differences.append(Difference(projection.name, key, "missing"))
-            elif key not in rebuilt:
-                report.differences.append(Difference(projection.name, key, "extra"))
-            else:
-                have, want = stored[key], rebuilt[key]
-                if have == want:  # equal rows hold equal columns: most rows, checked at C speed
-                    continue
-                changed = {
-                    col: (have.get(col), want.get(col))
-                    for col in projection.columns
-                    if not _same(have.get(col), want.get(col))
-                }
-                if changed:
-                    report.differences.append(Difference(projection.name, key, "changed", changed))
+        theirs = {k: r for k, r in rebuilt.items() if r.get("participant_id") is None}
+        unowned[projection.name] = theirs
+        strays += [
+            f"{projection.name} {key}"
+            for key, row in rebuilt.items()
+            if row.get("participant_id") is not None and not part.holds(row["participant_id"])
+        ]
+        ours = {k: r for k, r in rebuilt.items() if k not in theirs}
+        table = PROJECTION_TABLES[projection.name]
+        stored = _read_stored(conn, projection, part.rows(table.c.participant_id, conn.dialect))
+        differences = _differences(projection, stored, ours)
+        checked.differences += differences
+        checked.rebuilt[projection.name] = {
+            d.key: ours[d.key] for d in differences if d.key in ours
+        }
+    return _Checked(checked, unowned, touched, strays, unreadable)
+
+
+def _merge(
+    projections: Sequence[Projection],
+    report: ReplayReport,
+    checked: list[_Checked],
+    unowned_stored: dict[str, dict[str, Row]],
+) -> None:
+    """The workers' reports as one, with the rows of no participant compared here; or, if the
+    parts were not sound, `report.again` set to why."""
+    order = {p.name: n for n, p in enumerate(projections)}
+    unreadable = heapq.merge(*(c.unreadable for c in checked))
+    report.unreadable = [why for _seq, why in unreadable]
+    for part in checked:
+        report.events += part.report.events
+        for name, count in part.report.counts.items():
+            report.counts[name] = report.counts.get(name, 0) + count
+    strays = [stray for part in checked for stray in part.strays]
+    if strays:
+        report.again = f"a part rebuilt a row of a participant out of its range ({strays[0]})"
+        return
+    for projection in projections:
+        seen: set[str] = set()
+        for part in checked:
+            shared = seen & part.touched[projection.name]
+            if shared:
+                key = min(shared)
+                report.again = f"events of two parts touch one row ({projection.name} {key})"
+                return
+            seen |= part.touched[projection.name]
+    differences = [d for part in checked for d in part.report.differences]
+    for projection in projections:
+        rebuilt = {k: r for part in checked for k, r in part.unowned[projection.name].items()}
+        found = _differences(projection, unowned_stored[projection.name], rebuilt)
+        differences += found
+        report.rebuilt[projection.name] = {d.key: rebuilt[d.key] for d in found if d.key in rebuilt}
+    for part in checked:
+        for name, rows in part.report.rebuilt.items():
+            report.rebuilt[name].update(rows)
+    kinds: dict[tuple[str, str], set[str]] = {}
+    for diff in differences:
+        kinds.setdefault((diff.projection, diff.key), set()).add(diff.kind)
+    torn = sorted(at for at, found in kinds.items() if len(found) > 1)
+    if torn:
+        report.again = f"the parts disagree about one row ({' '.join(torn[0])})"
+        return
+    report.differences = sorted(differences, key=lambda d: (order[d.projection], d.key))
+
+
+def _unowned(projection: Projection) -> list[Any]:
+    """Where the stored rows of `projection` of no participant are (all, with no such column)."""
+    if "participant_id" not in projection.columns:
+        return []
+    return [PROJECTION_TABLES[projection.name].c.participant_id.is_(None)]
+
+
+def _parts(conn: Connection, count: int) -> list[_Part]:
+    """The stream ids in up to `count` ranges of about as many events each, split at
+    participants' streams in order of id (a participants row's version is its stream's
+    events); the streams of no participant fall in the last."""
+    key, version = participants.c.participant_id, participants.c.version
+    order = key.collate("C") if conn.dialect.name == "postgresql" else key
+    rows = conn.execute(select(key, version).order_by(order)).all()
+    total = sum(row[1] + 1 for row in rows)
+    bounds: list[str] = []
+    seen, share = 0, total / count
+    for participant_id, events_of in rows:
+        if seen >= share and len(bounds) < count - 1:
+            bounds.append(participant_id)
+            share = seen + (total - seen) / (count - len(bounds))
+        seen += events_of + 1
+    edges: list[str | None] = [None, *bounds, None]
+    return [_Part(low, high) for low, high in zip(edges, edges[1:], strict=False)]
+
+
+def _count_participants(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
 
 
 def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -> int:
@@ -160,11 +451,16 @@ def _stored_rows(
     (`bot.store.scan.records`), fetched in batches (a server-side cursor on PostgreSQL)."""
     table = PROJECTION_TABLES[projection.name]
     where = [table.c.participant_id == participant_id] if participant_id is not None else []
+    with store.reading() as conn:
+        return _read_stored(conn, projection, where)
+
+
+def _read_stored(conn: Connection, projection: Projection, where: Sequence[Any]) -> dict[str, Row]:
+    table = PROJECTION_TABLES[projection.name]
     key = projection.key_column
     found: dict[str, Row] = {}
-    with store.reading() as conn:
-        for rows in records(conn, table, projection.columns, where):
-            found.update(zip([str(row[key]) for row in rows], rows, strict=True))
+    for rows in records(conn, table, projection.columns, where):
+        found.update(zip([str(row[key]) for row in rows], rows, strict=True))
     return found
 
 
