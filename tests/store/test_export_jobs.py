@@ -33,7 +33,13 @@ FILES = ["events", "forms", "messages", "participants", "results", "retrievals"]
 @pytest.fixture
 def parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Parts of one participant allowed; the number of tasks each export's workers began."""
-    monkeypatch.setattr(export_module, "PART_PARTICIPANTS", 1)
+    return counted_parts(monkeypatch, export_module)
+
+
+def counted_parts(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """Parts of one participant allowed in `module` (its PART_PARTICIPANTS); the number of
+    tasks each of its runs' workers began, as they begin."""
+    monkeypatch.setattr(module, "PART_PARTICIPANTS", 1)
     begun: list[int] = []
     begin = Workers.begin
 

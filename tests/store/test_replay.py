@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import Connection, insert, select, text, update
 
 from bot.channel import outbound
 from bot.store.event_store import ConstraintViolation, EventStore
@@ -119,28 +119,32 @@ def test_replay_reports_a_tampered_projection_and_repair_restores_it(store: Even
 def test_replay_reports_an_unknown_event_type_with_its_seq(store: EventStore) -> None:
     first = enrolled()
     store.append(participant_stream(first.participant_id), [first])
-    now = store.clock.now()
     with store.engine.begin() as conn:
-        seq = conn.execute(
-            insert(events)
-            .values(
-                event_id=str(uuid.uuid4()),
-                stream_id=participant_stream(first.participant_id),
-                stream_version=2,
-                event_type="mood.teleported",
-                schema_version=1,
-                data={},
-                meta={},
-                occurred_at=now,
-                recorded_at=now,
-            )
-            .returning(events.c.seq)
-        ).scalar_one()
+        seq = unknown_event(conn, participant_stream(first.participant_id), 2, store.clock.now())
     report = rebuild(store)
     assert report.events == 2
     assert len(report.unreadable) == 1
     assert report.unreadable[0].startswith(f"seq {seq}:")
     assert "mood.teleported" in report.unreadable[0]
+
+
+def unknown_event(conn: Connection, stream: str, version: int, now: datetime) -> int:
+    """An event of a type no version of Tandem knows, written past the store; its seq."""
+    return conn.execute(
+        insert(events)
+        .values(
+            event_id=str(uuid.uuid4()),
+            stream_id=stream,
+            stream_version=version,
+            event_type="mood.teleported",
+            schema_version=1,
+            data={},
+            meta={},
+            occurred_at=now,
+            recorded_at=now,
+        )
+        .returning(events.c.seq)
+    ).scalar_one()
 
 
 def test_replay_reports_a_missing_projection_row(store: EventStore) -> None:

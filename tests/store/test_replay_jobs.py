@@ -3,6 +3,7 @@ one process gives, in one snapshot, and one process again when the parts are not
 
 from __future__ import annotations
 
+import multiprocessing
 import uuid
 from typing import Any
 
@@ -16,13 +17,15 @@ from bot.store.event_types import MessageReceived
 from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised
 from bot.store.event_types.staff import StaffAdded
 from bot.store.events import NewEvent, participant_stream
-from bot.store.jobs import CannotFork, Workers
+from bot.store.jobs import CannotFork
+from bot.store.projections.alerts import PROJECTION
 from bot.store.projections.staff import staff_stream
-from bot.store.replay import ReplayReport, _Checked, _merge, check, repair
-from bot.store.schema import events, outbox, participants, staff
+from bot.store.replay import Difference, ReplayReport, _Checked, _merge, check, repair
+from bot.store.schema import outbox, participants, staff
 from tests.cli.test_store_commands import tandem
 from tests.factories import enrolled
-from tests.store.test_export_jobs import _study_of_five
+from tests.store.test_export_jobs import _study_of_five, counted_parts
+from tests.store.test_replay import unknown_event
 
 LOW, HIGH = "00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-8fff-ffffffffffff"
 
@@ -30,16 +33,7 @@ LOW, HIGH = "00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-8fff-fff
 @pytest.fixture
 def parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Parts of one participant allowed; the number of tasks each check's workers began."""
-    monkeypatch.setattr(replay_module, "PART_PARTICIPANTS", 1)
-    begun: list[int] = []
-    begin = Workers.begin
-
-    def counted(self: Workers, conn: Any, upto: int, tasks: list[Any]) -> None:
-        begun.append(len(tasks))
-        begin(self, conn, upto, tasks)
-
-    monkeypatch.setattr(Workers, "begin", counted)
-    return begun
+    return counted_parts(monkeypatch, replay_module)
 
 
 def _study(store: EventStore, clock: FakeClock) -> list[str]:
@@ -126,19 +120,7 @@ def test_events_that_cannot_be_read_are_listed_in_order_of_seq_from_every_part(
                     participants.c.participant_id == participant_id
                 )
             ).scalar_one()
-            conn.execute(
-                insert(events).values(
-                    event_id=str(uuid.uuid4()),
-                    stream_id=stream,
-                    stream_version=version + 1,
-                    event_type="mood.teleported",
-                    schema_version=1,
-                    data={},
-                    meta={},
-                    occurred_at=now,
-                    recorded_at=now,
-                )
-            )
+            unknown_event(conn, stream, version + 1, now)
     one = check(store)
     three = check(store, jobs=3)
     assert len(three.unreadable) == 3 and three.workers == 3
@@ -174,9 +156,6 @@ def _checked(
 
 
 def test_a_row_rebuilt_out_of_its_part_or_told_apart_by_two_parts_is_not_trusted() -> None:
-    from bot.store.projections.alerts import PROJECTION
-    from bot.store.replay import Difference
-
     stray = ReplayReport()
     _merge([PROJECTION], stray, [_checked(strays=["alerts a-1"]), _checked()], {"alerts": {}})
     assert stray.again == "a part rebuilt a row of a participant out of its range (alerts a-1)"
@@ -233,8 +212,6 @@ def test_a_workers_failure_is_the_checks(
 def test_jobs_of_a_replay_on_a_platform_that_cannot_fork_are_refused(
     store: EventStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import multiprocessing
-
     _study(store, clock)
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     with pytest.raises(CannotFork, match="cannot fork: replay with one"):
