@@ -28,11 +28,12 @@ before it opens any transaction, so no lock or transaction is carried into them.
 connections of their own (SQLAlchemy's `Engine.dispose(close=False)`) and never use or close
 the ones they inherit: SQLite's rule for fork() is that a connection is used in the process
 that opened it. A forked worker has only the thread that forked it, so a lock another thread
-held at that moment stays held in the worker: the export forks from `tandem export`, whose
-process runs no other thread of its own then; a web process (the console's downloads) does
-not fork (Python 3.12 and later warn of fork() in a process with threads). A worker that
-fails sends its exception and traceback, and the export raises it; leaving the export ends
-any worker still running.
+held at that moment stays held in the worker: the export forks from `tandem export` and the
+replay from `tandem replay`, whose processes run no other thread of their own then (their
+progress bars, whose monitor thread tqdm starts, are made after the fork); a web process (the
+console's downloads) does not fork (Python 3.12 and later warn of fork() in a process with
+threads). A worker that fails sends its exception and traceback, and the export raises it;
+leaving the export ends any worker still running.
 """
 
 from __future__ import annotations
