@@ -50,7 +50,7 @@ from bot.store.export_files import (
 from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
-from bot.store.jobs import Report, Workers, worker_count
+from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
 from bot.store.prefetch import ahead
 from bot.store.results import (
     RESULT_COLUMNS,
@@ -159,7 +159,7 @@ def export(
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
         with store.snapshot() as conn, SortedRuns(out_dir) as runs:
             ids = _existing(conn, participant_ids)
-            upto = _last_seq(conn)
+            upto = last_seq(conn)
             out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             reads = _Reads(conn, store.sealer, upto, since, ids)
             if workers:
@@ -213,7 +213,7 @@ def _write_participants(
 ) -> str:
     conn, ids = reads.conn, reads.ids
     with Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
-        step = advance("participants", len(ids) if ids else _count_participants(conn))
+        step = advance("participants", len(ids) if ids else count_participants(conn))
         for row in _participants(conn, ids):
             out.write(shape.record(participant_record(row)))
             counts.participants += 1
@@ -302,7 +302,7 @@ def _worker_count(store: EventStore, jobs: int) -> int:
     if jobs < 2:
         return 0
     with store.reading() as conn:  # ended before the workers are forked
-        count = _count_participants(conn)
+        count = count_participants(conn)
     return worker_count(jobs, count, PART_PARTICIPANTS, "export")
 
 
@@ -571,14 +571,6 @@ def _existing(conn: Connection, participant_ids: Sequence[str]) -> list[str]:
     return wanted
 
 
-def _last_seq(conn: Connection) -> int:
-    return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
-
-
-def _count_participants(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
-
-
 def _participants(conn: Connection, ids: Sequence[str], batch: int = 500) -> Iterator[dict]:
     """participants.csv's participant rows (the columns `participant_record` reads: not the
     conversation memory or forms, which it does not write) in order of enrollment, fetched
@@ -733,7 +725,7 @@ def stream_file(
 def _file_lines(store: EventStore, name: str, fmt: Format, since: datetime | None) -> Iterator[str]:
     """A file's lines, read in one snapshot (closing the generator ends it)."""
     with store.snapshot() as conn:
-        yield from _snapshot_lines(conn, store.sealer, name, fmt, since, _last_seq(conn))
+        yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn))
 
 
 def _snapshot_lines(

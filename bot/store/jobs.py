@@ -52,7 +52,7 @@ from sqlalchemy import Connection, func, select
 
 from bot.store.event_store import EventStore
 from bot.store.prefetch import exported_snapshot, joined
-from bot.store.schema import events
+from bot.store.schema import events, participants
 
 # What a worker runs: (the store, its connection in the export's snapshot, its task, a function
 # that reports progress: {file name: rows written since the last report}) -> its result.
@@ -71,6 +71,17 @@ class CannotFork(ValueError):
 def can_fork() -> bool:
     """Whether this platform forks processes (not Windows)."""
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def last_seq(conn: Connection) -> int:
+    """The last event `conn`'s snapshot holds (0: none): what a task in parts is checked
+    against in each worker."""
+    return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
+
+
+def count_participants(conn: Connection) -> int:
+    """How many participants there are: what `worker_count` splits."""
+    return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
 
 
 def worker_count(jobs: int, participants: int, per_part: int, what: str) -> int:
@@ -228,7 +239,7 @@ def _serve(store: EventStore, run: Run, pipe: Pipe, label: str) -> None:
         _inherited.append(store.engine.pool)
         store.engine.dispose(close=False)  # connections of its own, from here on
         with _snapshot(store, snapshot) as conn:
-            seen = conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one()
+            seen = last_seq(conn)
             if seen != upto:
                 raise RuntimeError(
                     f"{label} worker's snapshot ends at event {seen}, the {label}'s at {upto}"

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
-from bot.store.jobs import Report, Workers, worker_count
+from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
 from bot.store.projections import Folding, Projection, Row
 from bot.store.scan import records, scan
 from bot.store.schema import PROJECTION_TABLES, events, participants
@@ -211,8 +211,9 @@ def check(
     count = 0
     if participant_id is None and jobs > 1:
         with store.reading() as conn:  # ended before the workers are forked
-            count = _count_participants(conn)
+            count = count_participants(conn)
     workers = worker_count(jobs, count, PART_PARTICIPANTS, "replay") if count else 0
+    again = None
     if workers:
         report = _check_in_parts(store, progress, workers)
         if report.again is None:
@@ -220,8 +221,7 @@ def check(
         again = report.again
     report = rebuild(store, progress, participant_id=participant_id)
     compare(store, report)
-    if workers:
-        report.again = again
+    report.again = again
     return report
 
 
@@ -248,7 +248,7 @@ class _Part:
         )
 
     def _within(self, column: Any, dialect: Any, value: Callable[[str], str]) -> list[Any]:
-        ordered = column.collate("C") if dialect.name == "postgresql" else column
+        ordered = _by_code_point(column, dialect)
         where = []
         if self.low is not None:
             where.append(ordered >= value(self.low))
@@ -284,7 +284,7 @@ def _check_in_parts(
     ):
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
         with store.snapshot() as conn:
-            upto = int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0))).scalar_one())
+            upto = last_seq(conn)
             tasks = _parts(conn, workers)
             parts.begin(conn, upto, tasks)
             hold.close()
@@ -388,6 +388,12 @@ def _merge(
     report.differences = sorted(differences, key=lambda d: (order[d.projection], d.key))
 
 
+def _by_code_point(column: Any, dialect: Any) -> Any:
+    """`column` compared and ordered by code point, as Python compares strings: in the "C"
+    collation on PostgreSQL, whatever the database's (SQLite's BINARY is already)."""
+    return column.collate("C") if dialect.name == "postgresql" else column
+
+
 def _unowned(projection: Projection) -> list[Any]:
     """Where the stored rows of `projection` of no participant are (all, with no such column)."""
     if "participant_id" not in projection.columns:
@@ -400,8 +406,7 @@ def _parts(conn: Connection, count: int) -> list[_Part]:
     participants' streams in order of id (a participants row's version is its stream's
     events); the streams of no participant fall in the last."""
     key, version = participants.c.participant_id, participants.c.version
-    order = key.collate("C") if conn.dialect.name == "postgresql" else key
-    rows = conn.execute(select(key, version).order_by(order)).all()
+    rows = conn.execute(select(key, version).order_by(_by_code_point(key, conn.dialect))).all()
     total = sum(row[1] + 1 for row in rows)
     bounds: list[str] = []
     seen, share = 0, total / count
@@ -412,10 +417,6 @@ def _parts(conn: Connection, count: int) -> list[_Part]:
         seen += events_of + 1
     edges: list[str | None] = [None, *bounds, None]
     return [_Part(low, high) for low, high in zip(edges, edges[1:], strict=False)]
-
-
-def _count_participants(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
 
 
 def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -> int:

@@ -11,8 +11,9 @@ from bot.store import erasure
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import Media, MessageQueued, MessageReceived, MessageSent
 from bot.store.events import Event, NewEvent, participant_of, participant_stream
-from bot.store.export import _histories, _last_seq, _outbox_groups
+from bot.store.export import _histories, _outbox_groups
 from bot.store.export_messages import MESSAGE_TYPES, message_record, message_records, plain_payload
+from bot.store.jobs import last_seq
 from bot.store.scan import StoredEvent
 from bot.store.stored_rows import row_to_event
 from bot.store.transcript import LINE_TYPES, build
@@ -73,7 +74,7 @@ def _conversation(store: EventStore, clock: FakeClock) -> str:
 
 def _both(store: EventStore, stream: str, since: datetime | None) -> tuple[list, list, list]:
     with store.snapshot() as conn:
-        upto = _last_seq(conn)
+        upto = last_seq(conn)
         rows = _histories(conn, store.sealer, [stream], sorted(MESSAGE_TYPES), upto)[stream]
         pid = participant_of(stream)
         assert pid is not None
