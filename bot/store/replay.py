@@ -205,7 +205,9 @@ def check(
     events. With `jobs` above 1 and no `participant_id`, up to that many worker processes
     check parts of the streams at once, in one snapshot (this module's docstring); the
     report is the one a check in one process gives, except that `rebuilt` holds only the
-    rows that differ."""
+    rows that differ. `progress` is given the events folded as they are; when the parts are
+    not trusted, it is given minus the events they folded before the check is made again in
+    one process, so that what it counts stays the events of one check."""
     if jobs < 1:
         raise ValueError(f"jobs must be 1 or more, not {jobs}")
     count = 0
@@ -219,6 +221,8 @@ def check(
         if report.again is None:
             return report
         again = report.again
+        if progress is not None:
+            progress(-report.events)  # counted again by the check in one process
     report = rebuild(store, progress, participant_id=participant_id)
     compare(store, report)
     report.again = again

@@ -140,9 +140,12 @@ def test_events_of_two_parts_on_one_row_send_the_check_to_one_process(
     acknowledged = AlertAcknowledged(alert_id="shared", by="+14165550199", via="sms")
     store.append(participant_stream(HIGH), [NewEvent(acknowledged)])  # another part's stream
     one = check(store)
-    two = check(store, jobs=2)
+    counted: list[int] = []
+    two = check(store, counted.append, jobs=2)
     assert parts == [2]
     assert two.again == "events of two parts touch one row (alerts shared)"
+    # the parts' events are taken back before one process counts them again
+    assert sum(counted) == two.events == one.events and min(counted) == -two.events
     assert two.workers == 0  # the report is one process's
     assert _said(two) == _said(one) and two.clean
     assert two.rebuilt["alerts"]["shared"]["status"] == "acknowledged"
@@ -241,3 +244,24 @@ def test_tandem_replay_jobs_checks_in_parts_and_says_so(
     assert f"participants {people[-1].participant_id}: timezone" in dirty.stdout
     refused = tandem("replay", "--jobs", "0", url=database_url)
     assert refused.returncode == 2 and "--jobs" in refused.stderr
+
+
+def test_tandem_replay_progress_counts_a_check_made_again_once(
+    store: EventStore, database_url: str
+) -> None:
+    people = [enrolled(phone=f"+1416555{n:04d}") for n in range(398)]
+    people += [enrolled(participant_id=LOW, phone="+14165559998")]
+    people += [enrolled(participant_id=HIGH, phone="+14165559999")]  # the first and last parts
+    with store.transaction() as tx:
+        for person in people:
+            tx.append(participant_stream(person.participant_id), [NewEvent(person)])
+    raised = AlertRaised(alert_id="shared", kind="crisis", summary="worrying")
+    store.append(participant_stream(LOW), [NewEvent(raised)])
+    acknowledged = AlertAcknowledged(alert_id="shared", by="+14165550199", via="sms")
+    store.append(participant_stream(HIGH), [NewEvent(acknowledged)])
+    result = tandem("replay", "--check", "--jobs", "2", "--progress", url=database_url)
+    assert result.returncode == 0, result.stderr
+    assert "checked again in one process: events of two parts touch one row" in result.stdout
+    assert "replayed 402 events" in result.stdout
+    final = result.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    assert final.startswith("402ev "), result.stderr  # not the parts' 402 and then 402 more
