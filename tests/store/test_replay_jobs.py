@@ -129,16 +129,22 @@ def test_events_that_cannot_be_read_are_listed_in_order_of_seq_from_every_part(
     assert seqs == sorted(seqs)
 
 
+def _alert_across_parts(store: EventStore) -> None:
+    """An alert raised on LOW's stream (the first part) and acknowledged on HIGH's (the last):
+    one row that events of two parts touch."""
+    raised = AlertRaised(alert_id="shared", kind="crisis", summary="worrying")
+    store.append(participant_stream(LOW), [NewEvent(raised)])
+    acknowledged = AlertAcknowledged(alert_id="shared", by="+14165550199", via="sms")
+    store.append(participant_stream(HIGH), [NewEvent(acknowledged)])
+
+
 def test_events_of_two_parts_on_one_row_send_the_check_to_one_process(
     store: EventStore, parts: list[int]
 ) -> None:
     low, high = enrolled(participant_id=LOW), enrolled(participant_id=HIGH, phone="+442071838750")
     for person in (low, high):
         store.append(participant_stream(person.participant_id), [person])
-    raised = AlertRaised(alert_id="shared", kind="crisis", summary="worrying")
-    store.append(participant_stream(LOW), [NewEvent(raised)])
-    acknowledged = AlertAcknowledged(alert_id="shared", by="+14165550199", via="sms")
-    store.append(participant_stream(HIGH), [NewEvent(acknowledged)])  # another part's stream
+    _alert_across_parts(store)
     one = check(store)
     counted: list[int] = []
     two = check(store, counted.append, jobs=2)
@@ -255,10 +261,7 @@ def test_tandem_replay_progress_counts_a_check_made_again_once(
     with store.transaction() as tx:
         for person in people:
             tx.append(participant_stream(person.participant_id), [NewEvent(person)])
-    raised = AlertRaised(alert_id="shared", kind="crisis", summary="worrying")
-    store.append(participant_stream(LOW), [NewEvent(raised)])
-    acknowledged = AlertAcknowledged(alert_id="shared", by="+14165550199", via="sms")
-    store.append(participant_stream(HIGH), [NewEvent(acknowledged)])
+    _alert_across_parts(store)
     result = tandem("replay", "--check", "--jobs", "2", "--progress", url=database_url)
     assert result.returncode == 0, result.stderr
     assert "checked again in one process: events of two parts touch one row" in result.stdout
