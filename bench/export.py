@@ -9,8 +9,9 @@ check (`bot.store.replay.check`: `tandem replay --check`) in one process and wit
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
 reference the targets were set against: "x raw"). A second baseline decodes with orjson, as the
 store does ("x orjson": the stricter ratio, shown beside the first). A third, "floor", is the
-least Python that writing events.csv and messages.csv can run (`floor_pass`): what any export
-written in Python costs at least, so that "x raw" can be read against it. It prints each per
+least Python that writing events.csv and messages.csv can run (`floor_pass`), sealed fields
+opened as any export of them must: what any export written in Python costs at least, so that
+"x raw" can be read against it. It prints each per
 event and as ratios of the raw scans, and the export's growth from one size to the next (linear
 is 2.0 per doubling).
 Personal data is sealed under a master key, as in production (the export opens every message's
@@ -28,15 +29,18 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import orjson  # noqa: E402
 import psycopg  # noqa: E402
 from psycopg.types.json import set_json_loads  # noqa: E402
+from sqlalchemy import Connection, select  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench.common import database  # noqa: E402
@@ -49,7 +53,8 @@ from bot.store.event_types.messages import MessageQueued  # noqa: E402
 from bot.store.events import NewEvent, new_id, participant_stream  # noqa: E402
 from bot.store.export import export  # noqa: E402
 from bot.store.replay import check  # noqa: E402
-from bot.store.sealing import Sealer  # noqa: E402
+from bot.store.schema import participants  # noqa: E402
+from bot.store.sealing import SEALED, Sealer  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
 
 
@@ -111,25 +116,28 @@ _FLOOR_COLUMNS = (
 _FLOOR_MESSAGES = frozenset((MessageReceived.event_type, MessageQueued.event_type))
 
 
-def floor_pass(url: str, out: str) -> None:
+def floor_pass(store: EventStore, out: str) -> None:
     """The least Python an export of events.csv and messages.csv runs (a reference, not an
     exporter): one pass over every event in stream order through the raw driver, each row's
-    JSON decoded with orjson and its times parsed, and its events line and (a message's)
-    messages line made with f-strings, the payloads encoded again with orjson, and written.
-    None of what the export does besides: no sealed field opened, no payload checked against
-    its model, no outbox rows, no participants, results, retrievals or forms files, events.csv
-    not put in order of seq, no cell quoted because of what it holds."""
-    parsed = make_url(url)
+    JSON decoded with orjson, its sealed fields opened (the store's Sealer, every data key
+    read first in one query, as the export reads a batch's) and its times parsed, and its
+    events line and (a message's) messages line made with f-strings, the payloads encoded
+    again with orjson, and written. None of what the export does besides: no payload checked
+    against its model, no outbox rows, no participants, results, retrievals or forms files,
+    events.csv not put in order of seq, no cell quoted because of what it holds."""
+    parsed = store.engine.url
     query = f"SELECT {_FLOOR_COLUMNS} FROM events ORDER BY stream_id, stream_version"
     with (
         open(Path(out) / "floor-events.csv", "w", encoding="utf-8", newline="") as lines,
         open(Path(out) / "floor-messages.csv", "w", encoding="utf-8", newline="") as messages,
+        store.reading() as keys,  # the data keys' reads; the events come through the driver
     ):
+        opened = _opener(store.sealer, keys)
         if parsed.get_backend_name() == "sqlite":
             utc = datetime.fromisoformat
             with closing(sqlite3.connect(parsed.database)) as conn:
                 rows = (
-                    (*row[:6], orjson.loads(row[6]), orjson.loads(row[7]), row[8],
+                    (*row[:6], opened(row, orjson.loads(row[6])), orjson.loads(row[7]), row[8],
                      utc(row[9] + "+00:00"), utc(row[10] + "+00:00"))
                     for row in conn.execute(query)
                 )  # fmt: skip
@@ -142,8 +150,27 @@ def floor_pass(url: str, out: str) -> None:
         with psycopg.connect(dsn) as pg, pg.cursor(name="floor") as cursor:
             cursor.execute(query.replace(_FLOOR_COLUMNS, as_text))
             loads = orjson.loads
-            rows = ((*row[:6], loads(row[6]), loads(row[7]), *row[8:]) for row in cursor)
+            rows = (
+                (*row[:6], opened(row, loads(row[6])), loads(row[7]), *row[8:]) for row in cursor
+            )
             _floor_lines(rows, lines.write, messages.write)
+
+
+def _opener(sealer: Sealer, conn: Connection) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
+    """What opens a floor row's payload: its sealed fields opened by `sealer` (every
+    participant's data key read now, in one query for each PRELOAD_BATCH); a plain payload as
+    it is."""
+    if not sealer.enabled:
+        return lambda _row, data: data
+    sealer.preload(conn, conn.execute(select(participants.c.participant_id)).scalars())
+    open_ = sealer.open
+
+    def opened(row: Any, data: dict[str, Any]) -> dict[str, Any]:
+        if SEALED not in data:
+            return data
+        return open_(conn, row[2], row[1], row[4], data).data
+
+    return opened
 
 
 def _floor_lines(rows, line, message) -> None:  # noqa: ANN001
@@ -193,7 +220,7 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
                 (checked, lambda fn=check_once: _timer(lambda: fn(jobs=jobs))),
                 ("raw scan", lambda url=url: _timer(lambda: raw_scan(url))),
                 ("raw, orjson", lambda url=url: _timer(lambda: raw_scan(url, orjson.loads))),
-                ("floor", lambda url=url, out=out: _timer(lambda: floor_pass(url, out))),
+                ("floor", lambda store=store, out=out: _timer(lambda: floor_pass(store, out))),
             ]
             figures = alternate(cases, rounds)
             store.engine.dispose()
