@@ -9,11 +9,10 @@ check (`bot.store.replay.check`: `tandem replay --check`) in one process and wit
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
 reference the targets were set against: "x raw"). A second baseline decodes with orjson, as the
 store does ("x orjson": the stricter ratio, shown beside the first). A third, "floor", is the
-least Python that writing events.csv and messages.csv can run (`floor_pass`), sealed fields
-opened as any export of them must: what any export written in Python costs at least, so that
-"x raw" can be read against it. It prints each per
-event and as ratios of the raw scans, and the export's growth from one size to the next (linear
-is 2.0 per doubling).
+least Python that writing events.csv and messages.csv can run in one process (`floor_pass`),
+sealed fields opened as any export of them must: what any export written in Python costs at
+least, so that "x raw" can be read against it. It prints each per event and as ratios of the
+raw scans, and the export's growth from one size to the next (linear is 2.0 per doubling).
 Personal data is sealed under a master key, as in production (the export opens every message's
 phone number and text); `--plain` stores it unsealed, as this bench did before it sealed.
 Run by hand: `python bench/export.py [--participants 1000,2000,4000] [--rounds 3]
