@@ -106,6 +106,7 @@ class StepModule:
             inbound=ctx.inbound,
             frame=f"{frame}\n\n{guide}" if guide else frame,
             notes=ctx.notes,
+            pending=ctx.pending,
         )
         result = run_turn(turn, Asker(ctx.converse, ctx.structured, embed=ctx.embed))
         return ModuleReply(result, intervention.config.fallback)  # type: ignore[arg-type]

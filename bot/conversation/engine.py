@@ -250,6 +250,7 @@ class ConversationFlow:
             structured=functools.partial(self._structured, client=self._llm(working.row)),
             inbound=current,
             embed=self.embed,
+            pending=working.pending_timers(),
         )
         try:
             reply = module.run(context)

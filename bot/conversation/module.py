@@ -70,7 +70,9 @@ class ModuleContext:
     being answered on an inbound turn; `variables` the engine's prompt variables
     (bot.conversation.context); `notes`
     system notes the flow adds (what the safety screen did, say); `structured` asks for a typed
-    reply (judgements); `inbound` is the message being answered, if any.
+    reply (judgements); `inbound` is the message being answered, if any; `pending` the
+    participant's pending timers as rows of the timers table, as of the turn so far (None:
+    folded from `history`, which then holds the whole stream).
     """
 
     participant: Mapping[str, Any]
@@ -84,6 +86,7 @@ class ModuleContext:
     structured: Structured | None = None
     inbound: Event | None = None
     embed: Embed | None = None  # model, texts -> vectors (bot.conversation.embeddings)
+    pending: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from bot.interventions.references import is_expression
 from bot.interventions.types import ANY, name_types, value_problem
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
+from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import Event, EventData, new_id
 from bot.store.memory import remembered
 from bot.timers import one_shot, schedules
@@ -41,6 +42,7 @@ class Situation:
     render: Callable[[str, str], str]  # a template's key and its source -> its text
     take_note: Callable[[str], list[EventData]]
     retrieve: Callable[[Action], list[EventData]]  # a `retrieve:` action -> its events
+    pending: Callable[[], Sequence[Mapping[str, Any]]]  # the pending timers, as rows
 
 
 Source = Literal["condition", "judgement"]
@@ -75,10 +77,7 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
             )
         ]
     if action.ask is not None:
-        question = situation.intervention.questions[action.ask]
-        text = numbered(question, situation.render(f"question:{action.ask}:text", question.text))
-        due = now + (action.after or timedelta())
-        return [one_shot.measurement(participant, due, action.ask, text, question.answer_window)]
+        return _ask(action, situation)
     if action.schedule is not None:
         return _schedule(action, situation)
     if action.send is not None:
@@ -117,6 +116,29 @@ def _set(action: Action, situation: Situation) -> list[EventData]:
         if (type(old), old) != (type(value), value):
             changes[key] = value
     return [ProfileSaved(changes=changes, source="intervention")] if changes else []
+
+
+def _ask(action: Action, situation: Situation) -> list[EventData]:
+    """The question once, now or after `after`. An earlier `ask` of it that has not gone out
+    yet (a step entered again before its question's timer fired) is cancelled ("asked
+    again"): the participant gets the question once, at the time the newer ask sets."""
+    slug = str(action.ask)
+    question = situation.intervention.questions[slug]
+    text = numbered(question, situation.render(f"question:{slug}:text", question.text))
+    earlier: list[EventData] = [
+        TimerCancelled(timer_id=str(timer["timer_id"]), reason="asked again")
+        for timer in situation.pending()
+        if timer["kind"] == "measurement" and _asks(timer.get("payload") or {}, slug)
+    ]
+    due = situation.now + (action.after or timedelta())
+    asked = one_shot.measurement(situation.participant, due, slug, text, question.answer_window)
+    return [*earlier, asked]
+
+
+def _asks(payload: Mapping[str, Any], slug: str) -> bool:
+    """Whether a measurement timer's payload is a one-off ask of question `slug` (an occurrence
+    of a daily `schedule:` carries its schedule's id, and is left alone)."""
+    return payload.get("measurement") == slug and not payload.get("schedule_id")
 
 
 def _schedule(action: Action, situation: Situation) -> list[EventData]:

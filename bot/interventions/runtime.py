@@ -56,6 +56,9 @@ class TurnInput:
     inbound: Event | None = None
     frame: str = ""
     notes: Sequence[str] = ()
+    # The pending timers rows (bot.conversation.module.ModuleContext.pending; None: folded
+    # from `history`).
+    pending: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass
@@ -78,7 +81,7 @@ class _Turn:
     def __init__(self, turn: TurnInput, llm: Asker) -> None:
         self.turn, self.llm, self.now = turn, llm, turn.now
         self.i = turn.intervention
-        self.working = Working(turn.participant, turn.history, turn.now)
+        self.working = Working(turn.participant, turn.history, turn.now, turn.pending)
         self.result = StepResult()
         self._retrieved: tuple[int, dict[str, Any]] | None = None
 
@@ -291,6 +294,7 @@ class _Turn:
                 self.render_text,
                 self.take_note,
                 self.retrieve_once,
+                self.working.pending_timers,
             )
             self.emit(run_actions([action], situation, source, step))
 

@@ -79,10 +79,13 @@ def test_serve_shows_both_directions_one_line_each_and_warns_only_once_what_appl
     # What the participant sent, then what was sent to them: one line per message, nothing else.
     assert f"<-- {PHONE} (sms): hello" in conversation
     assert all(re.fullmatch(rf"(<--|-->) \{PHONE} \(sms\): \S.*", line) for line in conversation)
-    assert (
+    question = (
         f"--> {PHONE} (sms): What would you like a tip about? Reply with a number: "
         "/ 1. Sleep / 2. Moving more / 3. Stress"
-    ) in conversation
+    )
+    # Once, though "hello" may come before the question went out (the worker still starting):
+    # the welcome step entered again replaces its ask not yet sent.
+    assert conversation.count(question) == 1, conversation
     assert f"--> {PHONE} (sms): Hi there! This is the Tandem demo." in " ".join(conversation)
     assert "\x1b[" not in stdout  # redirected: no colour codes
     # Each warning once, and only those that apply: the demo never calls an LLM.

@@ -7,6 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.store.event_types.interventions import MeasurementRecorded, StepEntered, StepTurnTaken
+from bot.store.event_types.messages import MessageQueued
+from bot.store.event_types.timers import TimerCancelled
+from bot.store.projections.timers import pending_rows
 from tests.interventions.variants import problems, variant
 from tests.modules.step_harness import Run
 
@@ -55,9 +58,25 @@ def test_after_the_clarifications_the_step_asks_again() -> None:
 
     reply = run.say("no idea")
 
-    assert reply == "No problem, let's start again. I'll send you the topics once more."
+    assert reply == "No problem, let's pick a topic. Here are the options."
     assert run.step == "welcome" and run.llm.calls == []
     assert run.fire("measurement")  # the question goes out again
+
+
+def test_a_step_entered_again_before_its_question_went_out_asks_it_once() -> None:
+    run = Run(DEMO)
+    run.start()
+
+    # Before the topic question's timer fired (a worker starting, or down): the message is a
+    # turn of the welcome step, whose transition enters it again and asks again.
+    reply = run.say("hello")
+
+    assert reply == "No problem, let's pick a topic. Here are the options."
+    asks = [t for t in pending_rows(run.events) if t["kind"] == "measurement"]
+    assert len(asks) == 1 and run.step == "welcome"
+    assert [c.reason for c in run.data(TimerCancelled)] == ["asked again"]
+    run.fire("measurement")
+    assert [m.body for m in run.data(MessageQueued)].count(TOPICS) == 1
 
 
 def test_a_question_read_without_the_llm_may_not_name_a_model_or_a_prompt(

@@ -15,7 +15,8 @@ from bot.store.event_types.interventions import (
     StepTurnTaken,
 )
 from bot.store.event_types.messages import MessageQueued
-from bot.store.event_types.timers import MeasurementAsked, TimerScheduled
+from bot.store.event_types.timers import MeasurementAsked, TimerCancelled, TimerScheduled
+from bot.store.projections.timers import pending_rows
 from tests.interventions.variants import variant
 from tests.modules.step_harness import Run, in_explore
 
@@ -105,6 +106,19 @@ def test_scheduling_a_question_that_is_already_scheduled_does_nothing(tmp_path: 
 
     schedules = [t for t in run.data(TimerScheduled) if t.kind == "measurement"]
     assert len(schedules) == 1
+
+
+def test_an_ask_leaves_a_daily_schedule_of_the_same_question_alone(tmp_path: Path) -> None:
+    folder = variant(
+        tmp_path,
+        "steps/explore.md",
+        replace=("notes: [summary]", "notes: [summary]\non_enter:\n  - ask: mood\n    after: 1h"),
+    )
+    run = in_explore(Run(folder))  # welcome schedules mood daily; explore asks it once
+
+    pending = [t for t in pending_rows(run.events) if t["kind"] == "measurement"]
+    assert sorted(bool(t["payload"].get("schedule_id")) for t in pending) == [False, True]
+    assert run.data(TimerCancelled) == []
 
 
 OPTIONS = Question(title="Feeling", text="How do you feel?", answer="options",
