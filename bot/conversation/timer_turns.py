@@ -183,10 +183,12 @@ def measurement(fired: FiredTimer) -> list[EventData]:
     gone = schedule_gone(fired)
     if gone is not None:
         return gone
+    name = str(fired.payload.get("measurement") or fired.timer.get("scope") or "measurement")
+    if _asked_again(fired, name):
+        return [fired.skipped("superseded: asked again")]
     sent = _send(fired, "question")
     if not sent:
         return []
-    name = str(fired.payload.get("measurement") or fired.timer.get("scope") or "measurement")
     window = timedelta(minutes=float(fired.payload.get("answer_minutes", 60)))
     outbox_id = sent[-1].outbox_id  # type: ignore[attr-defined]
     return [
@@ -199,6 +201,21 @@ def measurement(fired: FiredTimer) -> list[EventData]:
         ),
         one_shot.measurement_timeout(fired.participant, name, outbox_id, window, fired.now),
     ]
+
+
+def _asked_again(fired: FiredTimer, name: str) -> bool:
+    """Whether this one-off ask of question `name` was superseded: another ask of it is
+    pending. A step entered again cancels its earlier ask not yet sent
+    (bot.interventions.actions), but one the scheduler fired while that turn was decided is
+    past cancelling (`timer.fired` leaves a turn's decision standing): the newer ask sends
+    the question, not both."""
+    if not one_shot.asks(str(fired.timer.get("kind")), fired.payload, name):
+        return False
+    return any(
+        one_shot.asks(timer.kind, timer.payload, name)
+        for timer_id, timer in fired.pending_timers().items()
+        if timer_id != fired.timer_id
+    )
 
 
 @handles("measurement_timeout")

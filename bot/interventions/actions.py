@@ -128,17 +128,11 @@ def _ask(action: Action, situation: Situation) -> list[EventData]:
     earlier: list[EventData] = [
         TimerCancelled(timer_id=str(timer["timer_id"]), reason="asked again")
         for timer in situation.pending()
-        if timer["kind"] == "measurement" and _asks(timer.get("payload") or {}, slug)
+        if one_shot.asks(str(timer["kind"]), timer.get("payload") or {}, slug)
     ]
     due = situation.now + (action.after or timedelta())
     asked = one_shot.measurement(situation.participant, due, slug, text, question.answer_window)
     return [*earlier, asked]
-
-
-def _asks(payload: Mapping[str, Any], slug: str) -> bool:
-    """Whether a measurement timer's payload is a one-off ask of question `slug` (an occurrence
-    of a daily `schedule:` carries its schedule's id, and is left alone)."""
-    return payload.get("measurement") == slug and not payload.get("schedule_id")
 
 
 def _schedule(action: Action, situation: Situation) -> list[EventData]:

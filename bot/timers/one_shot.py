@@ -116,6 +116,16 @@ def measurement(
     )
 
 
+def asks(timer_kind: str, payload: Mapping[str, Any], name: str) -> bool:
+    """Whether a timer is a one-off ask of question `name` (a `measurement` timer of it: an
+    occurrence of a daily schedule of the question carries its schedule's id, and is not)."""
+    return (
+        timer_kind == "measurement"
+        and payload.get("measurement") == name
+        and not payload.get("schedule_id")
+    )
+
+
 def measurement_timeout(
     participant: Mapping[str, Any], name: str, about: str, after: timedelta, now: datetime
 ) -> TimerScheduled:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.conversation.timer_turns import handle_fired
 from bot.store.event_types.interventions import MeasurementRecorded, StepEntered, StepTurnTaken
 from bot.store.event_types.messages import MessageQueued
-from bot.store.event_types.timers import TimerCancelled
+from bot.store.event_types.timers import TimerCancelled, TimerFired, TimerSkipped
 from bot.store.projections.timers import pending_rows
 from tests.interventions.variants import problems, variant
 from tests.modules.step_harness import Run
@@ -76,6 +77,23 @@ def test_a_step_entered_again_before_its_question_went_out_asks_it_once() -> Non
     assert len(asks) == 1 and run.step == "welcome"
     assert [c.reason for c in run.data(TimerCancelled)] == ["asked again"]
     run.fire("measurement")
+    assert [m.body for m in run.data(MessageQueued)].count(TOPICS) == 1
+
+
+def test_an_ask_fired_while_the_step_was_entered_again_gives_way_to_the_newer_one() -> None:
+    run = Run(DEMO)
+    run.start()
+    (first,) = [t for t in pending_rows(run.events) if t["kind"] == "measurement"]
+    # The scheduler fires the first ask while the "hello" turn is decided: `timer.fired` leaves
+    # that turn standing, and a fired timer is past cancelling, so both asks reach a handler.
+    run.record([TimerFired(timer_id=first["timer_id"])])
+    run.say("hello")
+
+    late = handle_fired(run.row, {**first, "status": "fired"}, run.events, run.now)
+    run.record(late)
+    run.fire("measurement")
+
+    assert late == [TimerSkipped(timer_id=first["timer_id"], reason="superseded: asked again")]
     assert [m.body for m in run.data(MessageQueued)].count(TOPICS) == 1
 
 
