@@ -37,7 +37,9 @@ def test_what_startup_keeps_is_walked_by_no_later_collection() -> None:
     frozen = freeze_startup_heap()
 
     assert not _tracked(kept)
-    assert frozen == gc.get_freeze_count() > 0
+    # What it froze, less any frozen object freed since (another thread's temporaries, alive
+    # at the freeze: a suite run saw 2 of 510,513 go before this line).
+    assert frozen > 0 and frozen * 0.99 <= gc.get_freeze_count() <= frozen
     made_after = _Node()
     assert _tracked(made_after)
 
