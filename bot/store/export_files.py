@@ -18,36 +18,25 @@ import orjson
 Format = Literal["csv", "jsonl"]
 
 
-# The texts of the UTC times `iso` wrote lately, and the last other time it wrote with its
-# text (isoformat costs 0.7 us; a lookup 0.1). A UTC time's text depends on its instant alone,
-# and the export writes most of them twice, a batch of events apart: an event's in events.csv,
-# then its message's in messages.csv. A time in another zone (a message's local time) is
-# written once, after its UTC twin, so one slot serves it. The texts are dropped whole when
-# there are `_UTC_TEXTS` of them. Each is read and written as a whole (a dict's item, a tuple
-# replaced whole), so threads exporting at once never pair a time with another's text.
-_UTC_TEXTS = 8192
-_utc_texts: dict[datetime, str] = {}
-_MIN = datetime.min.replace(tzinfo=UTC)
-_last_other: tuple[datetime, str] = (_MIN, _MIN.isoformat())
+_dumps = orjson.dumps
 
 
 def iso(value: datetime) -> str:
-    """`value.isoformat()`. The same instant in another zone or the other fold (an hour that
-    repeats) writes another text, so zone and fold are compared as well as the instant."""
-    global _last_other
-    if value.tzinfo is UTC:
-        text = _utc_texts.get(value)
-        if text is None:
-            if len(_utc_texts) >= _UTC_TEXTS:
-                _utc_texts.clear()
-            text = _utc_texts[value] = value.isoformat()
-        return text
-    last, text = _last_other
-    if value == last and value.tzinfo is last.tzinfo and value.fold == last.fold:
-        return text
-    text = value.isoformat()
-    _last_other = (value, text)
-    return text
+    """`value.isoformat()`, by orjson where the two write the same text (0.2 us against
+    isoformat's 0.65, and an export writes five times or more for each message): a time in
+    UTC, or in a zone whose offset then is of whole minutes. An offset with seconds (a zone's
+    local mean time before 1900, say), which orjson cuts to minutes, a naive time, or a zone
+    orjson does not read, is written by isoformat."""
+    zone = value.tzinfo
+    if zone is UTC:
+        return _dumps(value)[1:-1].decode()
+    offset = value.utcoffset()
+    if offset is None or offset.microseconds or offset.seconds % 60:
+        return value.isoformat()
+    try:
+        return _dumps(value)[1:-1].decode()
+    except orjson.JSONEncodeError:
+        return value.isoformat()
 
 
 def _iso(value: object) -> str:

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.store import export_files
 from bot.store.export import event_line, event_values
 from bot.store.export_files import cell, csv_line, iso, to_json
 from bot.store.scan import StoredEvent
@@ -126,17 +125,19 @@ def test_the_same_instant_written_again_in_another_zone_or_fold_keeps_its_own_te
     assert [iso(t) for t in times] == [t.isoformat() for t in times]
 
 
-def test_utc_times_past_the_remembered_texts_are_each_their_isoformat() -> None:
-    """A UTC time's text is remembered (an event's time is written again in messages.csv);
-    past `_UTC_TEXTS` of them the texts are dropped, and every time still reads as its own."""
-    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-    times = [start + timedelta(seconds=n) for n in range(export_files._UTC_TEXTS + 100)]
-    written = [iso(t) for t in times]
-    again = [iso(t) for t in reversed(times)]
-
-    assert written == [t.isoformat() for t in times]
-    assert again == [t.isoformat() for t in reversed(times)]
-    assert 0 < len(export_files._utc_texts) <= export_files._UTC_TEXTS
+def test_times_whose_offset_has_seconds_or_no_offset_are_each_their_isoformat() -> None:
+    """orjson cuts an offset to whole minutes; a zone's local mean time (Toronto's -5:17:32
+    until 1895, Monrovia's -0:44:30 until 1972), a fixed offset with seconds and a naive time
+    are written as isoformat writes them."""
+    times = [
+        datetime(1880, 6, 1, 12, 0, tzinfo=TORONTO),
+        datetime(1960, 6, 1, 12, 0, 0, 5, tzinfo=ZoneInfo("Africa/Monrovia")),
+        datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=-3, seconds=-15))),
+        datetime(2026, 1, 1, tzinfo=timezone(timedelta(microseconds=5))),
+        datetime(2026, 1, 1, 8, 30, 0, 250),  # noqa: DTZ001 - a naive time, on purpose
+    ]
+    assert [iso(t) for t in times] == [t.isoformat() for t in times]
+    assert iso(times[0]) == "1880-06-01T12:00:00-05:17:32"
 
 
 def test_a_utc_instant_in_a_zone_named_utc_keeps_its_own_text() -> None:
@@ -147,7 +148,7 @@ def test_a_utc_instant_in_a_zone_named_utc_keeps_its_own_text() -> None:
     assert [iso(t) for t in times] == [t.isoformat() for t in times]
 
 
-@given(st.lists(_TIMES | st.datetimes(timezones=st.just(TORONTO)), max_size=8))
+@given(st.lists(_TIMES | st.datetimes(timezones=st.just(TORONTO) | st.timezones()), max_size=8))
 def test_times_written_one_after_another_are_each_their_isoformat(times: list[datetime]) -> None:
     doubled = [t for time in times for t in (time, time, time.replace(fold=1 - time.fold))]
     assert [iso(t) for t in doubled] == [t.isoformat() for t in doubled]
