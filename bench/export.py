@@ -120,10 +120,11 @@ def floor_pass(store: EventStore, out: str) -> None:
     exporter): one pass over every event in stream order through the raw driver, each row's
     JSON decoded with orjson, its sealed fields opened (the store's Sealer, every data key
     read first in one query, as the export reads a batch's) and its times parsed, and its
-    events line and (a message's) messages line made with f-strings, the payloads encoded
-    again with orjson, and written. None of what the export does besides: no payload checked
-    against its model, no outbox rows, no participants, results, retrievals or forms files,
-    events.csv not put in order of seq, no cell quoted because of what it holds."""
+    events line and (a message's) messages line made with f-strings, the payloads and times
+    encoded with orjson (as the export writes times: export_files.iso), and written. None of
+    what the export does besides: no payload checked against its model, no outbox rows, no
+    participants, results, retrievals or forms files, events.csv not put in order of seq, no
+    cell quoted because of what it holds."""
     parsed = store.engine.url
     query = f"SELECT {_FLOOR_COLUMNS} FROM events ORDER BY stream_id, stream_version"
     with (
@@ -175,11 +176,11 @@ def _opener(sealer: Sealer, conn: Connection) -> Callable[[Any, dict[str, Any]],
 def _floor_lines(rows, line, message) -> None:  # noqa: ANN001
     dumps = orjson.dumps
     for seq, eid, sid, version, kind, schema, data, meta, key, occurred, recorded in rows:
-        at = occurred.isoformat()
+        at = dumps(occurred)[1:-1].decode()  # as the export writes times (export_files.iso)
         payload = dumps(data).decode().replace('"', '""')
         extra = dumps(meta).decode().replace('"', '""')
         line(
-            f"{seq},{eid},{sid},{version},{kind},{schema},{at},{recorded.isoformat()},"
+            f"{seq},{eid},{sid},{version},{kind},{schema},{at},{dumps(recorded)[1:-1].decode()},"
             f'{key or ""},"{payload}","{extra}"\r\n'
         )
         if kind in _FLOOR_MESSAGES:
