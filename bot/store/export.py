@@ -47,7 +47,12 @@ from bot.store.export_files import (
     part_name,
     to_json,
 )
-from bot.store.export_messages import MESSAGE_COLUMNS, MESSAGE_TYPES, message_records
+from bot.store.export_messages import (
+    MESSAGE_COLUMNS,
+    MESSAGE_TYPES,
+    message_lines,
+    message_records,
+)
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
@@ -233,7 +238,6 @@ def _write_per_participant(
     """The per-participant files, written side by side from one read of each batch of
     participants' events (see `participant_records`), which hands `every` each event of
     their streams it reads."""
-    shaped = _shaped(shape)
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
     with ExitStack() as files:
         outs = {
@@ -241,27 +245,27 @@ def _write_per_participant(
             for name in PER_PARTICIPANT
         }
         records = participant_records(
-            conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True
-        )
-        _write_records(records, outs, shaped, _counted(reads, advance, counts))
+            conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True,
+            csv_messages=_csv_messages(fmt, shape),
+        )  # fmt: skip
+        _write_records(records, _writes(outs, fmt, shape), _counted(reads, advance, counts))
     return [outs[name].path.name for name in PER_PARTICIPANT]
 
 
 def _write_records(
-    records: Iterable[tuple[str, dict[str, Any]]],
-    outs: Mapping[str, Writer],
-    shaped: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]],
+    records: Iterable[tuple[str, Any]],
+    writes: Mapping[str, Callable[[Any], None]],
     report: Report,
 ) -> None:
-    """Each (file name, record) to its file's Writer, as `shaped` keeps it; the rows written
-    of each file reported every _REPORT_EVERY rows, and at the end."""
-    done = dict.fromkeys(outs, 0)
+    """Each (file name, record or row) to its file's `writes`; the rows written of each file
+    reported every _REPORT_EVERY rows, and at the end."""
+    done = dict.fromkeys(writes, 0)
     for written, (name, record) in enumerate(records, 1):
-        outs[name].write(shaped[name](record))
+        writes[name](record)
         done[name] += 1
         if written % _REPORT_EVERY == 0:
             report(done)
-            done = dict.fromkeys(outs, 0)
+            done = dict.fromkeys(writes, 0)
     report(done)
 
 
@@ -283,10 +287,24 @@ def _counted(reads: _Reads, advance: Progress, counts: Counts) -> Report:
     return report
 
 
-def _shaped(shape: _Shape) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
-    """What each per-participant file keeps of a record."""
+def _csv_messages(fmt: Format, shape: _Shape) -> bool:
+    """Whether messages.csv's rows are made as text (`message_lines`): CSV with every column,
+    not pseudonymised."""
+    return fmt == "csv" and not shape.pseudonymise
+
+
+def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str, Callable]:
+    """What writes each per-participant file's records (as the shape keeps them), or, for
+    messages.csv made as text (`_csv_messages`), its rows."""
     shaped = {"messages": shape.record, "results": shape.result}
-    return shaped | {"retrievals": shape.record, "forms": shape.form_value}
+    shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    writes: dict[str, Callable] = {
+        name: (lambda record, out=out, keep=shaped[name]: out.write(keep(record)))
+        for name, out in outs.items()
+    }
+    if _csv_messages(fmt, shape):
+        writes["messages"] = outs["messages"].write_line
+    return writes
 
 
 # A part of an export (bot.store.jobs) has at least this many participants: fewer, and
@@ -361,8 +379,9 @@ def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report
         records = participant_records(
             conn, store.sealer, PER_PARTICIPANT, (), part.upto, part.since,
             every=every, read_ahead=True, span=part.span,
+            csv_messages=_csv_messages(part.fmt, part.shape),
         )  # fmt: skip
-        _write_records(records, outs, _shaped(part.shape), report)
+        _write_records(records, _writes(outs, part.fmt, part.shape), report)
         return runs.hand_over()
 
 
@@ -744,8 +763,10 @@ def _snapshot_lines(
         for row in _participants(conn, ()):
             yield line(participant_record(row))
     elif name in PER_PARTICIPANT:
-        for _name, record in participant_records(conn, sealer, (name,), (), upto, since):
-            yield line(record)
+        as_text = name == "messages" and fmt == "csv"  # its rows made as text (message_lines)
+        rows = participant_records(conn, sealer, (name,), (), upto, since, csv_messages=as_text)
+        for _name, record in rows:
+            yield record if as_text else line(record)
     else:
         for raw in _events(conn, sealer, upto, since, ()):
             yield event_line(raw) if fmt == "csv" else line(event_record(raw))
@@ -781,7 +802,8 @@ def participant_records(
     every: Callable[[Any], None] | None = None,
     read_ahead: bool = False,
     span: Span | None = None,
-) -> Iterator[tuple[str, dict[str, Any]]]:
+    csv_messages: bool = False,
+) -> Iterator[tuple[str, Any]]:
     """(file name, record) of the per-participant files `names` (`messages`, `results`,
     `retrievals`, `forms`), participant by participant in order of enrollment.
 
@@ -793,13 +815,15 @@ def participant_records(
     events file's lines: `export`). With `read_ahead`, on PostgreSQL, each batch's events are
     read on a second connection while the batch before is worked on (bot.store.prefetch): for
     `export`, which writes as fast as it reads; a download, paced by its client, holds one.
-    With `span`, only the participants in it (a worker process's part of an export).
+    With `span`, only the participants in it (a worker process's part of an export). With
+    `csv_messages`, messages.csv's rows come as their CSV text (`message_lines`), not records.
     """
     wanted = set(names)
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
     groups = _outbox_groups(conn, ids, span=span) if "messages" in wanted else _no_groups()
+    messages = message_lines if csv_messages else message_records
     read = _batch_histories(conn, sealer, ids, batch, sorted(types), upto, every, read_ahead, span)
     try:
         pending = next(groups, None)
@@ -812,7 +836,7 @@ def participant_records(
             for row, stream in zip(rows, streams, strict=True):
                 history = histories.get(stream, [])
                 if "messages" in wanted:
-                    for record in message_records(history, sent, row, since, row_to_event):
+                    for record in messages(history, sent, row, since, row_to_event):
                         yield "messages", record
                 for name in names:
                     if name in ANALYSES:

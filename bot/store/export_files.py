@@ -147,6 +147,12 @@ def csv_line(values: Iterable[object]) -> str:
     return ",".join(map(quoted, texts)) + "\r\n"
 
 
+def csv_cell(value: object) -> str:
+    """`value`'s cell as `csv_line` writes it in a row of more than one cell: its text, in
+    quotes if it needs them (for a row made cell by cell: bot.store.export_messages)."""
+    return quoted(value if type(value) is str else "" if value is None else _text(value))
+
+
 def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:
     """One JSON Lines row: `record`'s `columns`, in order."""
     return to_json({c: record.get(c) for c in columns}) + "\n"

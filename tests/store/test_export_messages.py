@@ -1,18 +1,38 @@
 """messages.csv's records read from stored payloads are exactly those the typed path (each
 event decoded into its model, then a transcript line) makes, sealed, escaped and erased data,
-and payloads the plain reading must refuse, included."""
+and payloads the plain reading must refuse, included; and its rows made straight from the
+payloads (`message_lines`) are exactly what `csv_line` writes for those records."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any, get_args
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.core.clock import FakeClock
 from bot.store import erasure
 from bot.store.event_store import EventStore
-from bot.store.event_types.messages import Media, MessageQueued, MessageReceived, MessageSent
+from bot.store.event_types.messages import (
+    Media,
+    MessageKind,
+    MessageQueued,
+    MessageReceived,
+    MessageSent,
+)
+from bot.store.event_types.participants import Channel
 from bot.store.events import Event, NewEvent, participant_of, participant_stream
 from bot.store.export import _histories, _outbox_groups
-from bot.store.export_messages import MESSAGE_TYPES, message_record, message_records, plain_payload
+from bot.store.export_files import NEEDS_QUOTES, csv_line
+from bot.store.export_messages import (
+    MESSAGE_COLUMNS,
+    MESSAGE_TYPES,
+    message_lines,
+    message_record,
+    message_records,
+    plain_payload,
+)
 from bot.store.jobs import last_seq
 from bot.store.scan import StoredEvent
 from bot.store.stored_rows import row_to_event
@@ -81,7 +101,13 @@ def _both(store: EventStore, stream: str, since: datetime | None) -> tuple[list,
         [(_, outbox)] = _outbox_groups(conn, [pid])
     plain = message_records(rows, outbox, PARTICIPANT, since, row_to_event)
     typed = _typed([row_to_event(r) for r in rows], outbox, since)
+    assert message_lines(rows, outbox, PARTICIPANT, since, row_to_event) == _lines(plain)
     return plain, typed, rows
+
+
+def _lines(records: list[dict[str, Any]]) -> list[str]:
+    """messages.csv's rows of `records`, as the export writes a record."""
+    return [csv_line(map(record.get, MESSAGE_COLUMNS)) for record in records]
 
 
 def test_plain_records_are_the_typed_ones(store: EventStore, clock: FakeClock) -> None:
@@ -149,3 +175,73 @@ def test_a_payload_missing_a_defaulted_field_gets_the_models_default() -> None:
 
     assert plain == _typed([row_to_event(row)], {}, None)
     assert plain[0]["keyword"] is None
+    assert message_lines([row], {}, PARTICIPANT, None, row_to_event) == _lines(plain)
+
+
+def test_the_literals_written_as_they_are_need_no_quotes() -> None:
+    """`message_lines` writes a plain payload's channel, kind and keyword without looking for
+    what needs quotes: the model's literals, which hold none."""
+    keyword = MessageReceived.model_fields["keyword"].annotation
+    literals = [*get_args(Channel), *get_args(MessageKind), *get_args(get_args(keyword)[0])]
+    assert literals and all(NEEDS_QUOTES(text) is None for text in literals)
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list(',"\r\n\x00 aé€😀\t\\{}[]:')) | st.characters())
+# Texts a cell holds, those that need quotes (a comma, a quote, a line break) drawn often.
+_CELL = st.sampled_from(["", "SM1", "a,b", 'say "hi"', "two\nlines", "cr\r", "é😀"]) | _TEXT
+_AT = datetime(2026, 1, 31, 23, 30, 0, 5, tzinfo=UTC)
+_TIMES = st.none() | st.datetimes(
+    min_value=datetime(1850, 1, 1),  # noqa: DTZ001 - st.datetimes bounds are naive
+    timezones=st.just(UTC) | st.timezones(),
+)
+_RECEIVED = st.fixed_dictionaries(
+    {
+        "message_sid": _CELL, "to_address": st.just("+15005550006"),
+        "channel": st.sampled_from(get_args(Channel)), "profile_name": st.none(),
+        "wa_id": st.none(), "keyword": st.sampled_from([None, "STOP", "HELP"]), "body": _CELL,
+        "from_address": st.just(PHONE),
+        "media": st.lists(
+            st.fixed_dictionaries({"url": _CELL, "content_type": st.just("image/png")}),
+            max_size=2,
+        ),
+    }
+)  # fmt: skip
+_QUEUED = st.builds(
+    lambda outbox_id, body, kind, channel, to: MessageQueued(
+        outbox_id=outbox_id, to_address=PHONE, channel=channel, body=body, kind=kind,
+        to_participant=to,
+    ).model_dump(mode="json"),
+    _CELL, st.none() | _CELL, st.sampled_from(get_args(MessageKind)),
+    st.sampled_from(get_args(Channel)), st.booleans(),
+)  # fmt: skip
+_OUTBOX = st.fixed_dictionaries(
+    {
+        "status": st.none() | st.sampled_from(["sent", "failed", "a,b"]),
+        "error_code": st.none() | st.integers(0, 10**6),
+        "error_message": st.none() | _CELL, "provider_sid": st.none() | _CELL,
+        "sent_at": _TIMES, "updated_at": _TIMES,
+    }
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.tuples(st.booleans(), _RECEIVED, _QUEUED, st.none() | _OUTBOX), max_size=5),
+    st.sampled_from(["Asia/Kolkata", "America/St_Johns", "UTC", "Not/AZone", "a,b"]),
+)
+def test_rows_made_from_payloads_are_what_csv_line_writes_of_the_records(
+    messages: list[tuple[bool, dict, dict, dict | None]], tz_name: str
+) -> None:
+    rows, outbox = [], {}
+    for n, (inbound, in_data, out_data, sent) in enumerate(messages):
+        kind = "message.received" if inbound else "message.queued"
+        data = in_data if inbound else out_data
+        at = _AT.astimezone(timezone(timedelta(hours=-n))) if n % 2 else _AT
+        rows.append(StoredEvent(n + 1, f"e-{n}", "participant:p,1", n + 1, kind, 1, data, {},
+                                None, at, at))  # fmt: skip
+        if sent is not None and not inbound:
+            outbox[out_data["outbox_id"]] = sent
+    participant = {"participant_id": "p,1", "timezone": tz_name}
+
+    records = message_records(rows, outbox, participant, None, row_to_event)
+
+    assert message_lines(rows, outbox, participant, None, row_to_event) == _lines(records)
