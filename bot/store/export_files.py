@@ -26,13 +26,12 @@ def iso(value: datetime) -> str:
     isoformat's 0.65, and an export writes five times or more for each message): a time in
     UTC, or in a zone whose offset then is of whole minutes. An offset with seconds (a zone's
     local mean time before 1900, say), which orjson cuts to minutes, a naive time, or a zone
-    orjson does not read, is written by isoformat."""
-    zone = value.tzinfo
-    if zone is UTC:
-        return _dumps(value)[1:-1].decode()
-    offset = value.utcoffset()
-    if offset is None or offset.microseconds or offset.seconds % 60:
-        return value.isoformat()
+    orjson does not read (or a subclass of datetime, which it refuses), is written by
+    isoformat."""
+    if value.tzinfo is not UTC:
+        offset = value.utcoffset()
+        if offset is None or offset.microseconds or offset.seconds % 60:
+            return value.isoformat()
     try:
         return _dumps(value)[1:-1].decode()
     except orjson.JSONEncodeError:

@@ -140,6 +140,20 @@ def test_times_whose_offset_has_seconds_or_no_offset_are_each_their_isoformat() 
     assert iso(times[0]) == "1880-06-01T12:00:00-05:17:32"
 
 
+class _Stamp(datetime):
+    """A subclass of datetime (orjson refuses one) with a text of its own."""
+
+    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+        return "stamp " + super().isoformat(sep, timespec)
+
+
+def test_a_subclass_of_datetime_is_written_by_its_own_isoformat() -> None:
+    for zone in (UTC, TORONTO):
+        at = _Stamp(2026, 3, 8, 7, 0, tzinfo=zone)
+        assert iso(at) == at.isoformat()
+        assert iso(at).startswith("stamp 2026-03-08T07:00:00")
+
+
 def test_a_utc_instant_in_a_zone_named_utc_keeps_its_own_text() -> None:
     at = datetime(2026, 3, 8, 7, 0, tzinfo=UTC)
     named = at.astimezone(ZoneInfo("UTC"))
