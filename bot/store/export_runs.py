@@ -131,23 +131,20 @@ def _merge(sources: list[Iterator[Block]]) -> Iterator[list[str]]:
     one before) in order of seq, a list at a time: each round takes, from every source's
     current block, its lines up to the smallest last seq of those blocks (the whole of the
     block that ends there), and sorts them together."""
-    heads: list[list[Block | Iterator[Block]]] = []
+    current: list[tuple[Block, Iterator[Block]]] = []  # each source's block, and its next ones
     for source in sources:
-        block = next(source, None)
-        if block:
-            heads.append([block, source])
-    while heads:
-        limit = min(head[0][-1][0] for head in heads)  # type: ignore[index]
+        if first := next(source, None):
+            current.append((first, source))
+    while current:
+        limit = min(block[-1][0] for block, _rest in current)
         taken: Block = []
-        for head in heads:
-            block: Block = head[0]  # type: ignore[assignment]
+        after: list[tuple[Block, Iterator[Block]]] = []
+        for block, rest in current:
             cut = bisect_right(block, limit, key=_SEQ)
-            if cut == len(block):
-                taken += block
-                head[0] = next(head[1], None)  # type: ignore[arg-type]
-            else:
-                taken += block[:cut]
-                head[0] = block[cut:]
-        heads = [head for head in heads if head[0]]
+            taken += block[:cut] if cut < len(block) else block
+            left = block[cut:] if cut < len(block) else next(rest, None)
+            if left:
+                after.append((left, rest))
+        current = after
         taken.sort(key=_SEQ)
         yield [line for _seq, line in taken]
