@@ -456,10 +456,10 @@ def _write_events(
             others = (
                 (raw.seq, text(raw)) for raw in _other_events(conn, reads.sealer, upto, since)
             )
-        for lines in runs.merged_blocks(others):
-            out.write_line("".join(lines))
-            counts.events += len(lines)
-            step(len(lines))
+        for line in runs.merged(others):
+            out.write_line(line)
+            counts.events += 1
+            step(1)
     return out.path.name
 
 

@@ -226,15 +226,6 @@ def document(out_dir: Path, name: str, text: str) -> str:
 def private(partial: Path, newline: str | None = None) -> IO[str]:
     """`partial` created anew for writing, owner-only from the start: an export holds
     participants' phone numbers and texts."""
-    return open(_created(partial), "w", encoding="utf-8", newline=newline)  # noqa: SIM115
-
-
-def private_bytes(partial: Path) -> IO[bytes]:
-    """`private`, for writing bytes."""
-    return open(_created(partial), "wb")  # noqa: SIM115
-
-
-def _created(partial: Path) -> int:
-    """A descriptor of `partial`, created anew (one left behind is replaced), owner-only."""
     partial.unlink(missing_ok=True)
-    return os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    return open(fd, "w", encoding="utf-8", newline=newline)  # noqa: SIM115

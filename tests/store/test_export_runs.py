@@ -45,36 +45,6 @@ def test_lines_come_back_in_order_of_seq_across_runs_and_the_ordered_source(
     assert list(tmp_path.iterdir()) == []  # the run files are gone
 
 
-@pytest.mark.parametrize("block", [1, 2, 3, 7, 64])
-def test_blocks_of_any_size_merge_into_order_of_seq(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
-) -> None:
-    """However the blocks of the runs, the lines held and the ordered source fall against
-    each other (runs of one line, sources that end early, a source far ahead of the rest)."""
-    monkeypatch.setattr(export_runs, "BLOCK", block)
-    shuffled = random.Random(block)
-    seqs = list(range(1, 300))
-    ordered = sorted(shuffled.sample(seqs, 60)) + list(range(300, 320))  # some past every run
-    added = [seq for seq in seqs if seq not in set(ordered)]
-    shuffled.shuffle(added)
-    with SortedRuns(tmp_path, budget=shuffled.choice([6, 40, 200])) as runs:
-        for seq in added[:-5]:
-            runs.add(seq, f"{seq}\r\n")
-        runs.adopt(_handed_over(tmp_path, added[-5:]))  # a worker's runs, of other seqs
-        blocks = list(runs.merged_blocks((seq, f"{seq}\r\n") for seq in ordered))
-    assert "".join(line for lines in blocks for line in lines) == "".join(
-        f"{seq}\r\n" for seq in range(1, 320)
-    )
-    assert all(blocks)  # no empty list among them
-
-
-def _handed_over(folder: Path, seqs: list[int]) -> list[Path]:
-    worker = SortedRuns(folder, budget=2, prefix="part-0-")
-    for seq in seqs:
-        worker.add(seq, f"{seq}\r\n")
-    return worker.hand_over()
-
-
 def test_run_files_are_removed_when_the_export_fails_midway(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), SortedRuns(tmp_path, budget=1) as runs:
         runs.add(2, "two\r\n")
