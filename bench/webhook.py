@@ -15,7 +15,11 @@ habit-coach, whose intake module calls the LLM (a scripted OpenAI-compatible ser
 replies at once, in a process of its own at the lowest CPU priority: it stands in for a remote
 service), so every message is a real turn. Each row also gives how busy the machine's CPU was
 while the load ran (every process's: servers, database, worker, the load itself): near 100 %, a
-layout's latency is the machine's capacity, not waits in Tandem.
+layout's latency is the machine's capacity, not waits in Tandem. And the CPU that a layout's
+own processes spent, read from /proc (Linux): its web processes' during the round, per request
+answered ("web CPU", the no-op's too), and its conversation workers' from the round's start
+until the queue drained, per message answered ("worker CPU ... ms/turn"). One web process
+answers at most 1,000 / (its web CPU in ms) requests a second, whatever its threads.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -159,6 +163,49 @@ def _busy(before: tuple[int, int] | None, after: tuple[int, int] | None) -> floa
     return 100 * (1 - (after[1] - before[1]) / (after[0] - before[0]))
 
 
+def _tree_cpu(roots: list[int]) -> dict[str, float] | None:
+    """CPU seconds so far (user and system) of the processes started (`roots`) and of every
+    process under them, by role: "worker" for conversation workers (`tandem worker`, or the
+    process `tandem serve` starts for them, a multiprocessing spawn, and theirs), "web" for
+    the rest (the server, gunicorn's worker processes, multiprocessing's resource tracker);
+    None where there is no /proc (not Linux). A process that ended since is not in it."""
+    procs: dict[int, tuple[int, float, bytes]] = {}  # pid -> (parent, CPU seconds, command line)
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+        except OSError:
+            continue  # ended meanwhile
+        procs[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, command)
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _cpu, _cmd) in procs.items():
+        children.setdefault(parent, []).append(pid)
+    found = {"web": 0.0, "worker": 0.0}
+    todo = [(pid, "web") for pid in roots if pid in procs]
+    while todo:
+        pid, role = todo.pop()
+        _parent, cpu, command = procs[pid]
+        if b"tandem\x00worker" in command or b"multiprocessing.spawn" in command:
+            role = "worker"
+        found[role] += cpu
+        todo += [(child, role) for child in children.get(pid, [])]
+    return found
+
+
+def _per(before: dict | None, after: dict | None, role: str, count: int) -> float:
+    """The CPU ms of `role` between two `_tree_cpu`, per one of `count`; NaN if unknown."""
+    if before is None or after is None or not count:
+        return float("nan")
+    return (after[role] - before[role]) * 1000 / count
+
+
 def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -> dict:
     out: mp.Queue = mp.Queue()
     proc = mp.Process(target=_load, args=(url, rate, seconds, phones, tag, out))
@@ -167,6 +214,7 @@ def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -
     proc.join()
     ms = sorted(x * 1000 for x in latencies) or [float("nan")]
     return {
+        "count": len(latencies),
         "answered": len(latencies) / elapsed,
         "p50": percentile(ms, 50),
         "p99": percentile(ms, 99),
@@ -243,7 +291,7 @@ def _row(name: str, rate: int, figures: list[dict]) -> str:
         f"{name:<9}{rate:>5}/s  answered best {max(answered):>6.1f} med {med('answered'):>6.1f}/s"
         f"  p50 {med('p50'):>7.1f} ms  p99 min {min(f['p99'] for f in figures):>7.1f} "
         f"med {med('p99'):>7.1f} ms  errors {sum(f['errors'] for f in figures)}"
-        f"  CPU busy {med('busy'):>3.0f} %"
+        f"  CPU busy {med('busy'):>3.0f} %  web CPU {med('web'):>4.1f} ms/request"
     )
 
 
@@ -252,7 +300,9 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     with database(kind) as database_url:
         procs = _start(tandem(ports[0]), _env(urls[0], database_url, llm))
+        ours_pids = [proc.pid for proc in procs]
         procs += _start(noop(ports[1]), _env(urls[1], database_url, llm))
+        base_pids = [proc.pid for proc in procs if proc.pid not in ours_pids]
         try:
             for url in urls:
                 _wait_up(url)
@@ -264,16 +314,24 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                 base: list[dict] = []
                 drained: list[float] = []
                 for k in range(args.rounds):
+                    began = _tree_cpu(base_pids)
                     base.append(_measure(urls[1], rate, args.seconds, phones, f"n{rate}{k}"))
+                    base[-1]["web"] = _per(began, _tree_cpu(base_pids), "web", base[-1]["count"])
+                    began = _tree_cpu(ours_pids)
                     ours.append(_measure(urls[0], rate, args.seconds, phones, f"t{rate}{k}"))
+                    acked = _tree_cpu(ours_pids)
                     drained.append(_drain(database_url, args.drain))
+                    count = ours[-1]["count"]
+                    ours[-1]["web"] = _per(began, acked, "web", count)
+                    ours[-1]["worker"] = _per(began, _tree_cpu(ours_pids), "worker", count)
                 ratio = statistics.median(f["answered"] for f in ours) / statistics.median(
                     f["answered"] for f in base
                 )
                 print(_row("no-op", rate, base), flush=True)
+                worker = statistics.median(f["worker"] for f in ours)
                 print(
                     f"{_row('tandem', rate, ours)}  x no-op {ratio:.2f}  "
-                    f"queue drained in {max(drained):.0f} s",
+                    f"queue drained in {max(drained):.0f} s  worker CPU {worker:.1f} ms/turn",
                     flush=True,
                 )
         finally:
