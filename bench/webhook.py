@@ -170,11 +170,11 @@ def _tree_cpu(roots: list[int]) -> dict[str, float] | None:
     the rest (the server, gunicorn's worker processes, multiprocessing's resource tracker);
     None where there is no /proc (not Linux). A process that ended since is not in it."""
     procs: dict[int, tuple[int, float, bytes]] = {}  # pid -> (parent, CPU seconds, command line)
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     try:
         entries = [e for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
         return None
+    tick = os.sysconf("SC_CLK_TCK")  # /proc's CPU times are in clock ticks
     for entry in entries:
         try:
             with open(f"/proc/{entry}/stat") as stat:
