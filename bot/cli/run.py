@@ -124,9 +124,11 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     )
     stop.wait()
     click.echo("stopping…")
-    server.shutdown()
-    code = background.stop()
-    services.close()
+    try:
+        server.shutdown()
+    finally:  # the child stops and the database closes even if the web server's stop failed
+        code = background.stop()
+        services.close()
     if code:
         raise click.ClickException(f"the background process exited with code {code}")
 

@@ -11,11 +11,14 @@ database pool.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Protocol
 
 from waitress import wasyncore
 from waitress.server import create_server
+
+log = logging.getLogger(__name__)
 
 # Web threads: the webhook is one short write transaction, so a few threads keep up with
 # hundreds of requests a second; with the worker threads they stay within the SQLite pool.
@@ -42,12 +45,20 @@ class _Waitress:
     def shutdown(self) -> None:
         """Stop accepting, let the requests in flight finish (5 s at most), then close every
         connection. Sockets are closed by the server's own I/O thread (its trigger runs the
-        closing there), never under it."""
+        closing there), never under it; if its trigger is closed already (the I/O loop closes
+        it on an error it sees on the trigger's pipe), here, so that a stop still ends."""
         server = self._server
-        server.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(server))
+        self._pull(lambda: wasyncore.dispatcher.close(server))
         server.task_dispatcher.shutdown(timeout=5)
-        server.trigger.pull_trigger(self._close_all)
+        self._pull(self._close_all)
         self._stopped.wait(10)
+
+    def _pull(self, thunk: Any) -> None:
+        try:
+            self._server.trigger.pull_trigger(thunk)
+        except OSError as exc:  # the loop can no longer be woken: do it from this thread
+            log.warning("web server's trigger is closed (%s): closing its sockets here", exc)
+            thunk()
 
     def _close_all(self) -> None:
         for channel in list(self._server._map.values()):  # noqa: SLF001 - the loop's sockets

@@ -44,3 +44,22 @@ def test_a_signed_webhook_over_http_is_recorded_and_the_server_stops_on_shutdown
     assert not serving.is_alive()
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0  # no longer listening
+
+
+def test_a_stop_ends_the_server_even_when_its_trigger_is_closed_already(
+    services: Services,
+) -> None:
+    """The I/O loop closes its trigger on an error it sees on the trigger's pipe; `shutdown`
+    then closes the sockets itself instead of raising (it raised OSError: serve hung)."""
+    port = _free_port()
+    server = embedded_server(create_app(services), "127.0.0.1", port, threads=2)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    with urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as response:
+        assert response.status == 200
+    server._server.trigger.close()  # type: ignore[attr-defined]  # noqa: SLF001
+    server.shutdown()
+    serving.join(timeout=10)
+    assert not serving.is_alive()
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0  # no longer listening
