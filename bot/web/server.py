@@ -45,8 +45,8 @@ class _Waitress:
     def shutdown(self) -> None:
         """Stop accepting, let the requests in flight finish (5 s at most), then close every
         connection. Sockets are closed by the server's own I/O thread (its trigger runs the
-        closing there), never under it; if its trigger is closed already (the I/O loop closes
-        it on an error it sees on the trigger's pipe), here, so that a stop still ends."""
+        closing there), never under it; if its trigger is closed already (seen once in CI, cause
+        not found), here, so that a stop still ends."""
         server = self._server
         self._pull(lambda: wasyncore.dispatcher.close(server))
         server.task_dispatcher.shutdown(timeout=5)

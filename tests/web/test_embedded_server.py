@@ -49,8 +49,8 @@ def test_a_signed_webhook_over_http_is_recorded_and_the_server_stops_on_shutdown
 def test_a_stop_ends_the_server_even_when_its_trigger_is_closed_already(
     services: Services,
 ) -> None:
-    """The I/O loop closes its trigger on an error it sees on the trigger's pipe; `shutdown`
-    then closes the sockets itself instead of raising (it raised OSError: serve hung)."""
+    """A trigger found closed at the stop (seen once in CI): `shutdown` closes the sockets
+    itself instead of raising (it raised OSError, and serve hung)."""
     port = _free_port()
     server = embedded_server(create_app(services), "127.0.0.1", port, threads=2)
     serving = threading.Thread(target=server.serve_forever, daemon=True)
