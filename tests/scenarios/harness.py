@@ -58,7 +58,7 @@ BASE_ENV = {
     "TANDEM_MODEL": "fake-model",
     # Far above a scripted reply's time: at 1 s a busy 2-core machine timed out a reply the fake
     # had ready (a scenario test failed once in the whole suite). A test of timeouts sets its
-    # own (llm_down_three_ways.yaml: 0.5 s) and a hang longer than it.
+    # own (llm_down_three_ways.yaml: 3 s) and a hang longer than it.
     "LLM_TIMEOUT_SECONDS": "10",
     "LLM_MAX_RETRIES": "0",
     "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
