@@ -43,11 +43,14 @@ from bot.store.writes import (
     ADVISORY_LOCK,
     INSERT_EVENT,
     INSERT_EVENTS,
+    INSERT_EVENTS_AT_MOST,
     LOAD_STREAM,
     SEEN_KEY,
     STREAM_VERSION,
     ConstraintViolation,
     combined,
+    event_rows,
+    insert_events,
     insert_keyed,
     insert_many,
     insert_row,
@@ -280,6 +283,10 @@ class Transaction:
             rows = rows[1:]
         if len(rows) == 1:
             seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
+        elif 1 < len(rows) <= INSERT_EVENTS_AT_MOST:
+            inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
+            seq_of = {r["event_id"]: r["seq"] for r in inserted}
+            seqs += [seq_of[row["event_id"]] for row in rows]
         elif rows:
             seq_of = {r.event_id: r.seq for r in self.conn.execute(INSERT_EVENTS, rows)}
             seqs += [seq_of[row["event_id"]] for row in rows]

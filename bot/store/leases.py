@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, Engine, Insert, and_, bindparam, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from bot.store.direct import Direct
 from bot.store.schema import leases
 
 
@@ -28,28 +29,32 @@ def acquire(
 
 
 @functools.cache
-def _upsert(dialect: str) -> Insert:
-    """The acquiring upsert, built once per dialect (building it cost more than running it)."""
+def _upsert(dialect: str) -> Direct:
+    """The acquiring upsert, built once per dialect (building it cost more than running it)
+    and run on the driver's cursor (bot.store.direct): a worker takes a lease every turn."""
     dialect_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     insert = dialect_insert(leases).values(
         name=bindparam("name"), holder=bindparam("holder"), expires_at=bindparam("expires_at")
     )
-    return insert.on_conflict_do_update(
+    upsert: Insert = insert.on_conflict_do_update(
         index_elements=["name"],
         set_={"holder": insert.excluded.holder, "expires_at": insert.excluded.expires_at},
         where=or_(leases.c.expires_at <= bindparam("now"), leases.c.holder == bindparam("holder")),
     ).returning(leases.c.name)
+    return Direct(upsert)
 
 
-_RELEASE = delete(leases).where(
-    and_(leases.c.name == bindparam("name"), leases.c.holder == bindparam("holder"))
+_RELEASE = Direct(
+    delete(leases).where(
+        and_(leases.c.name == bindparam("name"), leases.c.holder == bindparam("holder"))
+    )
 )
 
 
 def _acquire(conn: Connection, name: str, holder: str, now: datetime, ttl: timedelta) -> bool:
     params = {"name": name, "holder": holder, "expires_at": now + ttl, "now": now}
     # RETURNING, not rowcount: psycopg reports a rowcount for a conflict left alone too.
-    return conn.execute(_upsert(conn.dialect.name), params).first() is not None
+    return bool(_upsert(conn.dialect.name).rows(conn, params))
 
 
 def release(bind: Engine | Connection, name: str, holder: str) -> None:
@@ -58,9 +63,9 @@ def release(bind: Engine | Connection, name: str, holder: str) -> None:
     params = {"name": name, "holder": holder}
     if isinstance(bind, Engine):
         with bind.begin() as conn:
-            conn.execute(_RELEASE, params)
+            _RELEASE.run(conn, params)
         return
-    bind.execute(_RELEASE, params)
+    _RELEASE.run(bind, params)
 
 
 def holder_of(engine: Engine, name: str, now: datetime) -> str | None:

@@ -55,6 +55,29 @@ EVENT_KEYS = tuple(c.name for c in events.columns if c.name != "seq")
 INSERT_EVENT = Direct(INSERT_EVENTS, EVENT_KEYS)
 
 
+# The most rows of one append inserted by `insert_events` (a turn appends 2 to 8 events; an
+# append of more goes through SQLAlchemy's "insertmanyvalues" with INSERT_EVENTS).
+INSERT_EVENTS_AT_MOST = 16
+
+
+@functools.cache
+def insert_events(count: int) -> Direct:
+    """INSERT of `count` event rows in one multi-row VALUES on the driver's cursor, RETURNING
+    each row's event_id and seq. Row n's values are its EVENT_KEYS suffixed `_n` (`event_rows`
+    names them so); each placeholder has its column's type, so its bind processor (JSON, UTC
+    times) is the one a single-row INSERT runs."""
+    rows = [
+        {key: bindparam(f"{key}_{n}", type_=events.c[key].type) for key in EVENT_KEYS}
+        for n in range(count)
+    ]
+    return Direct(insert(events).values(rows).returning(events.c.event_id, events.c.seq))
+
+
+def event_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parameters of `insert_events(len(rows))` for these event rows."""
+    return {f"{key}_{n}": row[key] for n, row in enumerate(rows) for key in EVENT_KEYS}
+
+
 @functools.cache
 def insert_keyed(dialect: str) -> Direct:
     """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pytest
 from sqlalchemy import select
 
 from bot.store.event_store import ConstraintViolation, EventStore
-from bot.store.events import participant_of, participant_stream
+from bot.store.events import NewEvent, participant_of, participant_stream
 from bot.store.replay import compare, rebuild
 from bot.store.schema import work_items
+from bot.store.writes import INSERT_EVENTS_AT_MOST
 from tests.factories import enrolled, received
 from tests.store.statements import statements
 
 
-def _enrolled(store: EventStore) -> str:
-    first = enrolled()
+def _enrolled(store: EventStore, phone: str = "+14155552671") -> str:
+    first = enrolled(phone=phone)
     stream = participant_stream(first.participant_id)
     store.append(stream, [first])
     return stream
@@ -109,6 +112,34 @@ def test_several_events_are_inserted_in_one_statement_with_their_seqs_in_order(
     assert [e.seq for e in result.events] == [e.seq for e in loaded]
     assert [e.data.body for e in loaded] == [f"body {n}" for n in range(5)]
     assert [e.stream_version for e in loaded] == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("count", [2, INSERT_EVENTS_AT_MOST, INSERT_EVENTS_AT_MOST + 1, 40])
+def test_every_row_of_a_many_event_insert_is_stored_as_a_single_event_s_would_be(
+    store: EventStore, count: int
+) -> None:
+    # Up to INSERT_EVENTS_AT_MOST rows go in one statement on the driver's cursor, more through
+    # SQLAlchemy; either way each row's values pass its column's bind processor (JSON, UTC).
+    stream = _enrolled(store)
+    toronto = timezone(timedelta(hours=-5))
+    at = [datetime(2026, 3, 29, 1, 30, n % 60, 1000 * n, tzinfo=toronto) for n in range(count)]
+    batch = [
+        NewEvent(received(f"SM{n}", body=f"body {n}"), occurred_at=at[n], meta={"n": n})
+        for n in range(count)
+    ]
+    with statements(store.engine) as seen:
+        result = store.append(stream, batch)
+    assert len([s for s in seen if s.startswith("INSERT INTO events")]) == 1, seen
+    single = _enrolled(store, "+14155552672")
+    for new in batch:
+        store.append(single, [NewEvent(new.data, occurred_at=new.occurred_at, meta=new.meta)])
+    loaded, one_by_one = store.load(stream)[1:], store.load(single)[1:]
+    assert [e.seq for e in result.events] == [e.seq for e in loaded]
+    assert [e.stream_version for e in loaded] == list(range(2, count + 2))
+    assert [(e.data, e.meta, e.occurred_at) for e in loaded] == [
+        (e.data, e.meta, e.occurred_at) for e in one_by_one
+    ]
+    assert [e.occurred_at for e in loaded] == at
 
 
 def test_a_keyed_batch_records_every_event_once_and_its_redelivery_none(
