@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event, text
+from sqlalchemy.exc import OperationalError
 
 from bot.store import engine as engine_module
 from bot.store.engine import (
@@ -62,6 +63,29 @@ def test_a_rolled_back_or_failed_transaction_lets_it_go(engine: Engine) -> None:
         conn.execute(text("SELECT 1"))
         assert _locked(engine)
     assert not _locked(engine)  # the pool's rollback on return
+
+
+def test_a_begin_that_finds_the_database_locked_is_sqlalchemy_s_error_and_lets_go(
+    engine: Engine,
+) -> None:
+    # Another program (the sqlite3 shell, say) writes without our lock: BEGIN IMMEDIATE meets
+    # SQLite's busy wait, then fails as SQLAlchemy's OperationalError, and the flock is freed.
+    with engine.connect() as conn:
+        conn.connection.dbapi_connection.execute("PRAGMA busy_timeout=50")  # not 30 s
+        other = sqlite3.connect(engine.url.database, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            with pytest.raises(OperationalError, match="database is locked"):
+                conn.begin()
+            assert not conn.in_transaction()
+            assert not _locked(engine)
+            other.execute("ROLLBACK")
+            with conn.begin():
+                conn.execute(text("SELECT 1"))
+                assert _locked(engine)
+        finally:
+            other.close()
+    assert not _locked(engine)
 
 
 def test_a_read_only_transaction_takes_no_lock(engine: Engine) -> None:
