@@ -159,3 +159,19 @@ def test_without_a_master_key_the_console_says_it_is_off(database_url: str, stor
 
     assert response.status_code == 503
     assert "TANDEM_MASTER_KEY" in response.get_data(as_text=True)
+
+
+def test_a_session_cookie_altered_by_one_character_signs_nobody_in(
+    app, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    client = signed_in("admin")
+    cookie = client.get_cookie("tandem_console", domain="tandem.example.org", path="/console")
+    assert cookie is not None and get(client, "/console/participants").status_code == 200
+    value = cookie.value
+    flipped = value[:-1] + ("A" if value[-1] != "A" else "B")
+    other = app.test_client()
+    other.set_cookie("tandem_console", flipped, domain="tandem.example.org", path="/console")
+
+    response = get(other, "/console/participants")
+
+    assert response.status_code == 302 and "/console/login" in response.headers["Location"]
