@@ -283,12 +283,12 @@ class Transaction:
             rows = rows[1:]
         if len(rows) == 1:
             seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
-        elif 1 < len(rows) <= INSERT_EVENTS_AT_MOST:
-            inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
-            seq_of = {r["event_id"]: r["seq"] for r in inserted}
-            seqs += [seq_of[row["event_id"]] for row in rows]
         elif rows:
-            seq_of = {r.event_id: r.seq for r in self.conn.execute(INSERT_EVENTS, rows)}
+            if len(rows) <= INSERT_EVENTS_AT_MOST:
+                inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
+            else:
+                inserted = [r._mapping for r in self.conn.execute(INSERT_EVENTS, rows)]
+            seq_of = {r["event_id"]: r["seq"] for r in inserted}
             seqs += [seq_of[row["event_id"]] for row in rows]
         return seqs
 

@@ -62,6 +62,13 @@ class ScriptedReply:
         """Answer with text only after `seconds` (or when the fake stops)."""
         return cls(content="(answered too late)", hang_seconds=seconds)
 
+    @property
+    def client_timeout(self) -> str:
+        """The client timeout (seconds, as a setting's text) for a test of this one reply: short
+        for a hang, to be waited out; long for a reply the fake has ready, which a busy 2-core
+        machine once answered after more than 0.5 s (llm_down_three_ways.yaml failed so)."""
+        return "0.5" if self.hang_seconds else "10"
+
 
 Script = ScriptedReply | Callable[[dict], ScriptedReply]
 

@@ -47,10 +47,7 @@ def start(make_conversation, **env: str) -> Conversation:  # noqa: ANN001
 def test_a_failed_llm_call_sends_the_fallback_and_records_turn_failed(
     make_conversation, reply: ScriptedReply, reason: str, answered: bool
 ) -> None:
-    # Only the hang gets a short timeout: a reply the fake has ready can take longer than 0.5 s
-    # on a busy 2-core machine (llm_down_three_ways.yaml timed out so once in a whole-suite run).
-    timeout = "0.5" if reply.hang_seconds else "10"
-    conversation = start(make_conversation, LLM_TIMEOUT_SECONDS=timeout)
+    conversation = start(make_conversation, LLM_TIMEOUT_SECONDS=reply.client_timeout)
     conversation.fake.script(reply)
 
     conversation.run()
