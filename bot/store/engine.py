@@ -11,6 +11,8 @@ import threading
 import time
 import urllib.parse
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 try:
@@ -207,6 +209,17 @@ class Checkpointer:
         """Wait until every checkpoint asked for has run; False if `timeout` s went first."""
         with self._lock:
             return self._changed.wait_for(lambda: not self._wanted and not self._running, timeout)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No checkpoint runs while the block does: it waits for one under way to end, and the
+        thread starts none until the block ends. For a fork() (bot.store.jobs): a child forked
+        while the thread was inside SQLite inherits SQLite's own mutex held, and its first
+        sqlite3.connect waits for it for ever (an export's workers hung so in a test run).
+        Nothing inside the block may commit: a commit's `request` waits for it."""
+        with self._lock:
+            self._changed.wait_for(lambda: not self._running)
+            yield
 
     def _run(self) -> None:
         while True:

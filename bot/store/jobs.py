@@ -32,7 +32,11 @@ held at that moment stays held in the worker: the export forks from `tandem expo
 replay from `tandem replay`, whose processes run no other thread of their own then (their
 progress bars, whose monitor thread tqdm starts, are made after the fork); a web process (the
 console's downloads) does not fork (Python 3.12 and later warn of fork() in a process with
-threads). A worker that fails sends its exception and traceback, and the export raises it;
+threads). One thread may run in any process that has committed often enough: SQLite's
+checkpoint thread (bot.store.engine.Checkpointer). The workers are forked while it is held
+(`Checkpointer.held`), so that none inherits SQLite's own mutex held mid-checkpoint (a test
+run's export hung so, its workers waiting for ever in sqlite3.connect). A worker that fails
+sends its exception and traceback, and the export raises it;
 leaving the export ends any worker still running.
 """
 
@@ -50,6 +54,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from bot.store.engine import CHECKPOINTS
 from bot.store.event_store import EventStore
 from bot.store.prefetch import exported_snapshot, joined
 from bot.store.schema import events, participants
@@ -128,17 +133,18 @@ class Workers:
 
     def __enter__(self) -> Workers:
         context = multiprocessing.get_context("fork")
-        for _ in range(self.count):
-            ours, theirs = context.Pipe()
-            process = context.Process(
-                target=_serve,
-                args=(self.store, self.run, theirs, self.label),
-                name=f"{self.label}-worker",
-            )
-            process.start()
-            theirs.close()
-            self.processes.append(process)
-            self.pipes.append(ours)
+        with CHECKPOINTS.held():  # no SQLite call of the checkpoint thread's is cut by a fork
+            for _ in range(self.count):
+                ours, theirs = context.Pipe()
+                process = context.Process(
+                    target=_serve,
+                    args=(self.store, self.run, theirs, self.label),
+                    name=f"{self.label}-worker",
+                )
+                process.start()
+                theirs.close()
+                self.processes.append(process)
+                self.pipes.append(ours)
         return self
 
     def __exit__(

@@ -231,3 +231,30 @@ def test_a_failed_checkpoint_is_logged_by_its_type_and_lets_the_next_run(
     after = database.stat().st_size  # before closing: the last connection's close checkpoints
     conn.close()
     assert before < 50 * 2000 < after
+
+
+def test_held_waits_for_a_checkpoint_under_way_and_lets_none_start_until_it_ends() -> None:
+    checkpoints = engine_module.Checkpointer()
+    with checkpoints._lock:  # noqa: SLF001 - a checkpoint under way, as the thread marks it
+        checkpoints._running = True  # noqa: SLF001
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with checkpoints.held():
+            entered.set()
+            leave.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert not entered.wait(0.3)  # still under way: held() waits
+    with checkpoints._lock:  # noqa: SLF001 - it ends, as the thread ends one
+        checkpoints._running = False  # noqa: SLF001
+        checkpoints._changed.notify_all()  # noqa: SLF001
+    assert entered.wait(5)
+    # Inside the block the lock is held: the thread cannot mark another one running.
+    assert not checkpoints._lock.acquire(timeout=0.1)  # noqa: SLF001
+    leave.set()
+    holder.join(5)
+    assert not holder.is_alive()
+    assert checkpoints._lock.acquire(timeout=1)  # noqa: SLF001 - free once the block ended
+    checkpoints._lock.release()  # noqa: SLF001
