@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import faulthandler
 import logging
-import os
 import signal
 import sys
 import threading
@@ -12,13 +11,23 @@ import threading
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.background import NICENESS, STACKS_SIGNAL
+from bot.runtime.background import NICENESS, STACKS_SIGNAL, lower_priority
 from bot.runtime.bootstrap import build_services, configure_logging
 from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
+from bot.store.engine import backend_name
 
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
+# `tandem worker`'s nice increment, by database engine, unless told otherwise. On PostgreSQL a
+# turn's commit locks one participant's row, which only that participant's next webhook waits
+# for: the web processes can have the CPU first and the turns the rest. The Procfile's layout
+# on one 2-core machine (bench/webhook.py --layouts production), 200 webhooks/s, two runs of
+# two rounds each, alternating: +5 answered 0.89 and 0.85 x no-op, p99 ack 1.7 and 1.9 s; +19
+# 0.96 and 0.93, p99 0.68 and 0.82 s. On SQLite the worker holds the database's one writer
+# lock for its commits, and far down the run queue it keeps every webhook waiting behind it,
+# as `tandem serve`'s child did at +10 (bot.runtime.background.NICENESS).
+WORKER_NICENESS = {"postgresql": 19, "sqlite": NICENESS}
 
 log = logging.getLogger(__name__)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -167,27 +176,30 @@ def _stop_when_gone(background, stop: StopRequest) -> None:  # noqa: ANN001
 )
 @click.option(
     "--niceness",
-    default=NICENESS,
-    show_default=True,
+    default=None,
     type=click.IntRange(0, 19),
     help="Lower this process's CPU priority by this much, so that web processes on the same "
-    "machine answer webhooks first (0: leave it).",
+    f"machine answer webhooks first (0: leave it). Default: {WORKER_NICENESS['postgresql']} "
+    f"on PostgreSQL, {WORKER_NICENESS['sqlite']} on SQLite, whose one writer lock a worker far "
+    "down the run queue would hold while every webhook waits.",
 )
 @database_errors
-def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int) -> None:
+def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int | None) -> None:
     """Run background work: conversations, sending, and (if elected) the timer scheduler.
 
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
+    settings = settings_from_env()
+    if niceness is None:  # another engine than these two: build_services refuses it
+        niceness = WORKER_NICENESS.get(backend_name(settings.database_url), NICENESS)
     if niceness:
         # A turn is milliseconds of CPU that can wait; an ack that waits behind turns makes
         # Twilio time out and redeliver (bot.runtime.background, as `tandem serve`'s child).
-        os.nice(niceness)
+        lower_priority(niceness)
     from bot.conversation.supervisors import check_supervisor_route
     from bot.core.config import ConfigError
     from bot.runtime.routing import check_interventions, intervention_catalogue
 
-    settings = settings_from_env()
     configure_logging(settings)
     try:
         check_supervisor_route(settings)

@@ -32,6 +32,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from bot.core.config import Settings
@@ -146,13 +147,33 @@ class Background:
         return self.process.exitcode
 
 
+def lower_priority(by: int) -> None:
+    """Lower this process's CPU priority by `by` (its nice value, up to 19): every thread's.
+    Linux keeps a nice value per thread, and `os.nice` sets the caller's alone; a thread that
+    a library started before (numpy starts OpenBLAS's on import) would keep its own."""
+    os.nice(by)
+    tasks = Path("/proc/self/task")  # Linux; elsewhere a process has one nice value
+    if not tasks.is_dir():
+        return
+    me = threading.get_native_id()
+    for task in tasks.iterdir():
+        thread = int(task.name)
+        if thread == me:
+            continue
+        try:
+            nice = os.getpriority(os.PRIO_PROCESS, thread)
+            os.setpriority(os.PRIO_PROCESS, thread, min(nice + by, 19))
+        except ProcessLookupError:  # it ended meanwhile
+            continue
+
+
 def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int) -> None:
     """The child: a `tandem worker` with the parent's settings, stopped by the pipe's end."""
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM)
     faulthandler.register(STACKS_SIGNAL, all_threads=True)
     if niceness:
-        os.nice(niceness)
+        lower_priority(niceness)
     sys.setswitchinterval(SWITCH_INTERVAL)
     from bot.channel.factory import build_messenger
     from bot.core.clock import SystemClock

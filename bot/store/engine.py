@@ -63,6 +63,11 @@ def normalise_url(url: str) -> str:
     return url
 
 
+def backend_name(url: str) -> str:
+    """The database engine a URL names (`sqlite`, `postgresql`, or another make_engine refuses)."""
+    return make_url(normalise_url(url)).get_backend_name()
+
+
 def make_engine(
     url: str,
     *,

@@ -166,6 +166,8 @@ def test_turns_run_in_a_child_at_lower_priority_and_ctrl_c_stops_both(serve: Ser
     child = serve.child()
     # The child lowers its own priority as it starts.
     _until(lambda: _nice(child) > _nice(serve.proc.pid), "the child is not at a lower priority")
+    for thread in Path(f"/proc/{child}/task").iterdir():  # every thread of it
+        assert _nice(int(thread.name)) == _nice(child), thread.name
     # The scheduler campaigns from the child: its lease names the child's pid, not serve's.
     _until(lambda: _scheduler_holder(serve.db) is not None, "no scheduler lease")
     holder = _scheduler_holder(serve.db)
