@@ -167,8 +167,11 @@ def test_a_session_cookie_altered_by_one_character_signs_nobody_in(
     client = signed_in("admin")
     cookie = client.get_cookie("tandem_console", domain="tandem.example.org", path="/console")
     assert cookie is not None and get(client, "/console/participants").status_code == 200
-    value = cookie.value
-    flipped = value[:-1] + ("A" if value[-1] != "A" else "B")
+    payload, _, signature = cookie.value.rpartition(".")
+    # The signature's first character: every one of its six bits is the HMAC's. Not its last,
+    # which holds four: a change in the other two (B for A) decodes to the same signature, and
+    # the test passed or failed by the cookie's luck.
+    flipped = f"{payload}.{'B' if signature[0] == 'A' else 'A'}{signature[1:]}"
     other = app.test_client()
     other.set_cookie("tandem_console", flipped, domain="tandem.example.org", path="/console")
 
