@@ -18,6 +18,8 @@ from bot.core.localtime import parse_quiet_hours, validate_timezone
 from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 
 TWILIO_API = "https://api.twilio.com"
+# DATABASE_URL's schemes (a driver after + is SQLAlchemy's: bot.store.engine picks psycopg's).
+DATABASE_SCHEMES = ("sqlite", "postgres", "postgresql")
 DEFAULT_HELP_TEXT = (
     "Automated line of a research study. Reply STOP to stop messages or START to resume. "
     "For help, contact the study team who enrolled you."
@@ -261,6 +263,19 @@ class Settings(BaseModel):
         if value.upper() not in phonenumbers.SUPPORTED_REGIONS:
             raise ValueError(f"unknown region {value!r} (a two-letter code such as US or GB)")
         return value.upper()
+
+    @field_validator("database_url")
+    @classmethod
+    def _database(cls, value: str) -> str:
+        # The scheme alone: the rest may hold a password, which an error must not repeat.
+        scheme = value.split("://", 1)[0].split("+", 1)[0] if "://" in value else None
+        if scheme not in DATABASE_SCHEMES:
+            shown = f"{scheme}://" if scheme else "no scheme"
+            raise ValueError(
+                f"names no database Tandem runs on ({shown}): use sqlite:///path/to/file.db "
+                "or postgresql://user@host/database"
+            )
+        return value
 
     @field_validator("public_base_url", "openai_base_url", "twilio_api_base_url")
     @classmethod

@@ -143,3 +143,23 @@ def test_a_promptpipe_name_that_disagrees_with_tandems_own_is_refused() -> None:
     assert caught.value.problems == [
         "GENAI_MODEL=gpt-4o and TANDEM_MODEL=gpt-4.1 disagree: set only TANDEM_MODEL"
     ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["mysql://tandem:s3cret@db.example.org/tandem", "tandem.db", "mongodb+srv://u:s3cret@x/y"],
+)
+def test_a_database_url_tandem_cannot_run_on_is_refused_without_repeating_it(url: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"DATABASE_URL": url}, env_file=None)
+    (problem,) = caught.value.problems
+    assert "DATABASE_URL" in problem and "sqlite:///" in problem
+    assert "s3cret" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["sqlite://", "sqlite:///tandem.db", "postgres://u@h/d", "postgresql+psycopg://u@h/d"],
+)
+def test_sqlite_and_postgresql_urls_are_accepted(url: str) -> None:
+    assert load_settings({"DATABASE_URL": url}, env_file=None).database_url == url
