@@ -190,8 +190,8 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int | None
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
     settings = settings_from_env()
-    if niceness is None:  # another engine than these two: build_services refuses it
-        niceness = WORKER_NICENESS.get(backend_name(settings.database_url), NICENESS)
+    if niceness is None:  # the settings refuse a DATABASE_URL of any other engine
+        niceness = WORKER_NICENESS[backend_name(settings.database_url)]
     if niceness:
         # A turn is milliseconds of CPU that can wait; an ack that waits behind turns makes
         # Twilio time out and redeliver (bot.runtime.background, as `tandem serve`'s child).

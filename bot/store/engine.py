@@ -80,10 +80,10 @@ def make_engine(
     pooled connection idle for `ping_idle_seconds` or more is pinged before use; on SQLite its
     writers take the writer lock with `writer_priority` (WriterPriority)."""
     url = normalise_url(url)
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
+    backend = backend_name(url)
+    if backend == "sqlite":
         return _sqlite_engine(url, echo, writer_priority)
-    if parsed.get_backend_name() == "postgresql":
+    if backend == "postgresql":
         engine = create_engine(
             url,
             echo=echo,
@@ -97,9 +97,7 @@ def make_engine(
         _ping_when_idle(engine, ping_idle_seconds)
         _utc_sessions(engine)
         return engine
-    raise ValueError(
-        f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
-    )
+    raise ValueError(f"unsupported database {backend!r}: use sqlite or postgresql")
 
 
 def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
