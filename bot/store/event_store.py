@@ -42,6 +42,7 @@ from bot.store.stored_rows import opened_rows, row_to_event
 from bot.store.writes import (
     ADVISORY_LOCK,
     INSERT_EVENT,
+    INSERT_EVENT_RECORDS,
     INSERT_EVENTS,
     INSERT_EVENTS_AT_MOST,
     LOAD_STREAM,
@@ -49,6 +50,7 @@ from bot.store.writes import (
     STREAM_VERSION,
     ConstraintViolation,
     combined,
+    event_records,
     event_rows,
     insert_events,
     insert_keyed,
@@ -284,7 +286,10 @@ class Transaction:
         if len(rows) == 1:
             seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
         elif rows:
-            if len(rows) <= INSERT_EVENTS_AT_MOST:
+            if len(rows) <= INSERT_EVENTS_AT_MOST and self.conn.dialect.name == "postgresql":
+                records = event_records(rows, self.conn.dialect)
+                inserted = INSERT_EVENT_RECORDS.rows(self.conn, records)
+            elif len(rows) <= INSERT_EVENTS_AT_MOST:
                 inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
             else:
                 inserted = [r._mapping for r in self.conn.execute(INSERT_EVENTS, rows)]

@@ -142,6 +142,29 @@ def test_every_row_of_a_many_event_insert_is_stored_as_a_single_event_s_would_be
     assert [e.occurred_at for e in loaded] == at
 
 
+def test_text_and_numbers_of_a_many_event_insert_are_stored_as_single_events_store_them(
+    store: EventStore,
+) -> None:
+    # On PostgreSQL the rows go as one JSON document of records (writes.INSERT_EVENT_RECORDS),
+    # the payloads embedded in it as the engine's JSON text: what is escaped, quoted or too
+    # big for orjson must come back as a one-row INSERT stores it.
+    stream, single = _enrolled(store), _enrolled(store, "+14155552672")
+    bodies = ["NUL \x00 here", "lone \ud800 surrogate", 'quote " back \\ slash', "émoji 🙂 \n"]
+    metas = [{"big": 2**70}, {1: "key that is not a string"}, {"nested": {"a": [1.5, None]}}, {}]
+    batch = [
+        NewEvent(received(f"SM{n}", body=body), meta=meta)
+        for n, (body, meta) in enumerate(zip(bodies, metas, strict=True))
+    ]
+    store.append(stream, batch)
+    for new in batch:
+        store.append(single, [NewEvent(new.data, meta=new.meta)])
+    loaded, one_by_one = store.load(stream)[1:], store.load(single)[1:]
+    assert [e.data.body for e in loaded[2:]] == bodies[2:]  # NUL and the surrogate: escaped
+    assert [(e.data, e.meta) for e in loaded] == [(e.data, e.meta) for e in one_by_one]
+    assert loaded[0].meta["big"] == 2**70
+    assert [e.seq for e in loaded] == sorted(e.seq for e in loaded)  # in the order of versions
+
+
 def test_a_keyed_batch_records_every_event_once_and_its_redelivery_none(
     store: EventStore,
 ) -> None:

@@ -15,7 +15,7 @@ from bot.store.events import participant_of, participant_stream
 from bot.store.schema import participants
 from bot.store.sealing import Sealer
 from tests.conftest import TEST_MASTER_KEY, fresh_database
-from tests.factories import enrolled
+from tests.factories import enrolled, received
 
 THRESHOLD_AND_MORE = 8  # psycopg prepares a statement at its 6th execution (prepare_threshold 5)
 
@@ -61,3 +61,17 @@ def test_reads_on_pooled_connections_keep_their_statement_prepared(pg_store: Eve
     with pg_store.engine.connect() as conn:
         prepared = _prepared(conn)
     assert any(s.startswith("SELECT participants.participant_id") for s in prepared), prepared
+
+
+def test_appends_of_any_number_of_events_share_one_prepared_insert(pg_store: EventStore) -> None:
+    # One statement text for 2 to INSERT_EVENTS_AT_MOST rows (a JSON document of records): a
+    # multi-row VALUES was a statement of its own for each count, none executed often enough
+    # to be prepared, and psycopg converted its placeholders again each time past 50 values.
+    stream = participant_stream(_participant(pg_store))
+    with pg_store.pinned():
+        for count in range(2, 2 + THRESHOLD_AND_MORE):
+            pg_store.append(stream, [received(f"SM{count}-{n}") for n in range(count)])
+        with pg_store.statements() as conn:
+            prepared = _prepared(conn)
+    inserts = [s for s in prepared if s.startswith("INSERT INTO events")]
+    assert len(inserts) == 1 and "jsonb_to_recordset" in inserts[0], prepared
