@@ -90,9 +90,10 @@ def event_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # statement text for any number of rows. psycopg converts a query to PostgreSQL's placeholders
 # in Python, and caches the conversion only for 50 parameters or fewer (its
 # MAX_CACHED_STATEMENT_PARAMS), so `insert_events(6)` (60) was converted again at every turn:
-# 301 us a conversion on the 2-core machine; inserting 6 rows cost 404-523 us of client CPU
-# that way and 105-151 us this way (300 inserts a round, six rounds alternating). Arrays over
-# `unnest` (`write_many`) cost more than either: each element passes its type's bind processor.
+# 301 us a conversion on the 2-core machine; inserting 6 message rows cost 725-766 us of client
+# CPU that way and 267-309 us this way (min-median, 300 inserts a round, six rounds
+# alternating, on a loaded machine). Arrays over `unnest` (`write_many`) cost more than
+# VALUES: each element passes its type's bind processor.
 _RECORDS = (
     func.jsonb_to_recordset(cast(bindparam("records", type_=Text), JSONB))
     .table_valued(column("n", Integer), *[column(key, events.c[key].type) for key in EVENT_KEYS])
