@@ -286,13 +286,13 @@ class Transaction:
         if len(rows) == 1:
             seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
         elif rows:
-            if len(rows) <= INSERT_EVENTS_AT_MOST and self.conn.dialect.name == "postgresql":
+            if len(rows) > INSERT_EVENTS_AT_MOST:
+                inserted = [r._mapping for r in self.conn.execute(INSERT_EVENTS, rows)]
+            elif self.conn.dialect.name == "postgresql":
                 records = event_records(rows, self.conn.dialect)
                 inserted = INSERT_EVENT_RECORDS.rows(self.conn, records)
-            elif len(rows) <= INSERT_EVENTS_AT_MOST:
-                inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
             else:
-                inserted = [r._mapping for r in self.conn.execute(INSERT_EVENTS, rows)]
+                inserted = insert_events(len(rows)).rows(self.conn, event_rows(rows))
             seq_of = {r["event_id"]: r["seq"] for r in inserted}
             seqs += [seq_of[row["event_id"]] for row in rows]
         return seqs

@@ -108,22 +108,23 @@ INSERT_EVENT_RECORDS = Direct(
 )
 
 
-_TIMES = ("occurred_at", "recorded_at")
-
-
 def event_records(rows: list[dict[str, Any]], dialect: Any) -> dict[str, str]:
     """The parameter of INSERT_EVENT_RECORDS for these event rows, each with its place `n`:
     the payloads as the engine's JSON text (`json_dumps`, the serializer a single-row INSERT
-    sends them through), embedded as they are; the times as their column's type binds them
-    (in UTC; a naive one refused)."""
+    sends them through), embedded as they are; the times as their column's type (UtcDateTime,
+    both) binds them: in UTC, a naive one refused."""
     utc = events.c.occurred_at.type.process_bind_param
-    records = []
-    for n, row in enumerate(rows):
-        record = dict(row, n=n, data=Fragment(json_dumps(row["data"])))
-        record["meta"] = Fragment(json_dumps(row["meta"]))
-        for key in _TIMES:
-            record[key] = utc(row[key], dialect)
-        records.append(record)
+    records = [
+        {
+            **row,
+            "n": n,
+            "data": Fragment(json_dumps(row["data"])),
+            "meta": Fragment(json_dumps(row["meta"])),
+            "occurred_at": utc(row["occurred_at"], dialect),
+            "recorded_at": utc(row["recorded_at"], dialect),
+        }
+        for n, row in enumerate(rows)
+    ]
     return {"records": orjson.dumps(records).decode()}
 
 
