@@ -175,6 +175,11 @@ def export(
                 counts.workers = len(tasks)
             hold.close()
             written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
+            total = 0  # the events file's lines
+            if not pseudonymise:  # its count and the lines of no participant's events, now:
+                # with workers, while they run (they took 0.03 s after them, 4,000 participants)
+                _add_other_lines(reads, fmt, runs)
+                total = _count_events(conn, upto, since, ids)
             if workers:
                 written += _join_parts(parts, reads, out_dir, fmt, shape, advance, counts, runs)
             else:
@@ -185,7 +190,7 @@ def export(
             for name, text in (documents or {}).items():
                 written.append(document(out_dir, name, text))
             if not pseudonymise:
-                written.append(_write_events(reads, out_dir, fmt, advance, counts, runs))
+                written.append(_write_events(out_dir, fmt, advance, counts, runs, total))
     record = ExportWritten(
         format=fmt,
         files=written,
@@ -440,26 +445,27 @@ def _event_text(fmt: Format) -> Callable[[Any], str]:
     return lambda raw: json_line(EVENT_COLUMNS, event_record(raw))
 
 
+def _add_other_lines(reads: _Reads, fmt: Format, runs: SortedRuns) -> None:
+    """The events file's lines of the events of no participant exported (the system's, and a
+    stream without a participants row; none with `ids`), added to `runs`."""
+    if not reads.ids:
+        text = _event_text(fmt)
+        for raw in _other_events(reads.conn, reads.sealer, reads.upto, reads.since):
+            runs.add(raw.seq, text(raw))
+
+
 def _write_events(
-    reads: _Reads, out_dir: Path, fmt: Format, advance: Progress, counts: Counts, runs: SortedRuns
+    out_dir: Path, fmt: Format, advance: Progress, counts: Counts, runs: SortedRuns, total: int
 ) -> str:
-    """The events file: the participants' events, whose lines `runs` took as the
-    per-participant files read them, merged in order of seq with the events of no participant
-    exported (the system's, and with no `ids` a stream without a participants row), read
-    here."""
-    conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
-    text = _event_text(fmt)
+    """The events file: the lines `runs` took (the participants' events, as the
+    per-participant files read them, and those of `_add_other_lines`), `total` of them, merged in
+    order of seq."""
     with Writer(out_dir, "events", fmt, EVENT_COLUMNS) as out:
-        step = advance("events", _count_events(conn, upto, since, ids))
-        others: Iterable[tuple[int, str]] = ()
-        if not ids:
-            others = (
-                (raw.seq, text(raw)) for raw in _other_events(conn, reads.sealer, upto, since)
-            )
-        for line in runs.merged(others):
-            out.write_line(line)
-            counts.events += 1
-            step(1)
+        step = advance("events", total)
+        for block in runs.merged():
+            out.write_encoded(b"".join(block))
+            counts.events += len(block)
+            step(len(block))
     return out.path.name
 
 

@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, overload
 
 import orjson
 
@@ -194,8 +194,15 @@ class Writer:
         else:
             self.file.write(json_line(self.columns, record))
 
+    def write_encoded(self, rows: bytes) -> None:
+        """Rows already written as text and UTF-8 encoded (see `write_line`)."""
+        assert self.file is not None
+        self.file.flush()
+        self.file.buffer.write(rows)
+
     def write_line(self, line: str) -> None:
-        """A row already written as text (a `csv_line` or `json_line` of this file's columns)."""
+        """Rows already written as text (each a `csv_line` or `json_line` of this file's
+        columns, one after the other)."""
         assert self.file is not None
         self.file.write(line)
 
@@ -223,9 +230,17 @@ def document(out_dir: Path, name: str, text: str) -> str:
     return name
 
 
-def private(partial: Path, newline: str | None = None) -> IO[str]:
-    """`partial` created anew for writing, owner-only from the start: an export holds
-    participants' phone numbers and texts."""
+@overload
+def private(partial: Path, newline: str | None = None) -> IO[str]: ...
+@overload
+def private(partial: Path, *, binary: Literal[True]) -> IO[bytes]: ...
+
+
+def private(partial: Path, newline: str | None = None, *, binary: bool = False) -> IO[Any]:
+    """`partial` created anew for writing (as text, or `binary`), owner-only from the start:
+    an export holds participants' phone numbers and texts."""
     partial.unlink(missing_ok=True)
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if binary:
+        return open(fd, "wb")  # noqa: SIM115
     return open(fd, "w", encoding="utf-8", newline=newline)  # noqa: SIM115

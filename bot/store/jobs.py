@@ -6,9 +6,9 @@ An export spends most of its time on Python work on one core: the per-participan
 each event. With `jobs` of 2 or more, `bot.store.export.export` splits the participants, in
 order of enrollment, into parts of about as many events each, and a worker process writes each
 part: its rows of each file (`.<name>.<fmt>.part-N`) and its events lines, as sorted runs
-(bot.store.export_runs). The export's own process writes participants.csv meanwhile, then
-joins the parts, in order, into each file and merges the runs into the events file. The files
-are the ones one process writes, byte for byte.
+(bot.store.export_runs). The export's own process writes participants.csv, and reads the
+events of no participant, meanwhile, then joins the parts, in order, into each file and merges
+the runs into the events file. The files are the ones one process writes, byte for byte.
 
 All in one snapshot: every worker reads the database as the export's own transaction sees it.
 - PostgreSQL: the export's REPEATABLE READ transaction exports its snapshot and each worker's

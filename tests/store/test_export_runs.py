@@ -26,20 +26,20 @@ from tests.factories import enrolled
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
-def test_lines_come_back_in_order_of_seq_across_runs_and_the_ordered_source(
+def test_lines_come_back_in_order_of_seq_across_runs_and_what_is_held(
     tmp_path: Path,
 ) -> None:
     shuffled = random.Random(7)
-    seqs = list(range(1, 400, 2))  # the odd ones added; the even ones come already in order
+    seqs = list(range(1, 400))
     shuffled.shuffle(seqs)
     lines = {seq: f'{seq},"a cell\r\nover two lines, 🎉 ""quoted"""\r\n' for seq in range(1, 400)}
     with SortedRuns(tmp_path, budget=500) as runs:
         for seq in seqs:
             runs.add(seq, lines[seq])
         assert len(runs.runs) > 10  # the budget made it write runs
+        assert runs.held  # and holds the last lines still
         modes = {stat.S_IMODE(path.stat().st_mode) for path in runs.runs}
-        evens = ((seq, lines[seq]) for seq in range(2, 400, 2))
-        merged = list(runs.merged(evens))
+        merged = [line.decode() for block in runs.merged() for line in block]
     assert merged == [lines[seq] for seq in range(1, 400)]
     assert modes == {0o600}
     assert list(tmp_path.iterdir()) == []  # the run files are gone
@@ -95,7 +95,7 @@ def test_the_events_file_is_the_same_with_run_files_as_without(
 ) -> None:
     _events_of_many_streams(store, clock)
     export(store, tmp_path / "held", fmt)
-    monkeypatch.setattr(export_runs, "RUN_CHARACTERS", 200)  # a run every line or two
+    monkeypatch.setattr(export_runs, "RUN_BYTES", 200)  # a run every line or two
     written: list[int] = []
     spill = SortedRuns._spill
 
@@ -174,3 +174,35 @@ def test_an_export_reads_each_event_row_once(
     stored = _stored_seqs(store)
     assert sorted(read) == stored[: len(read)]  # once each (export.written comes after)
     assert len(read) == len(stored) - 1
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_runs_of_several_blocks_merge_in_order_however_their_seqs_interleave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(export_runs, "BLOCK", block)
+    shuffled = random.Random(block)
+    seqs = list(range(1, 2001))
+    added = seqs[:]
+    shuffled.shuffle(added)
+    lines = {seq: f'{seq},{"x" * shuffled.randrange(0, 40)},"é\r\n"\r\n' for seq in seqs}
+    with SortedRuns(tmp_path, budget=3000) as runs:
+        for seq in added[:1500]:
+            runs.add(seq, lines[seq])
+        assert len(runs.runs) > 5
+        for seq in sorted(added[1500:]):  # as the events of no participant come: in order
+            runs.add(seq, lines[seq])
+        blocks = list(runs.merged())
+    assert [line.decode() for one in blocks for line in one] == [lines[seq] for seq in seqs]
+    assert all(blocks)  # no empty block
+
+
+def test_a_run_file_cut_short_is_an_error_not_a_shorter_events_file(tmp_path: Path) -> None:
+    with SortedRuns(tmp_path, budget=1) as runs:
+        runs.add(1, "one\r\n")
+        runs.add(2, "two\r\n")
+        runs.add(3, "three\r\n")
+        last = runs.runs[-1]
+        last.write_bytes(last.read_bytes()[:-3])
+        with pytest.raises(ValueError, match="cut short"):
+            [line for block in runs.merged() for line in block]
