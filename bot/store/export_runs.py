@@ -25,7 +25,7 @@ from typing import IO
 from bot.store.export_files import private
 
 # What SortedRuns holds in memory before it writes a run: bytes of lines, UTF-8 encoded (a line
-# costs its length and some 80 bytes of Python objects besides).
+# costs its length and some 120 bytes of Python objects besides).
 RUN_BYTES = 32 * 1024 * 1024
 # Lines a run file's block holds, and `merged` takes from each source at a time.
 BLOCK = 4096
@@ -95,8 +95,9 @@ class SortedRuns:
         Merged a block at a time, not a line at a time: each source (a run, or what is
         held) is read BLOCK lines at a time, and every line up to the least of the
         sources' last seqs in hand is taken from each and sorted in one `list.sort` (which
-        merges sorted runs in C). Line by line, `heapq.merge` and a run's reader spent some
-        2 us of Python a line, in the export's own process, after its workers had ended."""
+        merges sorted runs in C), in bytes, written as they will be. Two runs of 22,000
+        lines took 52 ms to merge line by line (`heapq.merge` over runs read as text), 29
+        ms so, in the export's own process, after its workers have ended."""
         self.held.sort(key=_SEQ)
         sources: list[Iterator[list[tuple[int, bytes]]]] = [_read(path) for path in self.runs]
         sources.append(_chunks(self.held))
