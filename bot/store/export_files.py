@@ -195,14 +195,14 @@ class Writer:
             self.file.write(json_line(self.columns, record))
 
     def write_encoded(self, rows: bytes) -> None:
-        """Rows already written as text and UTF-8 encoded (see `write_line`)."""
+        """Rows already written as text (each as `write_line` takes one), one after the
+        other, UTF-8 encoded."""
         assert self.file is not None
         self.file.flush()
         self.file.buffer.write(rows)
 
     def write_line(self, line: str) -> None:
-        """Rows already written as text (each a `csv_line` or `json_line` of this file's
-        columns, one after the other)."""
+        """A row already written as text (a `csv_line` or `json_line` of this file's columns)."""
         assert self.file is not None
         self.file.write(line)
 
