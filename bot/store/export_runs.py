@@ -99,7 +99,7 @@ class SortedRuns:
         lines took 52 ms to merge line by line (`heapq.merge` over runs read as text), 29
         ms so, in the export's own process, after its workers have ended."""
         self.held.sort(key=_SEQ)
-        sources: list[Iterator[list[tuple[int, bytes]]]] = [_read(path) for path in self.runs]
+        sources: list[Iterator[Sequence[tuple[int, bytes]]]] = [_read(p) for p in self.runs]
         sources.append(_chunks(self.held))
         hands = [_Hand(source) for source in sources]
         hands = [hand for hand in hands if hand.pairs]
@@ -117,23 +117,23 @@ class _Hand:
     """What `merged` holds of one source: its next lines (`pairs` from `at`), refilled a block
     at a time from the source as they are taken."""
 
-    def __init__(self, source: Iterator[list[tuple[int, bytes]]]) -> None:
+    def __init__(self, source: Iterator[Sequence[tuple[int, bytes]]]) -> None:
         self.source = source
-        self.pairs: list[tuple[int, bytes]] = next(source, [])
+        self.pairs: Sequence[tuple[int, bytes]] = next(source, [])
         self.at = 0
 
-    def upto(self, bound: int) -> list[tuple[int, bytes]]:
+    def upto(self, bound: int) -> Sequence[tuple[int, bytes]]:
         """The lines in hand up to seq `bound`, taken; `pairs` refilled if they run out."""
         cut = bisect_right(self.pairs, bound, lo=self.at, key=_SEQ)
-        taken = self.pairs[self.at : cut] if self.at or cut < len(self.pairs) else self.pairs
+        taken = self.pairs[self.at : cut]
         self.at = cut
         if cut == len(self.pairs):
             self.pairs, self.at = next(self.source, []), 0
         return taken
 
 
-def _chunks(pairs: list[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
-    """`pairs` in lists of BLOCK."""
+def _chunks(pairs: Sequence[tuple[int, bytes]]) -> Iterator[Sequence[tuple[int, bytes]]]:
+    """`pairs` in blocks of BLOCK."""
     for start in range(0, len(pairs), BLOCK):
         yield pairs[start : start + BLOCK]
 
@@ -143,8 +143,7 @@ def _write_run(file: IO[bytes], pairs: Sequence[tuple[int, bytes]]) -> None:
     `<count> <bytes>`, a line of its seqs and a line of its lines' lengths in bytes (each
     separated by spaces), then its lines, one after the other (a line may hold line breaks:
     a quoted CSV cell)."""
-    for start in range(0, len(pairs), BLOCK):
-        block = pairs[start : start + BLOCK]
+    for block in _chunks(pairs):
         seqs, lines = zip(*block, strict=True)
         data = b"".join(lines)
         file.write(b"%d %d\n" % (len(block), len(data)))
