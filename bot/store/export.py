@@ -68,7 +68,7 @@ from bot.store.results import (
 from bot.store.scan import batches, maker, records, scan, scan_query
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
-from bot.store.stored_rows import opened_row, opened_rows, row_to_event
+from bot.store.stored_rows import opened_rows, opened_scan, row_to_event
 from bot.store.transcript import LINE_TYPES, local, zone
 
 FreeText = Literal["keep", "drop"]
@@ -946,13 +946,12 @@ def _histories(
     by_stream: dict[str, list[Any]] = {}
     # Their data keys in one query, not one for each participant's first sealed event.
     sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
-    for row in map(maker(conn.dialect), fetched()):
-        opened = opened_row(row, sealer, conn)
+    for opened in opened_scan(map(maker(conn.dialect), fetched()), sealer, conn):
         if every is not None:
             every(opened)
             if opened.event_type not in wanted:
                 continue
-        by_stream.setdefault(row.stream_id, []).append(opened)
+        by_stream.setdefault(opened.stream_id, []).append(opened)
     return by_stream
 
 

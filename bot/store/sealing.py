@@ -57,6 +57,21 @@ class Opened:
     erased: list[str]
 
 
+def _decrypted(key: Any, event_id: str, sealed: str) -> dict[str, Any]:
+    """The sealed fields (and what was kept aside) of one event's ciphertext, by its data key."""
+    raw = binascii.a2b_base64(sealed)  # what base64.b64decode runs, without its checks
+    try:
+        blob = key.decrypt(raw[:12], raw[12:], event_id.encode())
+    except InvalidTag:
+        raise SealedWithoutKey(f"event {event_id}: sealed data fails its check") from None
+    try:
+        return orjson.loads(blob)  # UTF-8, as nearly every blob is
+    except orjson.JSONDecodeError:
+        # A lone surrogate, which the sealing keeps with surrogatepass (not UTF-8): the
+        # engine's reader of stored JSON, as for any stored text.
+        return json_loads(blob.decode("utf-8", "surrogatepass"))
+
+
 def _b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
@@ -139,20 +154,37 @@ class Sealer:
             for name in sealed["f"]:
                 plain[name] = erased_value(model, name) if model else ERASED
             return Opened(plain, {}, list(sealed["f"]))
-        raw = binascii.a2b_base64(sealed["c"])  # what base64.b64decode runs, without its checks
-        try:
-            blob = key.decrypt(raw[:12], raw[12:], event_id.encode())
-        except InvalidTag:
-            raise SealedWithoutKey(f"event {event_id}: sealed data fails its check") from None
-        try:
-            secret = orjson.loads(blob)  # UTF-8, as nearly every blob is
-        except orjson.JSONDecodeError:
-            # A lone surrogate, which the sealing keeps with surrogatepass (not UTF-8): the
-            # engine's reader of stored JSON, as for any stored text.
-            secret = json_loads(blob.decode("utf-8", "surrogatepass"))
+        secret = _decrypted(key, event_id, sealed["c"])
         escaped = secret.pop("_escaped", {})
         plain.update(secret)
         return Opened(plain, escaped, [])
+
+    def opening_key(self, conn: Connection | None, stream_id: str) -> Any:
+        """The data key that opens the sealed payloads of `stream_id` now, for `open_with`; None
+        where `open` itself must be called (no master key, not a participant's stream, the key
+        erased or gone)."""
+        pid = participant_of(stream_id)
+        if not self.enabled or pid is None:
+            return None
+        key = self._data_key(conn, pid)
+        return None if key is _ERASED else key
+
+    @staticmethod
+    def open_with(key: Any, event_id: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`open(...).data` of a sealed payload, by `key` (`opening_key`'s), where the sealing
+        kept nothing aside: None where `open` must be called (its fields erased, or originals
+        kept aside). For reads of many rows, which look a stream's key up once rather than for
+        each row (an export's or a replay's: 2.4 us a row against `open`'s 3.4)."""
+        sealed = data[SEALED]
+        if sealed["c"] is None:
+            return None
+        secret = _decrypted(key, event_id, sealed["c"])
+        if "_escaped" in secret:
+            return None
+        plain = dict(data)
+        del plain[SEALED]
+        plain.update(secret)
+        return plain
 
     def opens(self, conn: Connection | None, pid: str) -> bool:
         """Whether the participant's sealed fields open (their data key is not erased), as

@@ -14,11 +14,13 @@ from bot.runtime.bootstrap import build_store
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
-from bot.store.events import participant_stream
+from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
 from bot.store.key_rotation import rotate
 from bot.store.queries import enrolled_with_phone
+from bot.store.scan import scan
 from bot.store.schema import data_keys, events, participant_phones
 from bot.store.sealing import SealedWithoutKey, Sealer
+from bot.store.stored_rows import opened_row, opened_scan
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
 
@@ -32,10 +34,10 @@ def _raw(store: EventStore, stream: str) -> list[dict]:
         return [{"data": r.data, "meta": r.meta} for r in conn.execute(query)]
 
 
-def _person(store: EventStore, body: str = "my secret walk") -> str:
-    person = enrolled(PHONE, name="Ada Sealwright")
+def _person(store: EventStore, body: str = "my secret walk", phone: str = PHONE) -> str:
+    person = enrolled(phone, name="Ada Sealwright")
     stream = participant_stream(person.participant_id)
-    store.append(stream, [person, received("SM1", body=body, phone=PHONE)])
+    store.append(stream, [person, received("SM1", body=body, phone=phone)])
     return stream
 
 
@@ -223,3 +225,31 @@ def test_a_lone_surrogate_in_a_sealed_field_opens_as_it_was_sealed(store: EventS
     with store.reading() as conn:
         opened = store.sealer.open(conn, stream, "e-1", "message.received", sealed)
     assert opened.data == data
+
+
+def test_a_scans_rows_open_as_each_opens_alone_erased_kept_aside_and_plain_alike(
+    store: EventStore,
+) -> None:
+    """`opened_scan` (export, replay: a stream's key looked up once, the payload opened
+    inline) gives what `opened_row` gives for every kind of row: sealed, originals kept aside
+    (a NUL), erased, and plain (a system stream's); and refuses what `opened_row` refuses."""
+    kept = _person(store, body="walk\x00ed")
+    sealed = _person(store, body="my secret walk", phone="+14155550124")
+    gone = _person(store, body="erase me", phone="+14155550125")
+    store.append(SYSTEM_STREAM, [received("SM9", body="not a participant's", phone=PHONE)])
+    with store.transaction() as tx:
+        store.sealer.destroy(tx.conn, participant_of(gone) or "", store.clock.now())
+    with store.reading() as conn:
+        rows = list(scan(conn, order_by=[events.c.seq]))
+        alone = [opened_row(row, store.sealer, conn) for row in rows]
+        together = list(opened_scan(rows, store.sealer, conn))
+    assert together == alone
+    bodies = {r.stream_id: r.data["body"] for r in together if r.event_type == "message.received"}
+    assert bodies[sealed] == "my secret walk"
+    assert bodies[kept] == "walk\ufffded" and "body" in together[1].meta["escaped"]
+    assert bodies[gone] == "[erased]" and together[5].meta["erased"]
+    assert bodies[SYSTEM_STREAM] == "not a participant's"
+
+    moved = rows[3]._replace(event_id=rows[1].event_id)  # another event's seal
+    with store.reading() as conn, pytest.raises(SealedWithoutKey, match="fails its check"):
+        list(opened_scan([moved], store.sealer, conn))
