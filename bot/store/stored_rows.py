@@ -12,7 +12,15 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from bot.store.events import REGISTRY, Event, EventData, InvalidEventData, decode, participant_of
+from bot.store.events import (
+    REGISTRY,
+    Event,
+    EventData,
+    InvalidEventData,
+    decode,
+    participant_of,
+    stored_event,
+)
 from bot.store.scan import StoredEvent
 from bot.store.sealing import SEALED, SealedWithoutKey, Sealer
 
@@ -25,16 +33,16 @@ def row_to_event(row: Any, sealer: Sealer | None = None, conn: Connection | None
         if sealer is None:
             raise SealedWithoutKey(f"event at seq {row.seq} is sealed: read it through the store")
         data, meta = _opened(sealer, conn, row)
-    return Event(
-        seq=row.seq,
-        event_id=row.event_id,
-        stream_id=row.stream_id,
-        stream_version=row.stream_version,
-        data=decode_stored(row.event_type, row.schema_version, data, seq=row.seq, meta=meta),
-        meta=meta,
-        idempotency_key=row.idempotency_key,
-        occurred_at=row.occurred_at,
-        recorded_at=row.recorded_at,
+    return stored_event(
+        row.seq,
+        row.event_id,
+        row.stream_id,
+        row.stream_version,
+        decode_stored(row.event_type, row.schema_version, data, seq=row.seq, meta=meta),
+        meta,
+        row.idempotency_key,
+        row.occurred_at,
+        row.recorded_at,
     )
 
 
