@@ -89,8 +89,8 @@ def opened_rows(
         return
     it = iter(rows)
     while chunk := list(islice(it, batch)):
-        sealed = (participant_of(r.stream_id) for r in chunk if SEALED in r.data)
-        sealer.preload(conn, [pid for pid in sealed if pid is not None])
+        streams = {r.stream_id for r in chunk if SEALED in r.data}  # a stream's rows, once
+        sealer.preload(conn, [pid for pid in map(participant_of, streams) if pid is not None])
         yield from opened_scan(chunk, sealer, conn)
 
 

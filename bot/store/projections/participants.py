@@ -152,7 +152,8 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
 
 
 def register(event_type: str) -> Callable[[Callable[[Row, Event], Row]], Callable]:
-    """Add a reducer case for an event type defined by a later feature."""
+    """Add a reducer case for an event type defined by a later feature: pure, it returns a
+    new dict (`{**row, ...}`, which `apply` goes on to change) or `row` itself."""
 
     def add(case: Callable[[Row, Event], Row]) -> Callable[[Row, Event], Row]:
         if event_type in CASES:
@@ -171,9 +172,12 @@ def apply(row: Row | None, event: Event) -> Row | None:
         return None  # events before enrollment (or on other streams) change nothing
     else:
         case = CASES.get(event.event_type)
-        # Always a copy: a case may return `row` itself when nothing else changes, and the
-        # version below must then still be written (the store skips a row it was handed back).
-        new = dict(case(row, event)) if case else dict(row)
+        # Always a new dict: a case returns one of its own (`{**row, ...}`) or `row` itself when
+        # nothing else changes, which is copied, so that the version below is still written
+        # (the store skips a row it was handed back) and `row` is left as it was.
+        new = case(row, event) if case else row
+        if new is row:
+            new = dict(row)
     assert new is not None
     if new.get("memory") is not None:  # None: a row from before 0015, until it is replayed
         new["memory"] = memory.apply(new["memory"], event)
