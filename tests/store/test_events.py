@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import pytest
 
 from bot.store import events as ev
-from bot.store.event_types import MessageReceived
 from bot.store.events import (
     Event,
     EventData,
@@ -22,24 +21,18 @@ from bot.store.events import (
     participant_stream,
     stored_event,
 )
+from tests.factories import received
 
 AT = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
 
 def _fields(stream_id: str) -> dict[str, Any]:
-    received = MessageReceived(
-        message_sid="SM1",
-        from_address="+14165550100",
-        to_address="+15005550006",
-        channel="sms",
-        body="hello",
-    )
     return {
         "seq": 7,
         "event_id": "e-7",
         "stream_id": stream_id,
         "stream_version": 3,
-        "data": received,
+        "data": received("SM1", body="hello"),
         "meta": {"trace": "t"},
         "idempotency_key": None,
         "occurred_at": AT,
