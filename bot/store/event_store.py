@@ -35,10 +35,9 @@ from bot.store.events import (
     participant_of,
 )
 from bot.store.projections import Folding, Projection, Row, all_projections
-from bot.store.scan import scan
 from bot.store.schema import PROJECTION_TABLES, events, participant_phones
 from bot.store.sealing import Sealer
-from bot.store.stored_rows import opened_rows, row_to_event
+from bot.store.stored_rows import opened_scanned, row_to_event
 from bot.store.writes import (
     ADVISORY_LOCK,
     INSERT_EVENT,
@@ -680,9 +679,7 @@ class EventStore:
         if event_types:
             where.append(events.c.event_type.in_(list(event_types)))
         with self.reading() as conn:
-            yield from opened_rows(
-                scan(conn, where, [events.c.seq], batch), self.sealer, conn, batch
-            )
+            yield from opened_scanned(conn, where, [events.c.seq], self.sealer, batch)
 
     def projection_row(self, projection_name: str, key: str) -> Row | None:
         """The stored row of one projection."""

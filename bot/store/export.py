@@ -65,10 +65,10 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
-from bot.store.scan import batches, maker, records, scan, scan_query
+from bot.store.scan import batches, records, scan_query
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
-from bot.store.stored_rows import opened_rows, opened_scan, row_to_event
+from bot.store.stored_rows import opened_raw, opened_scanned, row_to_event
 from bot.store.transcript import LINE_TYPES, local, zone
 
 FreeText = Literal["keep", "drop"]
@@ -679,8 +679,7 @@ def _events(
 ) -> Iterator[Any]:
     """Raw event rows (undecoded: unknown types export as stored) in global order, streamed
     from one query (a server-side cursor on PostgreSQL), `batch` rows at a time."""
-    rows = scan(conn, _event_filter(upto, since, ids), [events.c.seq], batch)
-    yield from opened_rows(rows, sealer, conn, batch)
+    yield from opened_scanned(conn, _event_filter(upto, since, ids), [events.c.seq], sealer, batch)
 
 
 def _other_events(
@@ -695,7 +694,7 @@ def _other_events(
         events.c.stream_id == literal(PARTICIPANT_PREFIX) + pid,
     )
     where = [*_event_filter(upto, since, ()), ~known.exists()]
-    yield from opened_rows(scan(conn, where, [events.c.seq], batch), sealer, conn, batch)
+    yield from opened_scanned(conn, where, [events.c.seq], sealer, batch)
 
 
 FILES = {
@@ -946,7 +945,7 @@ def _histories(
     by_stream: dict[str, list[Any]] = {}
     # Their data keys in one query, not one for each participant's first sealed event.
     sealer.preload(conn, [pid for s in streams if (pid := participant_of(s))])
-    for opened in opened_scan(map(maker(conn.dialect), fetched()), sealer, conn):
+    for opened in opened_raw(fetched(), conn.dialect, sealer, conn):
         if every is not None:
             every(opened)
             if opened.event_type not in wanted:

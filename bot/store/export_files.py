@@ -141,9 +141,21 @@ def csv_line(values: Iterable[object]) -> str:
     texts = [v if type(v) is str else "" if v is None else _text(v) for v in values]
     if len(texts) == 1 and not texts[0]:
         return '""\r\n'  # a row of one empty cell is written as an empty quoted cell
+    return _joined(texts) + "\r\n"
+
+
+def csv_cells(values: Iterable[object]) -> str:
+    """Cells of a row of more than one cell, as `csv_line` writes them, joined by commas (for
+    a row made a few cells at a time: bot.store.export_messages), with one search for
+    quotes for them all, not one for each."""
+    return _joined([v if type(v) is str else "" if v is None else _text(v) for v in values])
+
+
+def _joined(texts: list[str]) -> str:
+    """Cells' texts, each quoted if it needs to be, joined by commas."""
     if NEEDS_QUOTES("".join(texts)) is None:
-        return ",".join(texts) + "\r\n"
-    return ",".join(map(quoted, texts)) + "\r\n"
+        return ",".join(texts)
+    return ",".join(map(quoted, texts))
 
 
 def csv_cell(value: object) -> str:

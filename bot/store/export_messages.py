@@ -18,7 +18,7 @@ from typing import Any, get_args
 from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived, MessageSent
 from bot.store.event_types.participants import Channel
 from bot.store.events import Event, EventData, participant_of
-from bot.store.export_files import csv_cell, csv_line, iso, quoted, to_json
+from bot.store.export_files import csv_cell, csv_cells, csv_line, iso, quoted, to_json
 from bot.store.transcript import (
     LINE_TYPES,
     TranscriptLine,
@@ -202,19 +202,21 @@ def _outbound_line(
     tz_cell: str,
     tz: Any,
 ) -> str:
-    """`_outbound`'s record's row (`message_lines`); the outbox row's values each through
-    `csv_cell`, as `csv_line` writes them. Its channel and kind are of the model's literals."""
+    """`_outbound`'s record's row (`message_lines`); the outbox row's values as `csv_line`
+    writes them, in two runs of cells (`csv_cells`: one search for quotes each, not one for
+    each cell). Its channel and kind are of the model's literals."""
     at = row.occurred_at
     channel, body, outbox_id = data["channel"], data["body"], data["outbox_id"]
     sent = outbox_rows.get(outbox_id) or {}
     sent_at = sent.get("sent_at")
     segments = segment_count(channel, body, reported.get(outbox_id))
+    get = sent.get
+    delivery = (get("status") or "pending", get("error_code"), get("error_message"), segments)
     cells = [pid, str(row.seq), quoted(outbox_id), "outbound", channel, data["kind"], ""]
-    cells += ["" if body is None else quoted(body), "[]", csv_cell(sent.get("status") or "pending")]
-    cells += [csv_cell(sent.get("error_code")), csv_cell(sent.get("error_message"))]
-    cells += [csv_cell(segments), csv_cell(sent.get("provider_sid")), tz_cell]
-    cells += [iso(at), iso(at.astimezone(tz)), csv_cell(sent_at), csv_cell(local(sent_at, tz))]
-    cells.append(csv_cell(sent.get("updated_at")))
+    cells += ["" if body is None else quoted(body), "[]"]
+    cells.append(csv_cells((*delivery, get("provider_sid"))))
+    cells += [tz_cell, iso(at), iso(at.astimezone(tz))]
+    cells.append(csv_cells((sent_at, local(sent_at, tz), get("updated_at"))))
     return ",".join(cells) + "\r\n"
 
 

@@ -34,9 +34,9 @@ from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
 from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
 from bot.store.projections import Folding, Projection, Row
-from bot.store.scan import records, scan
+from bot.store.scan import records
 from bot.store.schema import PROJECTION_TABLES, events, participants
-from bot.store.stored_rows import opened_rows, row_to_event
+from bot.store.stored_rows import opened_scanned, row_to_event
 
 
 @dataclass
@@ -314,7 +314,7 @@ def _check_part(store: EventStore, conn: Connection, part: _Part, report: Report
             report({"events": pending[0]})
             pending[0] = 0
 
-    rows = opened_rows(scan(conn, part.streams(conn.dialect), [events.c.seq]), store.sealer, conn)
+    rows = opened_scanned(conn, part.streams(conn.dialect), [events.c.seq], store.sealer)
     unreadable = _fold(rows, store.projections, checked, counted, touched)
     if pending[0]:
         report({"events": pending[0]})

@@ -146,13 +146,28 @@ def processors(
     return converted
 
 
+# What `typed_four` returns: the processors of data, meta, occurred_at and recorded_at.
+Four = tuple[Callable[[Any], Any], Callable[[Any], Any], Callable[[Any], Any], Callable[[Any], Any]]
+
+
+def typed_four(dialect: Any) -> Four | None:
+    """The processors of a raw row of `scan_query` when the only columns it converts are
+    data, meta, occurred_at and recorded_at (SQLite and PostgreSQL both): those four, in that
+    order; else None (each converted column is then `processors`' to apply)."""
+    converted = processors(dialect, [events.c[name] for name in _NAMES])
+    if [i for i, _ in converted] != [6, 7, 9, 10]:
+        return None
+    (_, data), (_, meta), (_, occurred), (_, recorded) = converted
+    return data, meta, occurred, recorded
+
+
 def maker(dialect: Any) -> Callable[[Any], StoredEvent]:
     """A function from a raw row of `scan_query` to its StoredEvent, with the typed columns'
     own processors."""
-    converted = processors(dialect, [events.c[name] for name in _NAMES])
     new = StoredEvent._make
-    if [i for i, _ in converted] == [6, 7, 9, 10]:  # data, meta, occurred_at, recorded_at
-        (_, data), (_, meta), (_, occurred), (_, recorded) = converted
+    four = typed_four(dialect)
+    if four is not None:
+        data, meta, occurred, recorded = four
 
         def make(row: Any) -> StoredEvent:
             (seq, eid, sid, ver, kind, schema, d, m, key, occ, rec) = row
@@ -160,6 +175,8 @@ def maker(dialect: Any) -> Callable[[Any], StoredEvent]:
                         recorded(rec)))  # fmt: skip
 
         return make
+
+    converted = processors(dialect, [events.c[name] for name in _NAMES])
 
     def make_any(row: Any) -> StoredEvent:
         values = list(row)

@@ -151,25 +151,20 @@ def test_an_export_reads_each_event_row_once(
 ) -> None:
     _events_of_many_streams(store, clock)
     read: list[int] = []
-    scan, maker = export_module.scan, export_module.maker
+    raw, scanned = export_module.opened_raw, export_module.opened_scanned
 
-    def counting(*args: Any, **kwargs: Any) -> Any:  # the events of no participant
-        for row in scan(*args, **kwargs):
+    def counting_raw(*args: Any, **kwargs: Any) -> Any:  # the participants', read by batch
+        for row in raw(*args, **kwargs):
             read.append(row.seq)
             yield row
 
-    def counting_maker(dialect: Any) -> Any:  # the participants' events, read by batch
-        make = maker(dialect)
-
-        def made(raw: Any) -> Any:
-            row = make(raw)
+    def counting_scanned(*args: Any, **kwargs: Any) -> Any:  # the events of no participant
+        for row in scanned(*args, **kwargs):
             read.append(row.seq)
-            return row
+            yield row
 
-        return made
-
-    monkeypatch.setattr(export_module, "scan", counting)
-    monkeypatch.setattr(export_module, "maker", counting_maker)
+    monkeypatch.setattr(export_module, "opened_raw", counting_raw)
+    monkeypatch.setattr(export_module, "opened_scanned", counting_scanned)
     export(store, tmp_path / "out", "csv")
     stored = _stored_seqs(store)
     assert sorted(read) == stored[: len(read)]  # once each (export.written comes after)
