@@ -634,15 +634,14 @@ def _participant_batches(
     lists of `batch`: one query, sorted once and streamed (a server-side cursor on
     PostgreSQL). No index holds that order, so paging it (a LIMIT per page after the last
     row) sorted every participant for every page: quadratic, 4,000 participants' pages took 3
-    to 5 times as long as 2,000's."""
-    table = participants
+    to 5 times as long as 2,000's. Each value converted column by column (bot.store.scan's
+    `records`), not by a typed select: participants.csv's 4,000 rows in 26 ms against 38."""
+    key = participants.c.participant_id
     names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
-    query = select(*[table.c[c] for c in names])
-    query = query.order_by(table.c.enrolled_at, table.c.participant_id).where(*in_span(span))
-    if ids:
-        query = query.where(table.c.participant_id.in_(ids))
-    for rows in batches(conn, query, batch):  # a download cut short closes the cursor now
-        yield [dict(zip(names, r, strict=True)) for r in rows]
+    where = [*in_span(span), key.in_(ids)] if ids else in_span(span)
+    order = [participants.c.enrolled_at, key]
+    # a download cut short closes the cursor now (records' own)
+    yield from records(conn, participants, names, where, batch, order_by=order)
 
 
 def _event_filter(
