@@ -1,6 +1,6 @@
 """Stored event rows as the layers above read them: sealed personal fields opened
-(`opened_row`; `opened_scan`, each stream's key looked up once; `opened_raw`, the same from
-the driver's rows in one step; `opened_scanned`, a scan's, each batch's data keys read in one
+(`opened_row`; `opened_raw`, the driver's rows of a scan made and opened in one step, each
+stream's key looked up once; `opened_scanned`, a scan's, each batch's data keys read in one
 query) and payloads decoded into their models (`row_to_event`,
 `decode_stored`)."""
 
@@ -78,70 +78,43 @@ def opened_row(row: Any, sealer: Sealer, conn: Connection | None) -> Any:
     return StoredRow(**{**row._asdict(), "data": data, "meta": meta})
 
 
-def opened_scan(rows: Iterable[Any], sealer: Sealer, conn: Connection) -> Iterator[Any]:
-    """`opened_row` of each of `rows` (a batch's, read in a few milliseconds), each stream's
-    data key looked up once (`Sealer.opening_key`), not for each row, and a scanned row's
-    payload opened by `Sealer.open_with`; any other row, and any payload that needs more (its
-    fields erased, originals kept aside), through `opened_row`."""
-    if not sealer.enabled:
-        yield from (opened_row(row, sealer, conn) for row in rows)
-        return
-    new, open_with = StoredEvent._make, sealer.open_with
-    keys: dict[str, Any] = {}
-    for row in rows:
-        data = row.data
-        if SEALED not in data:
-            yield row
-            continue
-        stream = row.stream_id
-        if stream in keys:
-            key = keys[stream]
-        else:
-            key = keys[stream] = sealer.opening_key(conn, stream)
-        plain = None
-        if key is not None and type(row) is StoredEvent:
-            plain = open_with(key, row.event_id, data)
-        if plain is None:
-            yield opened_row(row, sealer, conn)
-        else:
-            yield new((*row[:6], plain, row.meta or {}, *row[8:]))
+def _as_is(value: Any) -> Any:
+    return value
 
 
 def opened_raw(
     raw: Iterable[Sequence[Any]], dialect: Any, sealer: Sealer, conn: Connection
 ) -> Iterator[StoredEvent]:
-    """`opened_scan(map(maker(dialect), raw), sealer, conn)` in one step: the rows of
-    `scan_query` as the driver returns them, each made into its StoredEvent with its sealed
-    payload already opened, not made once sealed and again opened (0.8 us a row less, some 13 %
-    of making and opening an export's rows). Any row that needs more than `Sealer.open_with`
-    goes through `opened_row`, as in `opened_scan`; with no master key, or columns `maker`
-    converts otherwise, the two steps themselves. tests/store/test_sealing.py holds the ways
-    to the same rows."""
+    """`opened_row` of each of the rows of `scan_query` as the driver returns them (a batch's,
+    read in a few milliseconds): each made into its StoredEvent with its sealed payload
+    already opened, by `Sealer.open_with` with its stream's data key looked up once
+    (`Sealer.opening_key`), not for each row. A row is made once, opened, not once sealed
+    and again once opened (0.8 us a row less, some 13 % of making and opening an export's
+    rows). A payload that needs more (its fields erased, originals kept aside, no master key
+    to open it) goes through `opened_row`. Where `maker` converts other columns than the
+    four of `typed_four` (neither SQLite nor PostgreSQL), each row is made by `maker` first.
+    tests/store/test_sealing.py holds it to `opened_row`."""
     four = typed_four(dialect)
-    if four is None or not sealer.enabled:
-        yield from opened_scan(map(maker(dialect), raw), sealer, conn)
-        return
+    if four is None:
+        raw, four = map(maker(dialect), raw), (_as_is, _as_is, _as_is, _as_is)
     data_of, meta_of, occurred_of, recorded_of = four
     new, open_with, opening_key = StoredEvent._make, sealer.open_with, sealer.opening_key
     keys: dict[str, Any] = {}
     for seq, eid, sid, version, kind, schema, stored, meta, key, occurred, recorded in raw:
-        data = data_of(stored)
-        if SEALED not in data:
-            yield new((seq, eid, sid, version, kind, schema, data, meta_of(meta), key,
-                       occurred_of(occurred), recorded_of(recorded)))  # fmt: skip
-            continue
-        if sid in keys:
-            opening = keys[sid]
-        else:
-            opening = keys[sid] = opening_key(conn, sid)
-        plain = None if opening is None else open_with(opening, eid, data)
-        if plain is None:
-            row = new((seq, eid, sid, version, kind, schema, data, meta_of(meta), key,
-                       occurred_of(occurred), recorded_of(recorded)))  # fmt: skip
-            yield opened_row(row, sealer, conn)
-        else:
-            yield new((seq, eid, sid, version, kind, schema, plain, meta_of(meta) or {}, key,
-                       occurred_of(occurred), recorded_of(recorded)))  # fmt: skip
+        data, extra = data_of(stored), meta_of(meta)
+        at, kept_at = occurred_of(occurred), recorded_of(recorded)
+        if SEALED in data:
+            if sid in keys:
+                opening = keys[sid]
+            else:
+                opening = keys[sid] = opening_key(conn, sid)
+            plain = None if opening is None else open_with(opening, eid, data)
+            if plain is None:
+                row = new((seq, eid, sid, version, kind, schema, data, extra, key, at, kept_at))
+                yield opened_row(row, sealer, conn)
+                continue
+            data, extra = plain, extra or {}
+        yield new((seq, eid, sid, version, kind, schema, data, extra, key, at, kept_at))
 
 
 def opened_scanned(

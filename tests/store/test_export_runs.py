@@ -151,20 +151,18 @@ def test_an_export_reads_each_event_row_once(
 ) -> None:
     _events_of_many_streams(store, clock)
     read: list[int] = []
-    raw, scanned = export_module.opened_raw, export_module.opened_scanned
 
-    def counting_raw(*args: Any, **kwargs: Any) -> Any:  # the participants', read by batch
-        for row in raw(*args, **kwargs):
-            read.append(row.seq)
-            yield row
+    def counting(reads: Any) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            for row in reads(*args, **kwargs):
+                read.append(row.seq)
+                yield row
 
-    def counting_scanned(*args: Any, **kwargs: Any) -> Any:  # the events of no participant
-        for row in scanned(*args, **kwargs):
-            read.append(row.seq)
-            yield row
+        return counted
 
-    monkeypatch.setattr(export_module, "opened_raw", counting_raw)
-    monkeypatch.setattr(export_module, "opened_scanned", counting_scanned)
+    # the participants' events, read by batch; the events of no participant, in order of seq
+    monkeypatch.setattr(export_module, "opened_raw", counting(export_module.opened_raw))
+    monkeypatch.setattr(export_module, "opened_scanned", counting(export_module.opened_scanned))
     export(store, tmp_path / "out", "csv")
     stored = _stored_seqs(store)
     assert sorted(read) == stored[: len(read)]  # once each (export.written comes after)

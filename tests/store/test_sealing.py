@@ -11,16 +11,17 @@ from bot.core import keys
 from bot.core.clock import FakeClock
 from bot.core.config import ConfigError, load_settings
 from bot.runtime.bootstrap import build_store
+from bot.store import stored_rows
 from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
 from bot.store.key_rotation import rotate
 from bot.store.queries import enrolled_with_phone
-from bot.store.scan import scan, scan_query
+from bot.store.scan import maker, scan, scan_query
 from bot.store.schema import data_keys, events, participant_phones
 from bot.store.sealing import SealedWithoutKey, Sealer
-from bot.store.stored_rows import opened_raw, opened_row, opened_scan, opened_scanned
+from bot.store.stored_rows import opened_raw, opened_row, opened_scanned
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
 
@@ -227,13 +228,17 @@ def test_a_lone_surrogate_in_a_sealed_field_opens_as_it_was_sealed(store: EventS
     assert opened.data == data
 
 
+@pytest.mark.parametrize("converted", ["the four columns inline", "each row by maker"])
 def test_a_scans_rows_open_as_each_opens_alone_erased_kept_aside_and_plain_alike(
-    store: EventStore,
+    store: EventStore, monkeypatch: pytest.MonkeyPatch, converted: str
 ) -> None:
-    """`opened_scan` (a stream's key looked up once, the payload opened inline), and from the
-    driver's rows `opened_raw` (export) and `opened_scanned` (replay, `read_rows`), give what
-    `opened_row` gives for every kind of row: sealed, originals kept aside (a NUL), erased,
-    and plain (a system stream's); and refuse what `opened_row` refuses."""
+    """From the driver's rows, `opened_raw` (export: a stream's key looked up once, the
+    payload opened inline) and `opened_scanned` (replay, `read_rows`) give what `opened_row`
+    gives for every kind of row: sealed, originals kept aside (a NUL), erased, and plain (a
+    system stream's); and refuse what `opened_row` refuses. Both where the engine's columns
+    are converted inline and where each row is made by `maker` first."""
+    if converted == "each row by maker":
+        monkeypatch.setattr(stored_rows, "typed_four", lambda _dialect: None)
     kept = _person(store, body="walk\x00ed")
     sealed = _person(store, body="my secret walk", phone="+14155550124")
     gone = _person(store, body="erase me", phone="+14155550125")
@@ -243,23 +248,23 @@ def test_a_scans_rows_open_as_each_opens_alone_erased_kept_aside_and_plain_alike
     with store.reading() as conn:
         rows = list(scan(conn, order_by=[events.c.seq]))
         alone = [opened_row(row, store.sealer, conn) for row in rows]
-        together = list(opened_scan(rows, store.sealer, conn))
         raw = conn.execute(scan_query(conn.dialect, order_by=[events.c.seq])).all()
         made = list(opened_raw(raw, conn.dialect, store.sealer, conn))
         scanned = list(opened_scanned(conn, [], [events.c.seq], store.sealer, batch=4))
-    assert together == alone
     assert made == alone
     assert scanned == alone
     assert [type(r) for r in made + scanned] == [type(r) for r in alone + alone]
-    bodies = {r.stream_id: r.data["body"] for r in together if r.event_type == "message.received"}
+    bodies = {r.stream_id: r.data["body"] for r in made if r.event_type == "message.received"}
     assert bodies[sealed] == "my secret walk"
-    assert bodies[kept] == "walk\ufffded" and "body" in together[1].meta["escaped"]
-    assert bodies[gone] == "[erased]" and together[5].meta["erased"]
+    assert bodies[kept] == "walk\ufffded" and "body" in made[1].meta["escaped"]
+    assert bodies[gone] == "[erased]" and made[5].meta["erased"]
     assert bodies[SYSTEM_STREAM] == "not a participant's"
 
-    moved = rows[3]._replace(event_id=rows[1].event_id)  # another event's seal
-    with store.reading() as conn, pytest.raises(SealedWithoutKey, match="fails its check"):
-        list(opened_scan([moved], store.sealer, conn))
-    moved_raw = (*raw[3][:1], raw[1][1], *raw[3][2:])
+    nulled = (*raw[3][:7], "null", *raw[3][8:])  # a JSON null for meta reads as {}, as alone
+    with store.reading() as conn:
+        [opened] = opened_raw([nulled], conn.dialect, store.sealer, conn)
+        assert opened == opened_row(maker(conn.dialect)(nulled), store.sealer, conn)
+    assert opened.meta == {} and opened.data["body"] == "my secret walk"
+    moved_raw = (*raw[3][:1], raw[1][1], *raw[3][2:])  # another event's seal
     with store.reading() as conn, pytest.raises(SealedWithoutKey, match="fails its check"):
         list(opened_raw([moved_raw], conn.dialect, store.sealer, conn))
