@@ -20,6 +20,13 @@ own processes spent, read from /proc (Linux): its web processes' during the roun
 answered ("web CPU", the no-op's too), and its conversation workers' from the round's start
 until the queue drained, per message answered ("worker CPU ... ms/turn"). One web process
 answers at most 1,000 / (its web CPU in ms) requests a second, whatever its threads.
+On PostgreSQL each Tandem round also samples pg_stat_activity every LOCK_SAMPLE seconds for
+the web's sessions waiting on a lock, and who holds it (`pg_blocking_pids`; each process names
+its sessions by PGAPPNAME): "web waits on locks" is the mean number of the web's sessions
+waiting at a sample (the rounds pooled), behind a worker's session and behind another web
+session, and the share of those waits whose holder was idle in its transaction: its process,
+not the database, had to run before the lock could go (a worker at nice 19 on a busy machine,
+holding a participant's row lock, is a priority inversion this shows).
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -55,6 +62,8 @@ from tests.fakes.openai_api import ScriptedReply  # noqa: E402
 TOKEN, AUTH = "bench-api-token-" + "x" * 32, "bench-auth-token"  # API tokens: 32+ characters
 MASTER_KEY = "YmVuY2gtbWFzdGVyLWtleS0wMTIzNDU2Nzg5YWJjZGVm"  # 32+ characters, a bench's own
 PARTICIPANTS = 200
+# How often a Tandem round on PostgreSQL samples the web's lock waits (`_LockWaits`).
+LOCK_SAMPLE = 0.05
 BIN = Path(sys.executable).parent
 PATH = "/webhooks/twilio/inbound"
 
@@ -223,6 +232,60 @@ def _measure(url: str, rate: int, seconds: float, phones: list[str], tag: str) -
     }
 
 
+class _LockWaits:
+    """While entered, on PostgreSQL, every LOCK_SAMPLE s: the sessions of the web's processes
+    (application_name "tandem-web") waiting on a lock, each counted by who holds it (a worker's
+    session, another web session) and whether the holder was idle in its transaction. On
+    SQLite, nothing (its one writer lock is not in any view)."""
+
+    _QUERY = """
+        SELECT holder.application_name, holder.state
+        FROM pg_stat_activity AS waiter
+        JOIN pg_stat_activity AS holder ON holder.pid = ANY (pg_blocking_pids(waiter.pid))
+        WHERE waiter.datname = current_database() AND waiter.wait_event_type = 'Lock'
+          AND waiter.application_name = 'tandem-web'
+    """
+
+    def __init__(self, database_url: str) -> None:
+        self.url = database_url if database_url.startswith("postgresql") else None
+        self.samples = 0
+        self.behind: dict[str, int] = {"tandem-worker": 0, "tandem-web": 0}
+        self.idle = 0  # waits whose holder was idle in its transaction
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _LockWaits:
+        if self.url is not None:
+            self._thread = threading.Thread(target=self._sample, name="lock-waits", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _sample(self) -> None:
+        engine = create_engine(self.url, isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                while not self._stop.wait(LOCK_SAMPLE):
+                    for holder, state in conn.exec_driver_sql(self._QUERY):
+                        if holder in self.behind:
+                            self.behind[holder] += 1
+                            self.idle += state == "idle in transaction"
+                    self.samples += 1
+        finally:
+            engine.dispose()
+
+    def figures(self) -> dict[str, int]:
+        """The counts: samples taken, web waits behind a worker and behind the web, and those
+        whose holder was idle in its transaction; {} on SQLite."""
+        if self.url is None:
+            return {}
+        return {"samples": self.samples, "idle": self.idle, **self.behind}
+
+
 def _drain(database_url: str, limit: float) -> float:
     """Wait until no work item is pending (at most `limit` s); the seconds it took."""
     engine = create_engine(database_url)
@@ -278,8 +341,20 @@ def _env(url: str, database_url: str, llm: str) -> dict[str, str]:
 
 
 def _start(commands: list[list[str]], env: dict[str, str]) -> list[subprocess.Popen]:
+    """Each command's process, its database sessions named by role (PGAPPNAME, which libpq
+    reads: "tandem-worker" for a `tandem worker`, else "tandem-web") for `_LockWaits`."""
     quiet = subprocess.DEVNULL
-    return [subprocess.Popen(c, env=env, cwd=ROOT, stdout=quiet, stderr=quiet) for c in commands]
+    return [
+        subprocess.Popen(
+            c, env={**env, "PGAPPNAME": _role(c)}, cwd=ROOT, stdout=quiet, stderr=quiet
+        )
+        for c in commands
+    ]
+
+
+def _role(command: list[str]) -> str:
+    worker = Path(command[0]).name == "tandem" and command[1:2] == ["worker"]
+    return "tandem-worker" if worker else "tandem-web"
 
 
 def _row(name: str, rate: int, figures: list[dict]) -> str:
@@ -292,6 +367,22 @@ def _row(name: str, rate: int, figures: list[dict]) -> str:
         f"  p50 {med('p50'):>7.1f} ms  p99 min {min(f['p99'] for f in figures):>7.1f} "
         f"med {med('p99'):>7.1f} ms  errors {sum(f['errors'] for f in figures)}"
         f"  CPU busy {med('busy'):>3.0f} %  web CPU {med('web'):>4.1f} ms/request"
+    )
+
+
+def _locks(figures: list[dict]) -> str:
+    """The rounds' `_LockWaits` counts, pooled: the mean web sessions waiting on a lock at a
+    sample, behind the worker and behind the web, and the share of those waits whose holder was
+    idle in its transaction (PostgreSQL; '' on SQLite)."""
+    found = [f["locks"] for f in figures if f.get("locks")]
+    samples = sum(f["samples"] for f in found)
+    if not samples:
+        return ""
+    worker, web = (sum(f[role] for f in found) for role in ("tandem-worker", "tandem-web"))
+    idle = f"{100 * sum(f['idle'] for f in found) / (worker + web):.0f} %" if worker + web else "-"
+    return (
+        f"  web waits on locks: {worker / samples:.2f} behind the worker, "
+        f"{web / samples:.2f} behind the web (holder idle in transaction {idle})"
     )
 
 
@@ -318,7 +409,9 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                     base.append(_measure(urls[1], rate, args.seconds, phones, f"n{rate}{k}"))
                     base[-1]["web"] = _per(began, _tree_cpu(base_pids), "web", base[-1]["count"])
                     began = _tree_cpu(ours_pids)
-                    ours.append(_measure(urls[0], rate, args.seconds, phones, f"t{rate}{k}"))
+                    with _LockWaits(database_url) as waits:
+                        ours.append(_measure(urls[0], rate, args.seconds, phones, f"t{rate}{k}"))
+                    ours[-1]["locks"] = waits.figures()
                     acked = _tree_cpu(ours_pids)
                     drained.append(_drain(database_url, args.drain))
                     count = ours[-1]["count"]
@@ -331,7 +424,8 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                 worker = statistics.median(f["worker"] for f in ours)
                 print(
                     f"{_row('tandem', rate, ours)}  x no-op {ratio:.2f}  "
-                    f"queue drained in {max(drained):.0f} s  worker CPU {worker:.1f} ms/turn",
+                    f"queue drained in {max(drained):.0f} s  worker CPU {worker:.1f} ms/turn"
+                    f"{_locks(ours)}",
                     flush=True,
                 )
         finally:
