@@ -26,7 +26,8 @@ its sessions by PGAPPNAME): "web waits on locks" is the mean number of the web's
 waiting at a sample (the rounds pooled), behind a worker's session and behind another web
 session, and the share of those waits whose holder was idle in its transaction: its process,
 not the database, had to run before the lock could go (a worker at nice 19 on a busy machine,
-holding a participant's row lock, is a priority inversion this shows).
+holding a participant's row lock, is a priority inversion this shows). The no-op's rounds run
+the same sampling (finding nothing), so that both pay for its queries.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
 [--layouts serve,production]`.
 """
@@ -53,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
 from bench.common import database, percentile, scripted_llm  # noqa: E402
@@ -247,7 +249,8 @@ class _LockWaits:
     """
 
     def __init__(self, database_url: str) -> None:
-        self.url = database_url if database_url.startswith("postgresql") else None
+        postgresql = make_url(database_url).get_backend_name() == "postgresql"
+        self.url = database_url if postgresql else None
         self.samples = 0
         self.behind: dict[str, int] = {"tandem-worker": 0, "tandem-web": 0}
         self.idle = 0  # waits whose holder was idle in its transaction
@@ -406,7 +409,8 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                 drained: list[float] = []
                 for k in range(args.rounds):
                     began = _tree_cpu(base_pids)
-                    base.append(_measure(urls[1], rate, args.seconds, phones, f"n{rate}{k}"))
+                    with _LockWaits(database_url):  # its queries' cost, as in Tandem's rounds
+                        base.append(_measure(urls[1], rate, args.seconds, phones, f"n{rate}{k}"))
                     base[-1]["web"] = _per(began, _tree_cpu(base_pids), "web", base[-1]["count"])
                     began = _tree_cpu(ours_pids)
                     with _LockWaits(database_url) as waits:
