@@ -238,10 +238,11 @@ class _LockWaits:
     """While entered, on PostgreSQL, every LOCK_SAMPLE s: the sessions of the web's processes
     (application_name "tandem-web") waiting on a lock, each counted by who holds it (a worker's
     session, another web session) and whether the holder was idle in its transaction. On
-    SQLite, nothing (its one writer lock is not in any view)."""
+    SQLite, nothing (its one writer lock is not in any view). The holder's last statement is
+    tallied too, by its first words (`_statement`), to say which of its transactions it was."""
 
     _QUERY = """
-        SELECT holder.application_name, holder.state
+        SELECT holder.application_name, holder.state, holder.query
         FROM pg_stat_activity AS waiter
         JOIN pg_stat_activity AS holder ON holder.pid = ANY (pg_blocking_pids(waiter.pid))
         WHERE waiter.datname = current_database() AND waiter.wait_event_type = 'Lock'
@@ -254,6 +255,7 @@ class _LockWaits:
         self.samples = 0
         self.behind: dict[str, int] = {"tandem-worker": 0, "tandem-web": 0}
         self.idle = 0  # waits whose holder was idle in its transaction
+        self.statements: dict[str, int] = {}  # waits by the holder's last statement
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -273,10 +275,12 @@ class _LockWaits:
         try:
             with engine.connect() as conn:
                 while not self._stop.wait(LOCK_SAMPLE):
-                    for holder, state in conn.exec_driver_sql(self._QUERY):
+                    for holder, state, query in conn.exec_driver_sql(self._QUERY):
                         if holder in self.behind:
                             self.behind[holder] += 1
                             self.idle += state == "idle in transaction"
+                            said = f"{holder.removeprefix('tandem-')}: {_statement(query)}"
+                            self.statements[said] = self.statements.get(said, 0) + 1
                     self.samples += 1
         finally:
             engine.dispose()
@@ -286,7 +290,19 @@ class _LockWaits:
         whose holder was idle in its transaction; {} on SQLite."""
         if self.url is None:
             return {}
-        return {"samples": self.samples, "idle": self.idle, **self.behind}
+        return {
+            "samples": self.samples,
+            "idle": self.idle,
+            **self.behind,
+            "statements": self.statements,
+        }
+
+
+def _statement(query: str) -> str:
+    """A statement's first words, enough to tell which transaction ran it (`WITH head AS
+    (SELECT work_items`, `UPDATE outbox SET claimed_by`)."""
+    words = query.replace("(", " ( ").split()
+    return " ".join(words[:6]).replace(" ( ", " (").replace("( ", "(")
 
 
 def _drain(database_url: str, limit: float) -> float:
@@ -383,9 +399,16 @@ def _locks(figures: list[dict]) -> str:
         return ""
     worker, web = (sum(f[role] for f in found) for role in ("tandem-worker", "tandem-web"))
     idle = f"{100 * sum(f['idle'] for f in found) / (worker + web):.0f} %" if worker + web else "-"
+    tally: dict[str, int] = {}
+    for f in found:
+        for said, count in f["statements"].items():
+            tally[said] = tally.get(said, 0) + count
+    top = sorted(tally.items(), key=lambda item: -item[1])[:4]
+    holders = "; ".join(f"{said} {count / samples:.2f}" for said, count in top)
     return (
         f"  web waits on locks: {worker / samples:.2f} behind the worker, "
         f"{web / samples:.2f} behind the web (holder idle in transaction {idle})"
+        + (f"; by the holder's last statement: {holders}" if holders else "")
     )
 
 
