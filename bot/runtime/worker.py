@@ -38,6 +38,7 @@ from bot.store.events import (
     new_id,
     participant_stream,
 )
+from bot.store.flight import commit_in_one_flight
 from bot.store.leases import acquire, release
 from bot.store.projections.outbox import PROJECTION as OUTBOX
 from bot.store.projections.work_items import PROJECTION as WORK_ITEMS
@@ -47,6 +48,10 @@ from bot.store.services import Services
 from bot.store.stored_rows import row_to_event
 
 log = logging.getLogger(__name__)
+
+# How many times a turn's decision goes in one flight (PostgreSQL) while passive events keep
+# moving the participant's stream, before it locks and appends (Worker._commit).
+FLIGHTS = 3
 
 # Events that others may append to a stream while a turn is being decided, without
 # invalidating the decision: arrivals and delivery bookkeeping.
@@ -188,7 +193,7 @@ class Worker:
             read = self._turn(item)
             if read is None:
                 return None  # taken over (or done) meanwhile: the item waits, still pending
-            turn, version = read
+            turn, version, head = read
             try:
                 decided = self._decide(turn)
             except Exception as exc:  # noqa: BLE001 - a failing turn must not stop the queue
@@ -196,7 +201,7 @@ class Worker:
                 self._fail(item, f"{type(exc).__name__}: {exc}")
                 return None
             try:
-                return self._commit(stream, decided, version, release, item)
+                return self._commit(stream, decided, version, release, item, head)
             except ConcurrencyError as exc:
                 if attempt == 2:
                     self._fail(item, "the participant's stream kept changing during the turn")
@@ -218,14 +223,31 @@ class Worker:
         version: int,
         release: str | None,
         item: dict[str, Any],
+        head: dict[str, Any] | None,
     ) -> Next:
-        try:
-            return self._append(stream, decided, version, release, item)
-        except ConcurrencyError:
-            moved = self.store.load(stream, after_version=version)
-            if any(not _passive(e) for e in moved):
-                raise
-            return self._append(stream, decided, moved[-1].stream_version, release, item)
+        """Append the decision; where only passive events moved the stream meanwhile, append it
+        again behind them. With the participant's row (`head`, PostgreSQL), each try reads the
+        row anew and goes in one flight (a busy participant's messages keep moving the stream,
+        and the flight is what keeps their webhooks from waiting on this process), up to
+        FLIGHTS tries; the last try locks and appends."""
+        tries = FLIGHTS if head is not None else 1  # before the last one, which locks
+        for tried in range(1, tries + 1):
+            try:
+                return self._append(stream, decided, version, release, item, head)
+            except ConcurrencyError:
+                # read before the moves are loaded, so that its version is one they reach
+                head = self._stored_row(stream) if head is not None and tried < tries else None
+                moved = self.store.load(stream, after_version=version)
+                if any(not _passive(e) for e in moved):
+                    raise
+                version = moved[-1].stream_version if head is None else int(head["version"])
+        return self._append(stream, decided, version, release, item, None)
+
+    def _stored_row(self, stream: str) -> dict[str, Any] | None:
+        """The participant's row as stored now, if the flight can start from it."""
+        with self.store.statements() as conn:
+            found = _PARTICIPANT.rows(conn, {"pid": stream.removeprefix(PARTICIPANT_PREFIX)})
+        return found[0] if found and memory.of(found[0]) is not None else None
 
     def _append(
         self,
@@ -234,11 +256,15 @@ class Worker:
         version: int,
         lease: str | None,
         item: dict[str, Any],
+        head: dict[str, Any] | None,
     ) -> Next:
         """Append the decision at `version` (EventStore.append's ConcurrencyError if the stream
         moved); with `lease`, in the same transaction, read the next head item and release the
         lease if none is due. The heartbeat renews nothing meanwhile, and nothing after a
-        release."""
+        release. On PostgreSQL, given the participant's row as the turn read it (`head`, at
+        `version`), the append is worked out before the participant's lock and sent with the
+        next-item read and the COMMIT in one flight (bot.store.flight), so that the lock the
+        webhook waits for is never held while this low-priority process waits for a core."""
         if lease is None:
             self.store.append(stream, decided, expected_version=version)
             return None
@@ -247,11 +273,17 @@ class Worker:
             try:
                 with self.store.transaction() as tx:
                     _adopt_known_rows(tx, decided, item)
-                    tx.append(stream, decided, expected_version=version)
                     now = self.services.clock.now()
-                    head = _next_or_release(tx.conn, pid, lease, self.name, now)
-                    if head is not None and head["available_at"] <= now:
-                        return head
+                    if head is not None and tx.conn.dialect.name == "postgresql":
+                        staged = tx.stage(stream, decided, version, head)
+                        params = {"pid": pid, "name": lease, "holder": self.name, "now": now}
+                        [found] = commit_in_one_flight(tx, [staged], [(_NEXT_OR_RELEASE, params)])
+                        following = found[0] if found else None
+                    else:
+                        tx.append(stream, decided, expected_version=version)
+                        following = _next_or_release(tx.conn, pid, lease, self.name, now)
+                    if following is not None and following["available_at"] <= now:
+                        return following
             except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
                 actual = self.store.version(stream)
                 raise ConcurrencyError(stream, version, actual) from exc
@@ -294,7 +326,7 @@ class Worker:
         with self.store.statements() as conn:
             return _read_head(conn, participant_id)
 
-    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int] | None:
+    def _turn(self, item: dict[str, Any]) -> tuple[Turn, int, dict[str, Any] | None] | None:
         """What the turn is decided on, in a fixed number of bounded statements (one read
         transaction on SQLite; on PostgreSQL, whose READ COMMITTED gives each statement its
         own snapshot, without one): the participant row (its `memory` holds what the stream
@@ -337,7 +369,9 @@ class Worker:
                     trigger = row_to_event(found, self.store.sealer, conn) if found else None
         row = dict(participant)
         del row["head_work_id"]
+        stored: dict[str, Any] | None = dict(row)  # the row as stored, at the turn's version
         if memory.of(row) is None:
+            stored = None  # what the turn decides on is not what is stored: lock and read it
             # A row from before migration 0015 (or of an older memory format): fold its stream
             # once for this turn; `tandem replay --repair` writes it for good.
             log.info("participant %s: no conversation memory stored; folded from the stream", pid)
@@ -351,7 +385,7 @@ class Worker:
             load_history=lambda: window,
             pending=pending,
         )
-        return turn, int(row["version"])
+        return turn, int(row["version"]), stored
 
 
 class _Heartbeat:
@@ -493,6 +527,7 @@ _PARTICIPANT_AND_HEAD = Direct(
     ).where(participants.c.participant_id == bindparam("pid"))
 )
 _TIMER = Direct(select(timers).where(timers.c.timer_id == bindparam("timer_id")))
+_PARTICIPANT = Direct(select(participants).where(participants.c.participant_id == bindparam("pid")))
 _READ_HEAD = Direct(_HEAD)
 
 

@@ -77,11 +77,9 @@ class Direct:
             self._compiled[dialect.name] = found
         return found
 
-    def execute(self, conn: Connection, params: dict[str, Any]) -> Any:
-        """Run the statement with `params` in `conn`'s open transaction; the DBAPI cursor."""
-        if not conn.in_transaction():
-            raise RuntimeError("Direct statements run only inside a transaction")
-        dialect = conn.dialect
+    def bound(self, dialect: Dialect, params: dict[str, Any]) -> tuple[str, Any]:
+        """The statement's SQL and `params` as the driver takes them, each value through its
+        column type's bind processor."""
         compiled = self._for(dialect)
         values = {**compiled.fixed, **params} if compiled.fixed else dict(params)
         for name, process in compiled.binds:
@@ -92,7 +90,14 @@ class Direct:
             if compiled.positional is not None
             else values
         )
-        sql = compiled.sql
+        return compiled.sql, bound
+
+    def execute(self, conn: Connection, params: dict[str, Any]) -> Any:
+        """Run the statement with `params` in `conn`'s open transaction; the DBAPI cursor."""
+        if not conn.in_transaction():
+            raise RuntimeError("Direct statements run only inside a transaction")
+        dialect = conn.dialect
+        sql, bound = self.bound(dialect, params)
         dispatch = conn.dispatch
         before, after = dispatch.before_cursor_execute, dispatch.after_cursor_execute
         dbapi_connection = conn.connection.dbapi_connection
@@ -107,24 +112,22 @@ class Direct:
                     listener(conn, cursor, sql, bound, None, False)
         except dialect.loaded_dbapi.Error as exc:
             cursor.close()
-            disconnected = dialect.is_disconnect(exc, dbapi_connection, cursor)
-            if disconnected:
-                conn.invalidate(exc)
-            raise DBAPIError.instance(
-                sql,
-                bound,
-                exc,
-                dialect.loaded_dbapi.Error,
-                hide_parameters=True,  # phones and texts stay out of tracebacks and logs
-                dialect=dialect,
-                connection_invalidated=disconnected,
-            ) from exc
+            raise driver_error(conn, exc, sql, bound, cursor) from exc
         return cursor
 
     def rows(self, conn: Connection, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Execute and return the rows of its RETURNING or SELECT as dicts, processed."""
+        return self.read(conn, self.execute(conn, params))
+
+    def read(self, conn: Connection, cursor: Any, keep_open: bool = False) -> list[dict[str, Any]]:
+        """The rows of `cursor`'s current result, this statement's, as dicts, processed (none
+        of a statement that returns no rows); the cursor is closed unless `keep_open` (its
+        further results are read next)."""
         dialect = conn.dialect
-        cursor = self.execute(conn, params)
+        if cursor.description is None:
+            if not keep_open:
+                cursor.close()
+            return []
         try:
             fetched = cursor.fetchall()
             processors = self._processors.get(dialect.name)
@@ -137,7 +140,8 @@ class Direct:
                 )
                 self._processors[dialect.name] = processors
         finally:
-            cursor.close()
+            if not keep_open:
+                cursor.close()
         out = []
         for raw in fetched:
             row = {}
@@ -153,6 +157,24 @@ class Direct:
             return cursor.rowcount
         finally:
             cursor.close()
+
+
+def driver_error(conn: Connection, exc: Exception, sql: str, bound: Any, cursor: Any) -> DBAPIError:
+    """SQLAlchemy's exception for the driver's `exc` (an IntegrityError stays one), its values
+    hidden; a lost connection is invalidated, as SQLAlchemy's own execution does."""
+    dialect = conn.dialect
+    disconnected = dialect.is_disconnect(exc, conn.connection.dbapi_connection, cursor)
+    if disconnected:
+        conn.invalidate(exc)
+    return DBAPIError.instance(
+        sql,
+        bound,
+        exc,
+        dialect.loaded_dbapi.Error,
+        hide_parameters=True,  # phones and texts stay out of tracebacks and logs
+        dialect=dialect,
+        connection_invalidated=disconnected,
+    )
 
 
 def _returned(statement: ClauseElement) -> list[tuple[str, Any]]:

@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
+from bot.store.direct import Direct
 from bot.store.engine import READ_ONLY
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import (
@@ -40,10 +41,12 @@ from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_scanned, row_to_event
 from bot.store.writes import (
     ADVISORY_LOCK,
+    ALLOCATE_SEQS,
     INSERT_EVENT,
     INSERT_EVENT_RECORDS,
     INSERT_EVENTS,
     INSERT_EVENTS_AT_MOST,
+    INSERT_SEQUENCED_RECORDS,
     LOAD_STREAM,
     SEEN_KEY,
     STREAM_VERSION,
@@ -55,8 +58,10 @@ from bot.store.writes import (
     insert_keyed,
     insert_many,
     insert_row,
+    lock_row,
     refusal,
     refused,
+    row_write,
     select_row,
     update_row,
     write_all,
@@ -111,6 +116,17 @@ class _Built:
     metas: list[dict[str, Any]] = field(default_factory=list)  # nothing kept aside
 
 
+@dataclass
+class Staged:
+    """An append worked out in full before its stream's lock (`Transaction.stage`): its events,
+    the statements that write it, lock first, and the projection writes among them (for what
+    a refusal names)."""
+
+    result: AppendResult
+    statements: list[tuple[Direct, dict[str, Any]]]
+    writes: list[tuple[Projection, str, Row | None, Row]]
+
+
 def _proposed(new_events: Sequence[NewEvent | EventData]) -> list[NewEvent]:
     proposed = [e if isinstance(e, NewEvent) else NewEvent(e) for e in new_events]
     if not proposed:
@@ -143,6 +159,7 @@ class Transaction:
         # Rows an append's events moved, with what they were before it (None: a new row).
         self._pending: dict[tuple[str, str], tuple[Projection, Row | None]] = {}
         self.made: dict[str, Any] = {}  # data keys made in this transaction
+        self._staged: set[str] = set()  # streams whose writes wait for the flight (`stage`)
 
     def append(
         self,
@@ -201,6 +218,55 @@ class Transaction:
         self._flush(grouped=True)
         self._noted([event for result in results for event in result.events])
         return results
+
+    def stage(
+        self,
+        stream_id: str,
+        new_events: Sequence[NewEvent | EventData],
+        expected_version: int,
+        head: Row,
+    ) -> Staged:
+        """PostgreSQL: an append to a participant's stream, decided at `expected_version` on
+        the stream's head row `head` (read without the lock, at that version), worked out in
+        full before the lock is taken: encoded and sealed, its seqs drawn from the events'
+        sequence, folded into the projection rows (any other row it moves read now, unlocked).
+        Nothing is written: the statements it returns (the head row's lock, the events' INSERT,
+        the projection writes) go to the server with the COMMIT in one flight
+        (bot.store.flight.commit_in_one_flight), so that the lock is held only while the
+        server runs them, never while this process waits for the CPU. A stream that moved
+        since `expected_version` makes the INSERT fail on (stream_id, stream_version), and the
+        whole transaction with it: nothing folded from rows that were no longer current is
+        kept. A row read unlocked here is current for the same reason `adopt_row` gives: only
+        that stream's events move it, and the INSERT proves the stream did not move."""
+        projection, pid = self.store.head_projection, participant_of(stream_id)
+        if self.conn.dialect.name != "postgresql" or projection is None or pid is None:
+            raise ValueError(f"stream {stream_id!r}: only a participant's stream on PostgreSQL")
+        if stream_id in self._locked_streams or stream_id in self._staged:
+            raise ValueError(f"stream {stream_id!r} is locked or staged already: append to it")
+        if int(head["version"]) != expected_version:
+            raise ConcurrencyError(stream_id, expected_version, int(head["version"]))
+        proposed = _proposed(new_events)
+        if any(isinstance(new.data, ParticipantEnrolled) for new in proposed):
+            raise ValueError("an enrollment indexes its phone number: append it instead")
+        self._rows[(projection.name, pid)] = {name: head[name] for name in projection.columns}
+        self._staged.add(stream_id)  # its lock is the first statement staged
+        built = self._build(stream_id, proposed, None, expected_version, self.store.clock.now())
+        seqs = [row["seq"] for row in ALLOCATE_SEQS.rows(self.conn, {"n": len(built.rows)})]
+        result = self._recorded(built, seqs)
+        writes = self._writes()
+        statements: list[tuple[Direct, dict[str, Any]]] = [
+            (lock_row(projection), {"key": pid}),
+            (INSERT_SEQUENCED_RECORDS, event_records(built.rows, self.conn.dialect, seqs)),
+        ]
+        if len(writes) > 1:
+            shape, params = combined(writes)
+            statements.append((write_all(shape), params))
+        elif writes:
+            write = row_write(*writes[0])
+            if write is not None:
+                statements.append(write)
+        self._noted(result.events)
+        return Staged(result, statements, writes)
 
     def _build(
         self,
@@ -332,6 +398,8 @@ class Transaction:
         """
         head = self.store.head_projection
         pid = participant_of(stream_id)
+        if stream_id in self._staged:
+            raise ValueError(f"stream {stream_id!r} is staged: its lock comes with the flight")
         if stream_id not in self._locked_streams:
             row = self.row(head, pid, lock=True) if head and pid else None
             if row is None and self.conn.dialect.name == "postgresql":
@@ -387,12 +455,7 @@ class Transaction:
         its events), and on PostgreSQL every write of the append in one statement. `grouped`
         (a batch of appends, each moving rows of the same kinds): one statement for each kind
         of write instead, a few statements however many rows (`_write_grouped`)."""
-        pending, self._pending = self._pending, {}
-        writes: list[tuple[Projection, str, Row | None, Row]] = []
-        for (name, key), (projection, before) in pending.items():
-            after = self._rows[(name, key)]
-            if after is not None and after != before:
-                writes.append((projection, key, before, after))
+        writes = self._writes()
         if grouped and len(writes) > 1:
             self._write_grouped(writes)
             return
@@ -405,6 +468,17 @@ class Transaction:
             return
         for projection, key, before, after in writes:
             self._write(projection, key, before, after)
+
+    def _writes(self) -> list[tuple[Projection, str, Row | None, Row]]:
+        """The projection rows the events folded since the last flush moved, each once: what it
+        was before them (None: a new row) and what it is now."""
+        pending, self._pending = self._pending, {}
+        writes: list[tuple[Projection, str, Row | None, Row]] = []
+        for (name, key), (projection, before) in pending.items():
+            after = self._rows[(name, key)]
+            if after is not None and after != before:
+                writes.append((projection, key, before, after))
+        return writes
 
     def _write_grouped(self, writes: list[tuple[Projection, str, Row | None, Row]]) -> None:
         """The writes grouped by (table, insert or update, columns), in the order each group
@@ -456,14 +530,9 @@ class Transaction:
 
     def _write(self, projection: Projection, key: str, before: Row | None, after: Row) -> None:
         try:
-            if before is None:
-                insert_row(projection.name, tuple(after)).run(self.conn, after)
-            else:
-                changed = {k: v for k, v in after.items() if before.get(k) != v}
-                if changed:
-                    params = {f"v_{k}": v for k, v in changed.items()}
-                    params["key"] = key
-                    update_row(projection, frozenset(changed)).run(self.conn, params)
+            write = row_write(projection, key, before, after)
+            if write is not None:
+                write[0].run(self.conn, write[1])
         except IntegrityError as exc:
             # The whole transaction rolls back with this error: nothing of the append is kept.
             raise ConstraintViolation(f"{projection.name}: {refusal(exc)}") from exc

@@ -96,7 +96,11 @@ def event_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # VALUES: each element passes its type's bind processor.
 _RECORDS = (
     func.jsonb_to_recordset(cast(bindparam("records", type_=Text), JSONB))
-    .table_valued(column("n", Integer), *[column(key, events.c[key].type) for key in EVENT_KEYS])
+    .table_valued(
+        column("n", Integer),
+        column("seq", events.c.seq.type),
+        *[column(key, events.c[key].type) for key in EVENT_KEYS],
+    )
     .render_derived(name="given", with_types=True)
 )
 INSERT_EVENT_RECORDS = Direct(
@@ -106,10 +110,42 @@ INSERT_EVENT_RECORDS = Direct(
     )
     .returning(events.c.event_id, events.c.seq)
 )
+# The same with each record's seq given (drawn beforehand by ALLOCATE_SEQS), returning nothing:
+# an append sent in one flight with its commit (bot.store.flight) needs no answer back.
+INSERT_SEQUENCED_RECORDS = Direct(
+    insert(events).from_select(
+        ["seq", *EVENT_KEYS],
+        select(*[_RECORDS.c[key] for key in ("seq", *EVENT_KEYS)]).order_by(_RECORDS.c.n),
+    )
+)
+# PostgreSQL: `n` seqs drawn from the events' own sequence (what the column's default draws),
+# in ascending order.
+ALLOCATE_SEQS = Direct(
+    select(
+        func.nextval(literal_column("'events_seq_seq'::regclass"), type_=events.c.seq.type).label(
+            "seq"
+        )
+    ).select_from(func.generate_series(1, bindparam("n", type_=Integer)))
+)
 
 
-def event_records(rows: list[dict[str, Any]], dialect: Any) -> dict[str, str]:
-    """The parameter of INSERT_EVENT_RECORDS for these event rows, each with its place `n`:
+@functools.cache
+def lock_row(projection: Projection) -> Direct:
+    """The lock `select_row(projection, lock=True)` takes, without reading the row back."""
+    table = PROJECTION_TABLES[projection.name]
+    return Direct(
+        select(literal_column("1"))
+        .select_from(table)
+        .where(table.c[projection.key_column] == bindparam("key"))
+        .with_for_update()
+    )
+
+
+def event_records(
+    rows: list[dict[str, Any]], dialect: Any, seqs: list[int] | None = None
+) -> dict[str, str]:
+    """The parameter of INSERT_EVENT_RECORDS (or, with their `seqs`, INSERT_SEQUENCED_RECORDS)
+    for these event rows, each with its place `n`:
     the payloads as the engine's JSON text (`json_dumps`, the serializer a single-row INSERT
     sends them through), embedded as they are; the times as their column's type (UtcDateTime,
     both) binds them: in UTC, a naive one refused."""
@@ -125,6 +161,9 @@ def event_records(rows: list[dict[str, Any]], dialect: Any) -> dict[str, str]:
         }
         for n, row in enumerate(rows)
     ]
+    if seqs is not None:
+        for record, seq in zip(records, seqs, strict=True):
+            record["seq"] = seq
     return {"records": orjson.dumps(records).decode()}
 
 
@@ -175,6 +214,22 @@ def update_row(projection: Projection, columns: frozenset[str]) -> Direct:
         .where(table.c[projection.key_column] == bindparam("key"))
         .values({name: bindparam(f"v_{name}") for name in columns})
     )
+
+
+def row_write(
+    projection: Projection, key: str, before: Row | None, after: Row
+) -> tuple[Direct, dict[str, Any]] | None:
+    """The statement that makes `projection`'s row `key` what it is `after` (an INSERT where
+    there was none `before`, else an UPDATE of the columns that changed) and its parameters;
+    None where nothing changed."""
+    if before is None:
+        return insert_row(projection.name, tuple(after)), after
+    changed = {k: v for k, v in after.items() if before.get(k) != v}
+    if not changed:
+        return None
+    params = {f"v_{k}": v for k, v in changed.items()}
+    params["key"] = key
+    return update_row(projection, frozenset(changed)), params
 
 
 # One write of a projection row: (projection, "insert" or "update", its columns in order).
