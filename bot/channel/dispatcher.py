@@ -15,15 +15,18 @@ FOR UPDATE in key order, or advisory locks; SQLite has one writer), then claims 
 one conditional UPDATE whose WHERE is the same "due" condition the candidate query uses, plus
 the claim it saw of each row (compare-and-set). A stale candidate therefore never wins, and any
 number of dispatcher threads and processes can run. A claim lasts longer than a send can
-(connect + read timeouts and a margin).
+(connect + read timeouts and a margin). On PostgreSQL a claim whose rows are all to be sent
+records nothing on any stream and so locks no participant's row (`_claim_to_send`): that lock
+is what the participant's webhook waits for, and this process runs at the lowest priority.
 
 Deciding and recording. With the rows claimed, the dispatcher reads them and their
 participants afresh. Verdicts that send nothing (suppress, defer, refuse an over-long body,
 give up an unknown send) are recorded in that same transaction, with the claims cleared: no
 crash can leave them half done. The sends are made after the claims commit, outside any
 transaction; their outcomes are appended on the rows' streams and the claims cleared together
-in one transaction. So a batch is two write transactions, not two per row: on SQLite each
-takes the one writer lock that webhooks wait for.
+in one transaction (on PostgreSQL worked out before the streams' locks and sent with the
+COMMIT in one flight, `_record_in_one_flight`). So a batch is two write transactions, not two
+per row: on SQLite each takes the one writer lock that webhooks wait for.
 
 Crashes. Twilio has no idempotency key on create, so a send is never repeated blindly:
 - crash before the claim commits: nothing happened; the row is still due;
@@ -52,6 +55,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     and_,
+    any_,
     bindparam,
     exists,
     or_,
@@ -59,11 +63,14 @@ from sqlalchemy import (
     true,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.exc import IntegrityError
 
 from bot.channel import consent
 from bot.channel.messenger import OPTED_OUT_CODES, Messenger, OutboundMessage, SendError
 from bot.core.addresses import parse_address
 from bot.core.segments import MAX_BODY, count_segments
+from bot.store.direct import Direct
 from bot.store.event_store import Transaction
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import (
@@ -73,6 +80,7 @@ from bot.store.event_types.messages import (
     MessageSuppressed,
 )
 from bot.store.events import EventData, new_id, participant_of, participant_stream
+from bot.store.flight import commit_in_one_flight
 from bot.store.projections.outbox import UNSENT
 from bot.store.queries import pending_timers
 from bot.store.schema import events, outbox, participants
@@ -94,6 +102,9 @@ TEMPLATE_TEXT_LIMIT = 1000  # WhatsApp template text is at most 1024 characters 
 # its sends take long enough that its transactions are few, and a crash with a batch claimed
 # would leave every unsent row of it unknown (given up, with an alert) rather than one.
 BATCH = 10
+# How many times the outcomes of sends go in one flight (PostgreSQL) while the participants'
+# streams keep moving, before they lock and append (`Dispatcher._record`).
+FLIGHTS = 3
 
 Row = dict[str, Any]
 _EARLIER = outbox.alias("earlier")
@@ -113,6 +124,22 @@ _RELEASE = (
     )
     .values(claimed_by=None, claimed_until=None)
 )
+_READ_PARTICIPANTS = select(participants).where(
+    participants.c.participant_id.in_(bindparam("pids", expanding=True))
+)
+# PostgreSQL: _RELEASE with its ids as one array, for the driver's cursor (bot.store.flight).
+_RELEASE_ALL = Direct(
+    update(outbox)
+    .where(
+        outbox.c.outbox_id == any_(bindparam("ids", type_=ARRAY(outbox.c.outbox_id.type))),
+        outbox.c.claimed_by == bindparam("holder"),
+    )
+    .values(claimed_by=None, claimed_until=None)
+)
+
+
+class _Records(Exception):
+    """A claim without locks found a row whose verdict records an event (`_claim_to_send`)."""
 
 
 def _due_condition(*, template: bool) -> ColumnElement[bool]:
@@ -185,6 +212,8 @@ class Dispatcher:
         self.batch = BATCH if getattr(messenger, "sends_in_process", False) else 1
         template = self.settings.whatsapp_outside_window == "template"
         self._due = _due_condition(template=template)
+        # PostgreSQL: a claim that only sends locks no stream, and outcomes go in one flight.
+        self._flies = self.store.engine.dialect.name == "postgresql"
 
     def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
         """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
@@ -229,6 +258,17 @@ class Dispatcher:
             rows = conn.execute(query.order_by(outbox.c.position).limit(limit), params).all()
         return [dict(r._mapping) for r in rows]
 
+    def _read_heads(self, tx: Transaction, stream_ids: set[str]) -> dict[str, Row | None]:
+        """The streams' head rows (a participant's row; None for a stream without one), read
+        without a lock: for a claim that only sends, and for outcomes staged before their
+        streams' locks (`_record_in_one_flight`)."""
+        pids = sorted(p for p in map(participant_of, stream_ids) if p is not None)
+        found = {
+            participant_stream(row.participant_id): dict(row._mapping)
+            for row in tx.conn.execute(_READ_PARTICIPANTS, {"pids": pids})
+        }
+        return {stream_id: found.get(stream_id) for stream_id in stream_ids}
+
     def _lock_streams(self, tx: Transaction, stream_ids: set[str]) -> dict[str, Row | None]:
         """Lock the streams as appends do, in one statement for the participants' streams (in
         key order, so that two dispatchers cannot deadlock); their head rows by stream."""
@@ -237,11 +277,15 @@ class Dispatcher:
             tx.adopt_head(participant_stream(row.participant_id), dict(row._mapping))
         return {stream_id: tx.lock(stream_id) for stream_id in sorted(stream_ids)}
 
-    def _claim(self, tx: Transaction, candidates: list[Row], now: datetime) -> list[Claimed]:
+    def _claim(
+        self, tx: Transaction, candidates: list[Row], now: datetime, *, lock: bool = True
+    ) -> list[Claimed]:
         """Take the rows still due and still claimed as seen, in one statement; read them
         afresh. Every writer locks the stream first and the outbox row second, so a dispatcher
-        and a status callback cannot deadlock."""
-        heads = self._lock_streams(tx, {c["stream_id"] for c in candidates})
+        and a status callback cannot deadlock; without `lock` (a claim that records nothing on
+        any stream, `_claim_to_send`) it locks only the outbox rows, and no stream."""
+        streams = {c["stream_id"] for c in candidates}
+        heads = self._lock_streams(tx, streams) if lock else self._read_heads(tx, streams)
         until = now + self.claim_ttl
         tx.conn.execute(
             update(outbox)
@@ -295,21 +339,48 @@ class Dispatcher:
         rest with none open, and record their outcomes in one more; returns how many rows were
         acted on."""
         now = self.services.clock.now()
-        to_send: list[tuple[Claimed, OutboundMessage]] = []
-        with self.store.transaction() as tx:
-            acted, settled = 0, []
-            for claimed in self._claim(tx, candidates, now):
-                verdict = self._verdict(claimed, candidates, now)
-                if isinstance(verdict, OutboundMessage):
-                    to_send.append((claimed, verdict))
-                    continue
-                if verdict:
-                    tx.append(claimed.row["stream_id"], verdict)
-                    acted += 1
-                settled.append(claimed.row["outbox_id"])
-            self._release(tx, settled)
+        acted = 0
+        to_send = self._claim_to_send(candidates, now) if self._flies else None
+        if to_send is None:
+            to_send = []
+            with self.store.transaction() as tx:
+                settled = []
+                for claimed in self._claim(tx, candidates, now):
+                    verdict = self._verdict(claimed, candidates, now)
+                    if isinstance(verdict, OutboundMessage):
+                        to_send.append((claimed, verdict))
+                        continue
+                    if verdict:
+                        tx.append(claimed.row["stream_id"], verdict)
+                        acted += 1
+                    settled.append(claimed.row["outbox_id"])
+                self._release(tx, settled)
         outcomes = [(claimed, self._send(claimed, message)) for claimed, message in to_send]
         return acted + self._record(outcomes)
+
+    def _claim_to_send(
+        self, candidates: list[Row], now: datetime
+    ) -> list[tuple[Claimed, OutboundMessage]] | None:
+        """PostgreSQL: the claim of rows that are all to be sent (or only let go): it records
+        nothing on any stream, so it locks no participant's row, which that participant's
+        webhook would wait for; the claim's compare-and-set holds the outbox rows, and the
+        sends follow its commit, as ever. The rows it sends. None, with the claim rolled back,
+        where a row's verdict records an event: that claim locks the streams first."""
+        try:
+            with self.store.transaction() as tx:
+                to_send, settled = [], []
+                for claimed in self._claim(tx, candidates, now, lock=False):
+                    verdict = self._verdict(claimed, candidates, now)
+                    if isinstance(verdict, OutboundMessage):
+                        to_send.append((claimed, verdict))
+                    elif verdict:
+                        raise _Records
+                    else:
+                        settled.append(claimed.row["outbox_id"])
+                self._release(tx, settled)
+        except _Records:
+            return None
+        return to_send
 
     def _verdict(
         self, claimed: Claimed, candidates: list[Row], now: datetime
@@ -326,6 +397,13 @@ class Dispatcher:
         transaction; returns how many sends were recorded."""
         if not outcomes:
             return 0
+        for _ in range(FLIGHTS if self._flies else 0):
+            try:
+                if not self._record_in_one_flight(outcomes):
+                    break
+                return sum(1 for _, outcome in outcomes if outcome)
+            except IntegrityError:  # a stream moved after its row was read: read it again
+                log.info("dispatcher %s: a stream moved while recording", self.name)
         with self.store.transaction() as tx:
             self._lock_streams(tx, {c.row["stream_id"] for c, _ in outcomes})
             for claimed, outcome in outcomes:
@@ -337,6 +415,33 @@ class Dispatcher:
                     tx.append(claimed.row["stream_id"], outcome)
             self._release(tx, [c.row["outbox_id"] for c, _ in outcomes])
         return sum(1 for _, outcome in outcomes if outcome)
+
+    def _record_in_one_flight(self, outcomes: list[tuple[Claimed, list[EventData]]]) -> bool:
+        """PostgreSQL: `_record` with each outcome staged on its participant's row read
+        unlocked, and the streams' locks, the appends, the claims' release and the COMMIT sent
+        in one flight (bot.store.flight), so that no participant's lock waits on this process.
+        False, with nothing written, where a stream has no participant row or two outcomes
+        (each is recorded on the row as the one before left it): `_record` locks and writes.
+        A stream that moved since its row was read raises IntegrityError, nothing kept."""
+        streams = [claimed.row["stream_id"] for claimed, _ in outcomes]
+        if len(set(streams)) < len(streams):
+            return False
+        with self.store.transaction() as tx:
+            heads = self._read_heads(tx, set(streams))
+            if any(head is None for head in heads.values()):
+                return False
+            staged = []
+            for claimed, outcome in sorted(outcomes, key=lambda o: o[0].row["stream_id"]):
+                stream, participant = claimed.row["stream_id"], heads[claimed.row["stream_id"]]
+                if outcome and claimed.to_their_phone:
+                    outcome = outcome + self._opted_out(tx, participant, outcome[0])
+                if outcome:
+                    staged.append(
+                        tx.stage(stream, outcome, int(participant["version"]), participant)
+                    )
+            ids = [claimed.row["outbox_id"] for claimed, _ in outcomes]
+            commit_in_one_flight(tx, staged, [(_RELEASE_ALL, {"ids": ids, "holder": self.name})])
+        return True
 
     def _decide(self, claimed: Claimed, now: datetime) -> list[EventData] | OutboundMessage | None:
         """What to do with a claimed row: events to record, a message to send, or nothing."""
