@@ -100,3 +100,13 @@ def store(database_url: str, clock: FakeClock) -> Iterator[EventStore]:
     store = EventStore(make_engine(database_url), clock=clock, sealer=Sealer(TEST_MASTER_KEY))
     yield store
     store.engine.dispose()
+
+
+@pytest.fixture
+def pg_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """A store on a fresh PostgreSQL database only, for what only PostgreSQL does (its row
+    locks, the one-message commit of bot/store/flight.py)."""
+    url = fresh_database("postgresql", request, tmp_path)
+    store = EventStore(make_engine(url), clock=FakeClock(), sealer=Sealer(TEST_MASTER_KEY))
+    yield store
+    store.engine.dispose()

@@ -8,18 +8,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
-from bot.core.clock import FakeClock
-from bot.store.engine import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.replay import compare, rebuild
-from bot.store.sealing import Sealer
 from tests.channel.dispatching import Harness
-from tests.conftest import TEST_MASTER_KEY, fresh_database
 from tests.factories import received
 from tests.fakes.twilio_api import FakeTwilio
 from tests.locks import participant_row_locked, sessions_waiting_on_a_lock
@@ -34,12 +29,9 @@ def fake() -> Iterator[FakeTwilio]:
 
 
 @pytest.fixture
-def h(request: pytest.FixtureRequest, tmp_path: Path, fake: FakeTwilio) -> Iterator[Harness]:
-    url = fresh_database("postgresql", request, tmp_path)
-    clock = FakeClock()
-    store = EventStore(make_engine(url), clock=clock, sealer=Sealer(TEST_MASTER_KEY))
-    yield Harness(url, store, clock, fake)
-    store.engine.dispose()
+def h(pg_store: EventStore, fake: FakeTwilio) -> Harness:
+    url = pg_store.engine.url.render_as_string(hide_password=False)
+    return Harness(url, pg_store, pg_store.clock, fake)  # type: ignore[arg-type]
 
 
 def _in_thread(run: Callable[[], object]) -> tuple[threading.Thread, list[object]]:

@@ -5,12 +5,10 @@ stream: the worker never holds the lock across its own round trips."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from bot.conversation.turns import Turn
-from bot.core.clock import FakeClock
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.worker import FLIGHTS, Worker
@@ -19,7 +17,7 @@ from bot.store.event_store import EventStore
 from bot.store.events import EventData, participant_stream
 from bot.store.replay import compare, rebuild
 from bot.store.sealing import Sealer
-from tests.conftest import TEST_MASTER_KEY, fresh_database
+from tests.conftest import TEST_MASTER_KEY
 from tests.factories import received
 from tests.runtime.test_worker import GREETING, echo, enroll, replies
 from tests.store.statements import statements
@@ -28,11 +26,8 @@ LOCKED_READ = "SELECT participants.participant_id"  # the head row read FOR UPDA
 
 
 @pytest.fixture
-def pg(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    url = fresh_database("postgresql", request, tmp_path)
-    store = EventStore(make_engine(url), clock=FakeClock(), sealer=Sealer(TEST_MASTER_KEY))
-    yield store
-    store.engine.dispose()
+def pg(pg_store: EventStore) -> EventStore:
+    return pg_store
 
 
 @pytest.fixture

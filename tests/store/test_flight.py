@@ -9,7 +9,6 @@ import logging
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from psycopg import pq
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from bot.core.clock import FakeClock
 from bot.store.engine import make_engine
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
 from bot.store.event_types.messages import MessageQueued
@@ -26,19 +24,14 @@ from bot.store.flight import commit_in_one_flight
 from bot.store.projections.outbox import PROJECTION as OUTBOX
 from bot.store.replay import compare, rebuild
 from bot.store.schema import events, outbox
-from bot.store.sealing import Sealer
-from tests.conftest import TEST_MASTER_KEY, fresh_database
+from tests.conftest import fresh_database
 from tests.factories import enrolled, received
 from tests.locks import participant_row_locked, sessions_waiting_on_a_lock
 
 
 @pytest.fixture
-def pg(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    """A store on a fresh PostgreSQL database (one flight is PostgreSQL's)."""
-    url = fresh_database("postgresql", request, tmp_path)
-    store = EventStore(make_engine(url), clock=FakeClock(), sealer=Sealer(TEST_MASTER_KEY))
-    yield store
-    store.engine.dispose()
+def pg(pg_store: EventStore) -> EventStore:
+    return pg_store
 
 
 def _enrolled(store: EventStore, phone: str) -> str:
