@@ -251,7 +251,8 @@ class Transaction:
         self._rows[(projection.name, pid)] = {name: head[name] for name in projection.columns}
         self._staged.add(stream_id)  # its lock is the first statement staged
         built = self._build(stream_id, proposed, None, expected_version, self.store.clock.now())
-        seqs = [row["seq"] for row in ALLOCATE_SEQS.rows(self.conn, {"n": len(built.rows)})]
+        # in ascending order, as the events' versions go (nextval's rows come so; not promised)
+        seqs = sorted(row["seq"] for row in ALLOCATE_SEQS.rows(self.conn, {"n": len(built.rows)}))
         result = self._recorded(built, seqs)
         writes = self._writes()
         statements: list[tuple[Direct, dict[str, Any]]] = [

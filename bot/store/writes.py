@@ -118,8 +118,7 @@ INSERT_SEQUENCED_RECORDS = Direct(
         select(*[_RECORDS.c[key] for key in ("seq", *EVENT_KEYS)]).order_by(_RECORDS.c.n),
     )
 )
-# PostgreSQL: `n` seqs drawn from the events' own sequence (what the column's default draws),
-# in ascending order.
+# PostgreSQL: `n` seqs drawn from the events' own sequence (what the column's default draws).
 ALLOCATE_SEQS = Direct(
     select(
         func.nextval(literal_column("'events_seq_seq'::regclass"), type_=events.c.seq.type).label(
