@@ -55,12 +55,12 @@ def commit_in_one_flight(
         raise RuntimeError("a flight ends a transaction the connection began")
     appends = [statement for append in staged for statement in append.statements]
     driver = conn.connection.dbapi_connection
-    quoting = ClientCursor(driver)
     texts, shapes = [], []  # with the values written in; with placeholders (what is shown)
-    for statement, params in [*appends, *then]:
-        shape, bound = statement.bound(conn.dialect, params)
-        texts.append(quoting.mogrify(shape, bound))
-        shapes.append(shape)
+    with ClientCursor(driver) as quoting:  # quotes; runs nothing
+        for statement, params in [*appends, *then]:
+            shape, bound = statement.bound(conn.dialect, params)
+            texts.append(quoting.mogrify(shape, bound))
+            shapes.append(shape)
     sql = ";\n".join([*texts, "COMMIT"])
     # Listeners see each statement, as Direct shows them its own, and errors the flight, with
     # placeholders: the values hold phone numbers and message texts, which go to no log
