@@ -16,7 +16,7 @@ one conditional UPDATE whose WHERE is the same "due" condition the candidate que
 the claim it saw of each row (compare-and-set). A stale candidate therefore never wins, and any
 number of dispatcher threads and processes can run. A claim lasts longer than a send can
 (connect + read timeouts and a margin). On PostgreSQL a claim whose rows are all to be sent
-records nothing on any stream and so locks no participant's row (`_claim_to_send`): that lock
+records nothing on any stream and so locks no participant's row (`_claim_and_settle`): that lock
 is what the participant's webhook waits for, and this process runs at the lowest priority.
 
 Deciding and recording. With the rows claimed, the dispatcher reads them and their
@@ -110,12 +110,10 @@ Row = dict[str, Any]
 _EARLIER = outbox.alias("earlier")
 # Statements a send runs inside its write transactions, built once (as `_due_condition`): the
 # participants' rows locked in key order, and a dispatcher's claims given up.
-_LOCK_PARTICIPANTS = (
-    select(participants)
-    .where(participants.c.participant_id.in_(bindparam("pids", expanding=True)))
-    .order_by(participants.c.participant_id)
-    .with_for_update()
+_READ_PARTICIPANTS = select(participants).where(
+    participants.c.participant_id.in_(bindparam("pids", expanding=True))
 )
+_LOCK_PARTICIPANTS = _READ_PARTICIPANTS.order_by(participants.c.participant_id).with_for_update()
 _RELEASE = (
     update(outbox)
     .where(
@@ -123,9 +121,6 @@ _RELEASE = (
         outbox.c.claimed_by == bindparam("holder"),
     )
     .values(claimed_by=None, claimed_until=None)
-)
-_READ_PARTICIPANTS = select(participants).where(
-    participants.c.participant_id.in_(bindparam("pids", expanding=True))
 )
 # PostgreSQL: _RELEASE with its ids as one array, for the driver's cursor (bot.store.flight).
 _RELEASE_ALL = Direct(
@@ -139,7 +134,7 @@ _RELEASE_ALL = Direct(
 
 
 class _Records(Exception):
-    """A claim without locks found a row whose verdict records an event (`_claim_to_send`)."""
+    """A claim without locks found a row whose verdict records an event (`_claim_and_settle`)."""
 
 
 def _due_condition(*, template: bool) -> ColumnElement[bool]:
@@ -283,7 +278,7 @@ class Dispatcher:
         """Take the rows still due and still claimed as seen, in one statement; read them
         afresh. Every writer locks the stream first and the outbox row second, so a dispatcher
         and a status callback cannot deadlock; without `lock` (a claim that records nothing on
-        any stream, `_claim_to_send`) it locks only the outbox rows, and no stream."""
+        any stream, `_claim_and_settle`) it locks only the outbox rows, and no stream."""
         streams = {c["stream_id"] for c in candidates}
         heads = self._lock_streams(tx, streams) if lock else self._read_heads(tx, streams)
         until = now + self.claim_ttl
@@ -339,48 +334,36 @@ class Dispatcher:
         rest with none open, and record their outcomes in one more; returns how many rows were
         acted on."""
         now = self.services.clock.now()
-        acted = 0
-        to_send = self._claim_to_send(candidates, now) if self._flies else None
-        if to_send is None:
-            to_send = []
-            with self.store.transaction() as tx:
-                settled = []
-                for claimed in self._claim(tx, candidates, now):
-                    verdict = self._verdict(claimed, candidates, now)
-                    if isinstance(verdict, OutboundMessage):
-                        to_send.append((claimed, verdict))
-                        continue
-                    if verdict:
-                        tx.append(claimed.row["stream_id"], verdict)
-                        acted += 1
-                    settled.append(claimed.row["outbox_id"])
-                self._release(tx, settled)
+        try:
+            acted, to_send = self._claim_and_settle(candidates, now, lock=not self._flies)
+        except _Records:  # rolled back, nothing claimed: claim again, the streams locked first
+            acted, to_send = self._claim_and_settle(candidates, now, lock=True)
         outcomes = [(claimed, self._send(claimed, message)) for claimed, message in to_send]
         return acted + self._record(outcomes)
 
-    def _claim_to_send(
-        self, candidates: list[Row], now: datetime
-    ) -> list[tuple[Claimed, OutboundMessage]] | None:
-        """PostgreSQL: the claim of rows that are all to be sent (or only let go): it records
-        nothing on any stream, so it locks no participant's row, which that participant's
-        webhook would wait for; the claim's compare-and-set holds the outbox rows, and the
-        sends follow its commit, as ever. The rows it sends. None, with the claim rolled back,
-        where a row's verdict records an event: that claim locks the streams first."""
-        try:
-            with self.store.transaction() as tx:
-                to_send, settled = [], []
-                for claimed in self._claim(tx, candidates, now, lock=False):
-                    verdict = self._verdict(claimed, candidates, now)
-                    if isinstance(verdict, OutboundMessage):
-                        to_send.append((claimed, verdict))
-                    elif verdict:
+    def _claim_and_settle(
+        self, candidates: list[Row], now: datetime, *, lock: bool
+    ) -> tuple[int, list[tuple[Claimed, OutboundMessage]]]:
+        """One transaction: claim the candidates, record the verdicts that send nothing and let
+        those rows go; how many it recorded, and the rows to send. Without `lock` (PostgreSQL,
+        `_flies`) the claim locks no participant's row, which that participant's webhook would
+        wait for: the compare-and-set holds the outbox rows, and the sends follow the commit as
+        ever; a verdict that records an event then raises _Records, rolling the claim back."""
+        acted, settled, to_send = 0, [], []
+        with self.store.transaction() as tx:
+            for claimed in self._claim(tx, candidates, now, lock=lock):
+                verdict = self._verdict(claimed, candidates, now)
+                if isinstance(verdict, OutboundMessage):
+                    to_send.append((claimed, verdict))
+                    continue
+                if verdict:
+                    if not lock:
                         raise _Records
-                    else:
-                        settled.append(claimed.row["outbox_id"])
-                self._release(tx, settled)
-        except _Records:
-            return None
-        return to_send
+                    tx.append(claimed.row["stream_id"], verdict)
+                    acted += 1
+                settled.append(claimed.row["outbox_id"])
+            self._release(tx, settled)
+        return acted, to_send
 
     def _verdict(
         self, claimed: Claimed, candidates: list[Row], now: datetime

@@ -46,6 +46,7 @@ from bot.store.queries import pending_timers
 from bot.store.schema import events, leases, participants, takeovers, timers, work_items
 from bot.store.services import Services
 from bot.store.stored_rows import row_to_event
+from bot.store.writes import select_row
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,8 @@ class Worker:
     def _stored_row(self, stream: str) -> dict[str, Any] | None:
         """The participant's row as stored now, if the flight can start from it."""
         with self.store.statements() as conn:
-            found = _PARTICIPANT.rows(conn, {"pid": stream.removeprefix(PARTICIPANT_PREFIX)})
+            head = select_row(self.store.head_projection, lock=False)
+            found = head.rows(conn, {"key": stream.removeprefix(PARTICIPANT_PREFIX)})
         return found[0] if found and memory.of(found[0]) is not None else None
 
     def _append(
@@ -527,7 +529,6 @@ _PARTICIPANT_AND_HEAD = Direct(
     ).where(participants.c.participant_id == bindparam("pid"))
 )
 _TIMER = Direct(select(timers).where(timers.c.timer_id == bindparam("timer_id")))
-_PARTICIPANT = Direct(select(participants).where(participants.c.participant_id == bindparam("pid")))
 _READ_HEAD = Direct(_HEAD)
 
 
