@@ -207,7 +207,7 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
             def check_once(store: EventStore = store, jobs: int = 1) -> None:
                 report = check(store, jobs=jobs)
                 assert report.clean and report.again is None, report.differences[:3]
-                assert report.workers == (jobs if jobs > 1 else 0), report.workers
+                assert report.workers == (jobs - 1 if jobs > 1 else 0), report.workers
 
             def export_once(store: EventStore = store, out: str = out, jobs: int = 1) -> None:
                 export(store, Path(out), jobs=jobs)

@@ -84,11 +84,12 @@ class ParticipantId(click.ParamType):
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Worker processes for the per-participant files (messages, results, retrievals, "
-    "forms) and the events file's lines: up to one per core. The files are the same; on a "
-    "machine that also answers webhooks, leave them a core. Used from 200 participants a "
-    "process; an export of named participants (--participant) runs in one. The workers are "
-    "forked: above 1 is refused where processes cannot fork (Windows).",
+    help="Processes that write the per-participant files (messages, results, retrievals, "
+    "forms) and the events file's lines, in chunks each takes in turn: this one and N-1 "
+    "worker processes it forks; up to one per core. The files are the same; on a machine "
+    "that also answers webhooks, leave them a core. Used from 200 participants a process; an "
+    "export of named participants (--participant) runs in one. The workers are forked: above "
+    "1 is refused where processes cannot fork (Windows).",
 )
 @click.option(
     "--progress/--no-progress",
@@ -160,7 +161,7 @@ def export_command(
         for shown in bars:
             shown.close()
         store.engine.dispose()
-    workers = f", by {counts.workers} worker processes" if counts.workers else ""
+    workers = f", in {counts.workers + 1} processes" if counts.workers else ""
     if pseudonymise:
         click.echo(
             f"exported {counts.participants} participants, {counts.messages} messages, "

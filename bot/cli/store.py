@@ -66,12 +66,12 @@ def migrate(app_role: str | None) -> None:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Worker processes that each rebuild and check the rows of a part of the participants, "
-    "in one snapshot: up to one per core; on a machine that also answers webhooks, leave them "
-    "a core. Used from 200 participants a process; a replay of one participant (--participant) "
-    "runs in one. If events of two parts touch one row, the check is made again in one process "
-    "and says so. The workers are forked: above 1 is refused where processes cannot fork "
-    "(Windows).",
+    help="Processes that rebuild and check the rows of the participants in chunks each takes in "
+    "turn, in one snapshot: this one and N-1 worker processes it forks; up to one per core; "
+    "on a machine that also answers webhooks, leave them a core. Used from 200 participants a "
+    "process; a replay of one participant (--participant) runs in one. If events of two "
+    "chunks touch one row, the check is made again in one process and says so. The workers "
+    "are forked: above 1 is refused where processes cannot fork (Windows).",
 )
 @database_errors
 def replay(
@@ -113,7 +113,7 @@ def replay(
         if report.again is not None:
             click.echo(f"checked again in one process: {report.again}")
         summary = ", ".join(f"{count} {name}" for name, count in report.counts.items())
-        workers = f", by {report.workers} worker processes" if report.workers else ""
+        workers = f", in {report.workers + 1} processes" if report.workers else ""
         click.echo(
             f"replayed {report.events} events into {summary}: "
             f"{len(report.differences)} differences, {len(report.unreadable)} unreadable"

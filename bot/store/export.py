@@ -55,7 +55,14 @@ from bot.store.export_messages import (
 )
 from bot.store.export_runs import SortedRuns
 from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
-from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
+from bot.store.jobs import (
+    Report,
+    Workers,
+    chunk_count,
+    count_participants,
+    last_seq,
+    process_count,
+)
 from bot.store.prefetch import ahead
 from bot.store.results import (
     RESULT_COLUMNS,
@@ -105,7 +112,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
-    workers: int = 0  # worker processes that wrote parts (bot.store.jobs)
+    workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
 
 class UnknownParticipant(ValueError):
@@ -151,14 +158,14 @@ def export(
     shape = _Shape(pseudonymise, free_text)
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
-    workers = 0 if participant_ids else _worker_count(store, jobs)
+    processes = 0 if participant_ids else _process_count(store, jobs)
     # every file as of one moment; events.csv's lines made as the per-participant files read
     # each event, sorted back into global order (bot.store.export_runs); the cyclic collector
     # running rarely (bot.store.bulk_gc); the workers forked before any transaction begins
-    failed = partial(_remove_parts, out_dir, fmt, workers)  # once the workers have ended
+    failed = partial(_remove_parts, out_dir, fmt)  # once the workers have ended
     with (
         fewer_collections(),
-        Workers(store, workers, _write_part, failed) as parts,
+        Workers(store, max(processes - 1, 0), _write_part, failed) as parts,
         ExitStack() as hold,
     ):
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
@@ -167,21 +174,23 @@ def export(
             upto = last_seq(conn)
             out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             reads = _Reads(conn, store.sealer, upto, since, ids)
-            if workers:
+            chunks: list[_Part] = []
+            if processes:
                 lines = not pseudonymise
-                spans = enumerate(_spans(conn, workers))
-                tasks = [_Part(n, s, out_dir, fmt, shape, since, upto, lines) for n, s in spans]
-                parts.begin(conn, upto, tasks)
-                counts.workers = len(tasks)
+                count = chunk_count(processes, count_participants(conn), PART_PARTICIPANTS)
+                spans = enumerate(_spans(conn, count))
+                chunks = [_Part(n, s, out_dir, fmt, shape, since, upto, lines) for n, s in spans]
+                parts.begin(conn, upto, chunks)
+                counts.workers = parts.count
             hold.close()
             written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
             total = 0  # the events file's lines
             if not pseudonymise:  # its count and the lines of no participant's events, now:
-                # with workers, while they run (they took 0.03 s after them, 4,000 participants)
+                # with workers, while they begin (it took 0.03 s after them, 4,000 participants)
                 _add_other_lines(reads, fmt, runs)
                 total = _count_events(conn, upto, since, ids)
-            if workers:
-                written += _join_parts(parts, reads, out_dir, fmt, shape, advance, counts, runs)
+            if chunks:
+                written += _join_parts(parts, chunks, reads, advance, counts, runs)
             else:
                 every_line = None if pseudonymise else _event_lines(fmt, since, runs)
                 written += _write_per_participant(
@@ -312,21 +321,21 @@ def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str,
     return writes
 
 
-# A part of an export (bot.store.jobs) has at least this many participants: fewer, and
-# forking a worker costs more than it saves.
+# Each process of an export in parts (bot.store.jobs) has at least this many participants:
+# fewer, and forking a worker costs more than it saves. Its chunks hold at least half as many.
 PART_PARTICIPANTS = 200
 # How many rows are written between two reports of progress (`_write_records`).
 _REPORT_EVERY = 1000
 
 
-def _worker_count(store: EventStore, jobs: int) -> int:
-    """How many worker processes an export of every participant takes: none (it runs in one
-    process) unless `jobs` allows 2 or more parts of PART_PARTICIPANTS each."""
+def _process_count(store: EventStore, jobs: int) -> int:
+    """How many processes an export of every participant runs in (its own and the workers it
+    forks): 0 (one, no workers) unless `jobs` allows 2 or more of PART_PARTICIPANTS each."""
     if jobs < 2:
         return 0
     with store.reading() as conn:  # ended before the workers are forked
         count = count_participants(conn)
-    return worker_count(jobs, count, PART_PARTICIPANTS, "export")
+    return process_count(jobs, count, PART_PARTICIPANTS, "export")
 
 
 def _spans(conn: Connection, count: int) -> list[Span]:
@@ -355,8 +364,9 @@ def _spans(conn: Connection, count: int) -> list[Span]:
 
 @dataclass(frozen=True)
 class _Part:
-    """A worker process's task (bot.store.jobs): the per-participant files' rows of the
-    participants in `span`, and (`events`) their events file lines."""
+    """A chunk of an export in parts (bot.store.jobs), written by whichever process takes it:
+    the per-participant files' rows of the participants in `span` (part `index` of each
+    file), and (`events`) their events file lines."""
 
     index: int
     span: Span
@@ -369,11 +379,20 @@ class _Part:
 
 
 def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report) -> list[Path]:
-    """In a worker process: its part of each per-participant file (`Writer`'s `part`), as
-    `_write_per_participant` writes the whole, reporting the rows written as it goes; returns
-    the run files of its events lines, handed over."""
+    """In a worker process: `_write_span`, its events lines written to run files of its own,
+    which it returns, handed over."""
+    with SortedRuns(part.out_dir, prefix=f"part-{part.index}-") as runs:
+        _write_span(conn, store.sealer, part, report, runs)
+        return runs.hand_over()
+
+
+def _write_span(
+    conn: Connection, sealer: Sealer, part: _Part, report: Report, runs: SortedRuns
+) -> None:
+    """A chunk's part of each per-participant file (`Writer`'s `part`), as
+    `_write_per_participant` writes the whole, reporting the rows written as it goes; its
+    events lines to `runs`."""
     with ExitStack() as files:
-        runs = files.enter_context(SortedRuns(part.out_dir, prefix=f"part-{part.index}-"))
         outs = {
             name: files.enter_context(
                 Writer(part.out_dir, name, part.fmt, part.shape.columns(FILES[name]), part.index)
@@ -382,45 +401,54 @@ def _write_part(store: EventStore, conn: Connection, part: _Part, report: Report
         }
         every = _event_lines(part.fmt, part.since, runs) if part.events else None
         records = participant_records(
-            conn, store.sealer, PER_PARTICIPANT, (), part.upto, part.since,
+            conn, sealer, PER_PARTICIPANT, (), part.upto, part.since,
             every=every, read_ahead=True, span=part.span,
             csv_messages=_csv_messages(part.fmt, part.shape),
         )  # fmt: skip
         _write_records(records, _writes(outs, part.fmt, part.shape), report)
-        return runs.hand_over()
 
 
 def _join_parts(
     parts: Workers,
+    chunks: Sequence[_Part],
     reads: _Reads,
-    out_dir: Path,
-    fmt: Format,
-    shape: _Shape,
     advance: Progress,
     counts: Counts,
     runs: SortedRuns,
 ) -> list[str]:
-    """The per-participant files, from the parts the workers write, joined in order once
-    all are written (and removed); the workers' events lines, as runs, taken by `runs`. What a
-    failure leaves is removed as the workers end (`_remove_parts`)."""
-    parts.results(_counted(reads, advance, counts), runs.adopt)
+    """The per-participant files, in `chunks` that this process and the workers take in turn
+    (bot.store.jobs), joined in order once all are written (and removed); the workers'
+    events lines, as runs, taken by `runs`, this process's added to it. What a failure leaves
+    is removed as the workers end (`_remove_parts`)."""
+    counted = _counted(reads, advance, counts)
+
+    def adopt(_index: int, handed: list[Path]) -> None:
+        runs.adopt(handed)
+
+    def report(done: dict[str, int]) -> None:
+        counted(done)
+        parts.poll(counted, adopt)  # no worker waits to send while this one writes
+
+    for _index, chunk in parts.claimed():
+        _write_span(reads.conn, reads.sealer, chunk, report, runs)
+    parts.results(counted, adopt)
+    first = chunks[0]
     for name in PER_PARTICIPANT:
-        with Writer(out_dir, name, fmt, shape.columns(FILES[name])) as out:
-            for index in range(parts.started):
-                part = out_dir / part_name(name, fmt, index)
+        columns = first.shape.columns(FILES[name])
+        with Writer(first.out_dir, name, first.fmt, columns) as out:
+            for chunk in chunks:
+                part = first.out_dir / part_name(name, first.fmt, chunk.index)
                 out.append(part)
                 part.unlink()
-    return [f"{name}.{fmt}" for name in PER_PARTICIPANT]
+    return [f"{name}.{first.fmt}" for name in PER_PARTICIPANT]
 
 
-def _remove_parts(out_dir: Path, fmt: Format, count: int) -> None:
-    """What `count` workers may have left in `out_dir` when an export fails: their parts,
-    written or partial, and their runs."""
+def _remove_parts(out_dir: Path, fmt: Format) -> None:
+    """What an export in parts may have left in `out_dir` when it fails: the parts, written
+    or partial, and the runs of any process."""
     for name in PER_PARTICIPANT:
-        for index in range(count):
-            part = out_dir / part_name(name, fmt, index)
+        for part in out_dir.glob(f".{name}.{fmt}.part-*"):
             part.unlink(missing_ok=True)
-            part.with_name(part.name + ".partial").unlink(missing_ok=True)
     for run in out_dir.glob(".events-run-part-*"):
         run.unlink(missing_ok=True)
 
@@ -813,30 +841,26 @@ def participant_records(
 
     Each batch of participants is read in one query of their events of the types those files
     fold (walking each stream's index, so the export stays linear in participants); a batch's
-    events are held in memory while its records are made. Their outbox rows come from one
-    query for the whole export, in the same order (`_outbox_groups`). With `every`, a batch's
+    events are held in memory while its records are made, with their outbox rows, read in
+    one query of the batch's streams (`_outbox_rows`). With `every`, a batch's
     query reads their events of every type, and hands each row to `every` as it is read (the
     events file's lines: `export`). With `read_ahead`, on PostgreSQL, each batch's events are
     read on a second connection while the batch before is worked on (bot.store.prefetch): for
     `export`, which writes as fast as it reads; a download, paced by its client, holds one.
-    With `span`, only the participants in it (a worker process's part of an export). With
+    With `span`, only the participants in it (a chunk of an export in parts). With
     `csv_messages`, messages.csv's rows come as their CSV text (`message_lines`), not records.
     """
     wanted = set(names)
     types: set[str] = set()
     for name in names:
         types.update(MESSAGE_TYPES if name == "messages" else ANALYSES[name][0])
-    groups = _outbox_groups(conn, ids, span=span) if "messages" in wanted else _no_groups()
     messages = message_lines if csv_messages else message_records
-    read = _batch_histories(conn, sealer, ids, batch, sorted(types), upto, every, read_ahead, span)
+    read = _batch_histories(
+        conn, sealer, ids, batch, sorted(types), upto, every, read_ahead, span,
+        outbox_rows="messages" in wanted,
+    )  # fmt: skip
     try:
-        pending = next(groups, None)
-        for rows, streams, histories in read:
-            # The batch's outbox rows: the groups of its participants, next in the same order.
-            batch_ids, sent = {row["participant_id"] for row in rows}, {}
-            while pending is not None and pending[0] in batch_ids:
-                sent.update(pending[1])
-                pending = next(groups, None)
+        for rows, streams, histories, sent in read:
             for row, stream in zip(rows, streams, strict=True):
                 history = histories.get(stream, [])
                 if "messages" in wanted:
@@ -848,17 +872,14 @@ def participant_records(
                         folded = [row_to_event(r) for r in history if r.event_type in kinds]
                         for record in rows_of(folded, row, since):
                             yield name, record
-        if pending is not None:  # the same snapshot lists the same participants in both
-            raise RuntimeError(f"outbox rows of a participant not exported: {pending[0]}")
     finally:
         read.close()  # a download cut short closes the cursors, and the read ahead, now
-        groups.close()
 
 
 # The most rows of a batch's events query one round trip fetches (`_fetched`).
 _FETCH = 10_000
-# A batch of participant rows, their streams, and the streams' histories.
-_Batch = tuple[list[dict[str, Any]], list[str], dict[str, list[Any]]]
+# A batch of participant rows, their streams, the streams' histories, and the outbox rows.
+_Batch = tuple[list[dict[str, Any]], list[str], dict[str, list[Any]], dict[str, dict[str, Any]]]
 
 
 def _batch_histories(
@@ -871,27 +892,41 @@ def _batch_histories(
     every: Callable[[Any], None] | None,
     read_ahead: bool,
     span: Span | None = None,
+    *,
+    outbox_rows: bool = False,
 ) -> Generator[_Batch, None, None]:
-    """(participant rows, their streams, `_histories` of those streams) of each batch of
-    participants in order of enrollment; with `read_ahead`, each batch's events read while
-    the batch before is worked on (bot.store.prefetch)."""
+    """(participant rows, their streams, `_histories` of those streams, and with `outbox_rows`
+    their outbox rows by outbox id: `_outbox_rows`) of each batch of participants in order
+    of enrollment; with `read_ahead`, each batch's events and outbox rows read while the
+    batch before is worked on (bot.store.prefetch)."""
 
     def finish(
         rows: list[dict[str, Any]], streams: list[str], fetched: Callable[[], Any]
     ) -> _Batch:
-        return rows, streams, _histories(conn, sealer, streams, types, upto, every, fetched=fetched)
+        found, sent = fetched()
+        histories = _histories(conn, sealer, streams, types, upto, every, fetched=lambda: found)
+        return rows, streams, histories, sent
 
     with ahead(conn, enabled=read_ahead) as submit:
         waiting = None
         for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS, span):
             streams = [participant_stream(row["participant_id"]) for row in rows]
             query = _history_query(conn.dialect, streams, types, upto, every is not None)
-            fetched = submit(partial(_fetched, query))  # read while the batch before is worked on
+            # read while the batch before is worked on
+            fetched = submit(partial(_fetched_batch, query, streams if outbox_rows else []))
             if waiting is not None:
                 yield finish(*waiting)
             waiting = (rows, streams, fetched)
         if waiting is not None:
             yield finish(*waiting)
+
+
+def _fetched_batch(
+    query: Any, streams: Sequence[str], conn: Connection
+) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+    """A batch's event rows (`_fetched`) and the outbox rows of `streams` (`_outbox_rows`;
+    none without them)."""
+    return _fetched(query, conn), _outbox_rows(conn, streams)
 
 
 def _fetched(query: Any, conn: Connection) -> list[Any]:
@@ -958,34 +993,20 @@ _OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provid
 _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 
 
-def _no_groups() -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]:
-    """The outbox groups of an export without messages.csv: none, and no query."""
-    yield from ()
-
-
-def _outbox_groups(
-    conn: Connection, ids: Sequence[str], batch: int = 1000, span: Span | None = None
-) -> Generator[tuple[str, dict[str, dict[str, Any]]], None, None]:
-    """(participant id, their outbox rows by outbox id) of every participant (or of `ids`)
-    with any, in the order `_participant_batches` lists participants: one query, sorted once
-    and streamed (a server-side cursor on PostgreSQL). A query per batch of participants
-    scanned the whole outbox on PostgreSQL each time (its planner's choice for a hundred
-    streams' rows scattered over the table: 5 ms a batch at 4,000 participants)."""
-    where: list[Any] = [outbox.c.participant_id == participants.c.participant_id]
-    where += in_span(span)
-    if ids:
-        where.append(participants.c.participant_id.in_(list(ids)))
-    order = [participants.c.enrolled_at, participants.c.participant_id]
-    columns = [*_OUTBOX_COLUMNS, "participant_id"]
-    current: str | None = None
-    rows_of: dict[str, dict[str, Any]] = {}
-    for rows in records(conn, outbox, columns, where, batch, order_by=order):
+def _outbox_rows(conn: Connection, streams: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The outbox rows of the messages queued on `streams` (a batch's participants'; an
+    outbox row's stream is the stream of the event that queued it) by outbox id, through the
+    outbox's stream index, in its order (so that PostgreSQL plans the server-side cursor as a
+    walk of that index; unordered, it scanned the whole outbox for each batch): as much work
+    for each batch whatever the export's size. None, and no query, without streams. (One
+    query of every participant's rows, joined to the participants in order of enrollment,
+    scanned the whole outbox, and in an export in parts did so again for each chunk.)"""
+    if not streams:
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    where = [outbox.c.stream_id.in_(list(streams))]
+    order = [outbox.c.stream_id, outbox.c.position]  # the index's: walked, not sorted
+    for rows in records(conn, outbox, _OUTBOX_COLUMNS, where, _FETCH, order_by=order):
         for row in rows:
-            participant_id = row.pop("participant_id")
-            if participant_id != current:
-                if current is not None:
-                    yield current, rows_of
-                current, rows_of = participant_id, {}
-            rows_of[row["outbox_id"]] = row
-    if current is not None:
-        yield current, rows_of
+            found[row["outbox_id"]] = row
+    return found

@@ -1,14 +1,20 @@
-"""Worker processes that each do a part of an export or a replay at once (`tandem export
---jobs`, `tandem replay --jobs`: bot.store.replay does its part of the work as described there).
+"""Processes that share out the chunks of an export or a replay (`tandem export --jobs`,
+`tandem replay --jobs`: bot.store.replay does its part of the work as described there).
 
 An export spends most of its time on Python work on one core: the per-participant files
 (messages, results, retrievals, forms) and the events file's lines, made as those files read
-each event. With `jobs` of 2 or more, `bot.store.export.export` splits the participants, in
-order of enrollment, into parts of about as many events each, and a worker process writes each
-part: its rows of each file (`.<name>.<fmt>.part-N`) and its events lines, as sorted runs
-(bot.store.export_runs). The export's own process writes participants.csv, and reads the
-events of no participant, meanwhile, then joins the parts, in order, into each file and merges
+each event. With `jobs` of 2 or more, `bot.store.export.export` runs in that many processes,
+its own and `jobs` - 1 workers it forks. It cuts the participants, in order of enrollment,
+into chunks of about as many events each (`chunk_count`: CHUNKS_PER_PROCESS for each
+process), and every process, the export's own too, takes the next chunk no process has taken
+(`Workers.claimed`, one shared counter), writes it (its rows of each file to
+`.<name>.<fmt>.part-K`, its events lines to sorted runs: bot.store.export_runs), and takes
+another, until none is left; so the processes end together, whatever else each does and
+however fast each runs. The export's own process first writes participants.csv and reads the
+events of no participant; at the end it joins the parts, in order, into each file and merges
 the runs into the events file. The files are the ones one process writes, byte for byte.
+Between its own chunks' rows it reads what the workers have sent (`Workers.poll`), so that no
+worker waits on a full pipe to report its progress.
 
 All in one snapshot: every worker reads the database as the export's own transaction sees it.
 - PostgreSQL: the export's REPEATABLE READ transaction exports its snapshot and each worker's
@@ -67,6 +73,9 @@ Run = Callable[[EventStore, Connection, Any, Report], Any]
 # The pools a worker inherited and replaced: kept referenced, so that no connection of the
 # parent's is closed (collected) in the worker.
 _inherited: list[Any] = []
+# How many chunks each process's share of the work is cut into (`chunk_count`): the more,
+# the closer together the processes end, each chunk costing a few queries of its own.
+CHUNKS_PER_PROCESS = 4
 
 
 class CannotFork(ValueError):
@@ -85,14 +94,15 @@ def last_seq(conn: Connection) -> int:
 
 
 def count_participants(conn: Connection) -> int:
-    """How many participants there are: what `worker_count` splits."""
+    """How many participants there are: what `process_count` shares out."""
     return int(conn.execute(select(func.count()).select_from(participants)).scalar_one())
 
 
-def worker_count(jobs: int, participants: int, per_part: int, what: str) -> int:
-    """How many worker processes `what` ("export", "replay") of `participants` takes with
-    `jobs`: none (it runs in one process) unless `jobs` allows 2 or more parts of `per_part`
-    participants each. Raises CannotFork where the platform cannot fork."""
+def process_count(jobs: int, participants: int, per_part: int, what: str) -> int:
+    """How many processes `what` ("export", "replay") of `participants` runs in with `jobs`:
+    the caller's own and the workers it forks (`Workers`: one fewer). 0 (one process, no
+    workers) unless `jobs` allows 2 or more processes of `per_part` participants each. Raises
+    CannotFork where the platform cannot fork."""
     if jobs < 2:
         return 0
     if not can_fork():
@@ -100,8 +110,16 @@ def worker_count(jobs: int, participants: int, per_part: int, what: str) -> int:
             f"{jobs} jobs need worker processes forked from this one, and this platform "
             f"cannot fork: {what} with one (jobs 1)"
         )
-    workers = min(jobs, participants // per_part)
-    return workers if workers >= 2 else 0
+    processes = min(jobs, participants // per_part)
+    return processes if processes >= 2 else 0
+
+
+def chunk_count(processes: int, participants: int, per_part: int) -> int:
+    """How many chunks `processes` (2 or more: `process_count`) share out among themselves:
+    CHUNKS_PER_PROCESS each, each of at least half of `per_part` participants, and never
+    fewer than the processes."""
+    least = max(per_part // 2, 1)
+    return max(processes, min(processes * CHUNKS_PER_PROCESS, participants // least))
 
 
 class WorkerFailed(RuntimeError):
@@ -109,9 +127,13 @@ class WorkerFailed(RuntimeError):
 
 
 class Workers:
-    """`count` worker processes, forked on entering, each to run `run` on one task in the
-    snapshot of the caller's transaction (`begin`); leaving ends any still running, then, if
-    it is left by an exception, calls `failed` (to remove what they wrote)."""
+    """`count` worker processes, forked on entering, that share out chunks of work with the
+    caller's process in the snapshot of the caller's transaction (`begin`): each process,
+    the caller's too (`claimed`), takes the next chunk no one has taken, runs it (`run`, in a
+    worker), and takes another, until none is left, so that the processes end together
+    whatever each one's other work and however fast each runs. Leaving ends any worker still
+    running, then, if it is left by an exception, calls `failed` (to remove what they wrote).
+    """
 
     def __init__(
         self,
@@ -130,15 +152,20 @@ class Workers:
         self.processes: list[Any] = []
         self.pipes: list[Pipe] = []
         self.started = 0
+        self.chunks: list[Any] = []
+        self._next: Any = None  # the next chunk to take, shared with the workers
+        self._waiting: dict[int, Pipe] = {}  # the workers whose results are still to come
 
     def __enter__(self) -> Workers:
         context = multiprocessing.get_context("fork")
+        if self.count:  # made before the fork, so that every process shares it
+            self._next = context.Value("q", 0)
         with CHECKPOINTS.held():  # no SQLite call of the checkpoint thread's is cut by a fork
             for _ in range(self.count):
                 ours, theirs = context.Pipe()
                 process = context.Process(
                     target=_serve,
-                    args=(self.store, self.run, theirs, self.label),
+                    args=(self.store, self.run, theirs, self.label, self._next),
                     name=f"{self.label}-worker",
                 )
                 process.start()
@@ -182,16 +209,18 @@ class Workers:
             yield
             held.rollback()  # nothing was written
 
-    def begin(self, conn: Connection, upto: int, tasks: list[Any]) -> None:
-        """Give the first len(tasks) workers a task each (the rest, none) in the snapshot of
-        `conn`'s transaction, whose last event is `upto`; return once each has begun its own
-        transaction in that snapshot."""
-        if len(tasks) > self.count:
-            raise ValueError(f"{len(tasks)} tasks for {self.count} workers")
+    def begin(self, conn: Connection, upto: int, chunks: list[Any]) -> None:
+        """Give every worker the `chunks` to share out, in the snapshot of `conn`'s
+        transaction, whose last event is `upto`; return once each has begun its own
+        transaction in that snapshot. The caller takes its own share with `claimed`."""
+        if not chunks:
+            raise ValueError("no chunks to share out")
+        self.chunks = list(chunks)
         snapshot = exported_snapshot(conn) if conn.dialect.name == "postgresql" else None
-        for pipe, task in zip(self.pipes, tasks, strict=False):
-            pipe.send(("task", task, snapshot, upto))
-        self.started = len(tasks)
+        for pipe in self.pipes:
+            pipe.send(("task", self.chunks, snapshot, upto))
+        self.started = len(self.pipes)
+        self._waiting = dict(enumerate(self.pipes))
         for index in range(self.started):
             message = self._receive(index)
             if message[0] != "ready":
@@ -199,19 +228,35 @@ class Workers:
                     f"{self.label} worker {index} sent {message[0]!r} before beginning"
                 )
 
-    def results(self, report: Report, take: Callable[[Any], None]) -> None:
-        """Wait for every started worker's result, handing each to `take` and each of their
-        reports of progress to `report`, as they come."""
-        waiting = dict(enumerate(self.pipes[: self.started]))
-        while waiting:
-            for pipe in wait(list(waiting.values())):
-                index = next(i for i, p in waiting.items() if p is pipe)
+    def claimed(self) -> Iterator[tuple[int, Any]]:
+        """(index, chunk) of each chunk the caller's process takes, as it takes them: the
+        next one no process has taken, each time it asks, until none is left."""
+        return _claimed(self._next, self.chunks)
+
+    def poll(self, report: Report, take: Callable[[int, Any], None]) -> None:
+        """What the workers have sent, handled now, without waiting (`results`): for the
+        caller to run between its own chunks' rows, so that no worker waits to send."""
+        self._handle(report, take, timeout=0)
+
+    def results(self, report: Report, take: Callable[[int, Any], None]) -> None:
+        """Wait for every started worker's results, handing each chunk's (index, result) to
+        `take` and each of their reports of progress to `report`, as they come."""
+        while self._waiting:
+            self._handle(report, take, timeout=None)
+
+    def _handle(
+        self, report: Report, take: Callable[[int, Any], None], timeout: float | None
+    ) -> None:
+        for pipe in wait(list(self._waiting.values()), timeout):
+            index = next(i for i, p in self._waiting.items() if p is pipe)
+            while index in self._waiting and pipe.poll():
                 message = self._receive(index)
                 if message[0] == "step":
                     report(message[1])
                 elif message[0] == "done":
-                    take(message[1])
-                    del waiting[index]
+                    for chunk, result in message[1]:
+                        take(chunk, result)
+                    del self._waiting[index]
                 else:
                     raise WorkerFailed(f"{self.label} worker {index} sent {message[0]!r}")
 
@@ -235,13 +280,26 @@ class Workers:
         return tuple(message)
 
 
-def _serve(store: EventStore, run: Run, pipe: Pipe, label: str) -> None:
-    """A worker process: wait for a task; run it in the caller's snapshot; send its result."""
+def _claimed(shared: Any, chunks: list[Any]) -> Iterator[tuple[int, Any]]:
+    """(index, chunk) of the chunks this process takes from `shared` (the next index not yet
+    taken by any process), one at a time, until none is left."""
+    while True:
+        with shared.get_lock():
+            index = shared.value
+            if index >= len(chunks):
+                return
+            shared.value = index + 1
+        yield index, chunks[index]
+
+
+def _serve(store: EventStore, run: Run, pipe: Pipe, label: str, shared: Any) -> None:
+    """A worker process: wait for the chunks; run each it takes (`_claimed`) in the caller's
+    snapshot; send their results."""
     try:
         message = pipe.recv()
         if message[0] != "task":
             return
-        _kind, task, snapshot, upto = message
+        _kind, chunks, snapshot, upto = message
         _inherited.append(store.engine.pool)
         store.engine.dispose(close=False)  # connections of its own, from here on
         with _snapshot(store, snapshot) as conn:
@@ -251,8 +309,14 @@ def _serve(store: EventStore, run: Run, pipe: Pipe, label: str) -> None:
                     f"{label} worker's snapshot ends at event {seen}, the {label}'s at {upto}"
                 )
             pipe.send(("ready",))
-            result = run(store, conn, task, lambda steps: pipe.send(("step", steps)))
-        pipe.send(("done", result))
+
+            def step(steps: dict[str, int]) -> None:
+                pipe.send(("step", steps))
+
+            done = [
+                (index, run(store, conn, chunk, step)) for index, chunk in _claimed(shared, chunks)
+            ]
+        pipe.send(("done", done))
     except BaseException as exc:  # noqa: BLE001 - sent to the export, which raises it
         try:
             pipe.send(("failed", _pickled(exc), traceback.format_exc()))

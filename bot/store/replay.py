@@ -32,7 +32,14 @@ from sqlalchemy import Connection, insert, select, update
 from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import InvalidEventData, UnknownEventType, participant_stream
-from bot.store.jobs import Report, Workers, count_participants, last_seq, worker_count
+from bot.store.jobs import (
+    Report,
+    Workers,
+    chunk_count,
+    count_participants,
+    last_seq,
+    process_count,
+)
 from bot.store.projections import Folding, Projection, Row
 from bot.store.scan import records
 from bot.store.schema import PROJECTION_TABLES, events, participants
@@ -65,7 +72,7 @@ class ReplayReport:
     # rows rebuilt, by projection (`rebuilt` holds them all from one process; from workers,
     # only those that differ: what `repair` writes)
     counts: dict[str, int] = field(default_factory=dict)
-    workers: int = 0  # worker processes that checked parts (`check`)
+    workers: int = 0  # worker processes that checked chunks with this one (`check`)
     again: str | None = None  # why a check in parts was made again in one process
 
     @property
@@ -214,10 +221,10 @@ def check(
     if participant_id is None and jobs > 1:
         with store.reading() as conn:  # ended before the workers are forked
             count = count_participants(conn)
-    workers = worker_count(jobs, count, PART_PARTICIPANTS, "replay") if count else 0
+    processes = process_count(jobs, count, PART_PARTICIPANTS, "replay") if count else 0
     again = None
-    if workers:
-        report = _check_in_parts(store, progress, workers)
+    if processes:
+        report = _check_in_parts(store, progress, processes)
         if report.again is None:
             return report
         again = report.again
@@ -239,8 +246,15 @@ class _Part:
     high: str | None
 
     def streams(self, dialect: Any) -> list[Any]:
-        """Where the events of the range's streams are."""
-        return self._within(events.c.stream_id, dialect, participant_stream)
+        """Where the events of the range's streams are: those whose seq is one of theirs,
+        found in the streams' index (which holds each event's seq). A read of them in order of
+        seq then looks each row up by its seq, in that order; the range read straight through
+        the streams' index was sorted by seq whole, rows and all (SQLite's sorter took a tenth
+        of a replay in parts)."""
+        seqs = select(events.c.seq).where(
+            *self._within(events.c.stream_id, dialect, participant_stream)
+        )
+        return [events.c.seq.in_(seqs)]
 
     def rows(self, column: Any, dialect: Any) -> list[Any]:
         """Where the rows of the range's participants are (`column`: their participant_id)."""
@@ -276,27 +290,40 @@ class _Checked:
 
 
 def _check_in_parts(
-    store: EventStore, progress: Callable[[int], None] | None, workers: int
+    store: EventStore, progress: Callable[[int], None] | None, processes: int
 ) -> ReplayReport:
+    """The check in chunks of the streams that this process and `processes` - 1 workers take
+    in turn (bot.store.jobs), their reports merged (`_merge`)."""
     report = ReplayReport(rebuilt={p.name: {} for p in store.projections})
     checked: list[_Checked] = []
     step = (lambda steps: progress(steps["events"])) if progress is not None else lambda _s: None
+
+    def take(_index: int, part: _Checked) -> None:
+        checked.append(part)
+
     with (
         fewer_collections(),
-        Workers(store, workers, _check_part, label="replay") as parts,
+        Workers(store, processes - 1, _check_part, label="replay") as parts,
         ExitStack() as hold,
     ):
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
         with store.snapshot() as conn:
             upto = last_seq(conn)
-            tasks = _parts(conn, workers)
-            parts.begin(conn, upto, tasks)
+            count = chunk_count(processes, count_participants(conn), PART_PARTICIPANTS)
+            parts.begin(conn, upto, _parts(conn, count))
             hold.close()
-            report.workers = len(tasks)
-            unowned = {  # the stored rows of no participant, read as the workers fold
+            report.workers = parts.count
+            unowned = {  # the stored rows of no participant, read before this one's chunks
                 p.name: _read_stored(conn, p, _unowned(p)) for p in store.projections
             }
-            parts.results(step, checked.append)
+
+            def own_step(steps: dict[str, int]) -> None:
+                step(steps)
+                parts.poll(step, take)  # no worker waits to send while this one folds
+
+            for _index, chunk in parts.claimed():
+                checked.append(_check_part(store, conn, chunk, own_step))
+            parts.results(step, take)
     _merge(store.projections, report, checked, unowned)
     return report
 
@@ -327,14 +354,9 @@ def _check_part(store: EventStore, conn: Connection, part: _Part, report: Report
             unowned[projection.name] = rebuilt
             checked.rebuilt[projection.name] = {}
             continue
-        theirs = {k: r for k, r in rebuilt.items() if r.get("participant_id") is None}
+        ours, theirs = _owned(rebuilt)
         unowned[projection.name] = theirs
-        strays += [
-            f"{projection.name} {key}"
-            for key, row in rebuilt.items()
-            if row.get("participant_id") is not None and not part.holds(row["participant_id"])
-        ]
-        ours = {k: r for k, r in rebuilt.items() if k not in theirs}
+        strays += [f"{projection.name} {key}" for key in _strays(ours, part)]
         table = PROJECTION_TABLES[projection.name]
         stored = _read_stored(conn, projection, part.rows(table.c.participant_id, conn.dialect))
         differences = _differences(projection, stored, ours)
@@ -343,6 +365,25 @@ def _check_part(store: EventStore, conn: Connection, part: _Part, report: Report
             d.key: ours[d.key] for d in differences if d.key in ours
         }
     return _Checked(checked, unowned, touched, strays, unreadable)
+
+
+def _owned(rebuilt: dict[str, Row]) -> tuple[dict[str, Row], dict[str, Row]]:
+    """`rebuilt`'s rows of a participant (ours: those of the chunk's range, and any stray out
+    of it: `_strays`) and of none (theirs), in one pass."""
+    ours: dict[str, Row] = {}
+    theirs: dict[str, Row] = {}
+    for key, row in rebuilt.items():
+        if row.get("participant_id") is None:
+            theirs[key] = row
+        else:
+            ours[key] = row
+    return ours, theirs
+
+
+def _strays(ours: dict[str, Row], part: _Part) -> list[str]:
+    """The keys of rows of `ours` whose participant is out of `part`'s range."""
+    holds = part.holds
+    return [key for key, row in ours.items() if not holds(row["participant_id"])]
 
 
 def _merge(

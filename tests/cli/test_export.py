@@ -23,7 +23,6 @@ from bot.store.export import export, parse_since, participant_records
 from bot.store.transcript import read_lines
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
-from tests.store.statements import statements
 
 ROOT = Path(__file__).resolve().parents[2]
 JANUARY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -338,12 +337,14 @@ def test_the_participants_are_read_in_one_sorted_query_however_many_batches_they
     assert len(issued) == 1, issued
 
 
-def test_each_message_takes_its_own_outbox_row_from_one_query_however_many_batches(
+def test_each_message_takes_its_own_outbox_row_from_its_batchs_query_through_the_index(
     store: EventStore, clock: FakeClock
 ) -> None:
-    """The outbox rows (a message's status, provider id and sent time) are read in one query
-    sorted as the participants are, and handed to each batch in turn: a query per batch
-    scanned the whole outbox on PostgreSQL every time."""
+    """The outbox rows (a message's status, provider id and sent time) of each batch of
+    participants are read in one query of the batch's streams, through the outbox's stream
+    index: as much work for each batch whatever the export's size (one query of every row,
+    sorted as the participants are, scanned the whole outbox, and did so again for each chunk
+    of an export in parts)."""
     expected = {}
     for n in range(30):
         clock.set(JANUARY - timedelta(minutes=n % 7))  # enrollment order is not id order
@@ -354,12 +355,35 @@ def test_each_message_takes_its_own_outbox_row_from_one_query_however_many_batch
         if n % 3:  # every third participant's message is still pending, and has none
             store.append(stream, [MessageSent(outbox_id=prompt.outbox_id, provider_sid=f"SM{n}")])
         expected[prompt.outbox_id] = ("sent", f"SM{n}") if n % 3 else ("pending", None)
-    with statements(store.engine) as seen, store.snapshot() as conn:
-        records = participant_records(conn, store.sealer, ("messages",), (), 10**9, None, batch=7)
-        got = {r["message_id"]: (r["status"], r["provider_sid"]) for _name, r in records}
+    issued: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
+        if statement.startswith("SELECT") and "FROM outbox" in statement:
+            issued.append((statement, params))
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        with store.snapshot() as conn:
+            records = participant_records(
+                conn, store.sealer, ("messages",), (), 10**9, None, batch=7
+            )
+            got = {r["message_id"]: (r["status"], r["provider_sid"]) for _name, r in records}
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
     assert got == expected
-    issued = [s for s in seen if s.startswith("SELECT") and "FROM outbox" in s]
-    assert len(issued) == 1, issued
+    assert len(issued) == 5, issued  # one for each batch of 7 of the 30
+    assert all("outbox.stream_id IN" in sql for sql, _params in issued), issued
+    sql, params = issued[0]
+    with store.engine.begin() as conn:  # through the stream index, not a scan
+        if store.engine.dialect.name == "sqlite":
+            rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
+            plan = " | ".join(row[3] for row in rows)
+            assert "USING INDEX ix_outbox_stream_id_position (stream_id=?)" in plan, plan
+        else:  # as the server-side cursor it is read through plans it (a plain read scanned)
+            rows = conn.exec_driver_sql(f"EXPLAIN DECLARE c NO SCROLL CURSOR FOR {sql}", params)
+            plan = " | ".join(row[0] for row in rows)
+            assert "Index Scan using ix_outbox_stream_id_position" in plan, plan
+            assert "Sort" not in plan, plan
 
 
 def test_every_file_describes_the_moment_the_export_began(

@@ -32,20 +32,23 @@ FILES = ["events", "forms", "messages", "participants", "results", "retrievals"]
 
 @pytest.fixture
 def parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Parts of one participant allowed; the number of tasks each export's workers began."""
+    """Parts of one participant allowed; the processes each export's chunks were shared
+    among (its own and its workers), as the workers begin."""
     return counted_parts(monkeypatch, export_module)
 
 
 def counted_parts(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
-    """Parts of one participant allowed in `module` (its PART_PARTICIPANTS); the number of
-    tasks each of its runs' workers began, as they begin."""
+    """Parts of one participant allowed in `module` (its PART_PARTICIPANTS); the processes
+    each of its runs' chunks were shared among (its own and its workers), as the workers
+    begin. Every run has at least as many chunks as processes."""
     monkeypatch.setattr(module, "PART_PARTICIPANTS", 1)
     begun: list[int] = []
     begin = Workers.begin
 
-    def counted(self: Workers, conn: Any, upto: int, tasks: list[Any]) -> None:
-        begun.append(len(tasks))
-        begin(self, conn, upto, tasks)
+    def counted(self: Workers, conn: Any, upto: int, chunks: list[Any]) -> None:
+        assert len(chunks) >= self.count + 1
+        begun.append(self.count + 1)
+        begin(self, conn, upto, chunks)
 
     monkeypatch.setattr(Workers, "begin", counted)
     return begun
@@ -80,7 +83,7 @@ def test_an_export_in_parts_writes_the_files_one_process_writes_byte_for_byte(
     one = export(store, tmp_path / "one", fmt, pseudonymise=pseudonymise)
     assert parts == []  # one process: no workers
     three = export(store, tmp_path / "three", fmt, pseudonymise=pseudonymise, jobs=3)
-    assert parts == [3] and (one.workers, three.workers) == (0, 3)
+    assert parts == [3] and (one.workers, three.workers) == (0, 2)
 
     alone, parted = _files(tmp_path / "one"), _files(tmp_path / "three")
     assert sorted(parted) == sorted(alone)  # and no part or run file left behind
@@ -207,14 +210,50 @@ def test_a_worker_that_fails_fails_the_export_and_leaves_no_file(
         return write_part(store, conn, part, report)
 
     monkeypatch.setattr(export_module, "_write_part", failing)  # the workers fork with it
+    monkeypatch.setattr(Workers, "claimed", none_claimed)  # the workers take every chunk
     before = len(list(store.read_all()))
     with pytest.raises(ValueError, match="a worker's own failure") as failed:
         export(store, tmp_path / "out", "csv", jobs=3)
-    assert any("in export worker 1" in note for note in failed.value.__notes__)
+    assert any("in export worker" in note for note in failed.value.__notes__)
     # participants.csv, written whole before the failure came, as one process leaves it; no
     # part, run or partial file, and none of the files the workers write
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["participants.csv"]
     assert len(list(store.read_all())) == before  # no export.written
+
+
+def none_claimed(_workers: Workers) -> Any:
+    """`Workers.claimed` of a caller's process that takes no chunk: the workers take all."""
+    return iter(())
+
+
+def test_the_exports_own_process_takes_chunks_the_workers_have_not_taken(
+    store: EventStore, clock: FakeClock, tmp_path: Path, parts: list[int], monkeypatch: Any
+) -> None:
+    """Each chunk is written once, by whichever process takes it first: a worker slow to
+    write leaves the rest to the export's own process, and the files are the same."""
+    _study_of_five(store, clock)
+    alone = export(store, tmp_path / "one", "csv")
+    write_span = export_module._write_span
+    taken = tmp_path / "taken"
+
+    def recorded(conn: Any, sealer: Any, part: Any, report: Any, runs: Any) -> None:
+        if os.getpid() != exporter:
+            time.sleep(0.5)  # a slow worker
+        with taken.open("a") as out:
+            out.write(f"{part.index} {os.getpid()}\n")
+        write_span(conn, sealer, part, report, runs)
+
+    exporter = os.getpid()
+    monkeypatch.setattr(export_module, "_write_span", recorded)
+    two = export(store, tmp_path / "two", "csv", jobs=2)
+    assert parts == [2] and two.workers == 1
+    chunks = [line.split() for line in taken.read_text().splitlines()]
+    assert sorted(int(index) for index, _pid in chunks) == list(range(len(chunks)))
+    assert len(chunks) >= 2  # more chunks than processes, each written once
+    assert {int(pid) for _index, pid in chunks} >= {exporter}
+    assert (two.messages, two.events) == (alone.messages, alone.events + 1)
+    for name in ("messages.csv", "results.csv", "retrievals.csv", "forms.csv"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
 
 
 def test_a_failure_of_the_export_while_its_workers_write_ends_them_and_leaves_no_part(
@@ -246,6 +285,7 @@ def test_a_worker_killed_fails_the_export_with_its_exit_code(
         os._exit(3)  # as a worker killed outright: no message, only an exit code
 
     monkeypatch.setattr(export_module, "_write_part", killed)
+    monkeypatch.setattr(Workers, "claimed", none_claimed)  # the worker takes every chunk
     with pytest.raises(WorkerFailed, match=r"exit code 3"):
         export(store, tmp_path / "out", "csv", jobs=2)
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["participants.csv"]
@@ -293,7 +333,7 @@ def test_tandem_export_jobs_writes_in_parts_the_same_files(
     assert one.returncode == 0, one.stderr
     assert two.returncode == 0, two.stderr
     assert "worker" not in one.stdout
-    assert two.stdout.rstrip().endswith("(csv), by 2 worker processes")
+    assert two.stdout.rstrip().endswith("(csv), in 2 processes")
     alone, parted = _files(tmp_path / "one"), _files(tmp_path / "two")
     assert sorted(parted) == sorted(alone)
     assert _without_last_line(parted.pop("events.csv")) == alone.pop("events.csv")

@@ -23,7 +23,7 @@ from bot.store.event_types.messages import (
 )
 from bot.store.event_types.participants import Channel
 from bot.store.events import Event, NewEvent, participant_of, participant_stream
-from bot.store.export import _histories, _outbox_groups
+from bot.store.export import _histories, _outbox_rows
 from bot.store.export_files import NEEDS_QUOTES, csv_line
 from bot.store.export_messages import (
     MESSAGE_COLUMNS,
@@ -98,7 +98,7 @@ def _both(store: EventStore, stream: str, since: datetime | None) -> tuple[list,
         rows = _histories(conn, store.sealer, [stream], sorted(MESSAGE_TYPES), upto)[stream]
         pid = participant_of(stream)
         assert pid is not None
-        [(_, outbox)] = _outbox_groups(conn, [pid])
+        outbox = _outbox_rows(conn, [stream])
     plain = message_records(rows, outbox, PARTICIPANT, since, row_to_event)
     typed = _typed([row_to_event(r) for r in rows], outbox, since)
     assert message_lines(rows, outbox, PARTICIPANT, since, row_to_event) == _lines(plain)
