@@ -1,10 +1,10 @@
 """Benchmark `tandem export` and `tandem replay --check` beside a raw scan of the events table.
 
 For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out, a day apart, each
-event with a time of its own, as a study's are) it times, in
-alternating rounds (min and median): the export (`bot.store.export.export`, CSV) in one process
-and with `--jobs` worker processes ("export, N jobs": `tandem export --jobs N`), the replay
-check (`bot.store.replay.check`: `tandem replay --check`) in one process and with `--jobs`
+event with a time of its own, as a study's are) it times, in alternating rounds (min and
+median): the export (`bot.store.export.export`, CSV) in one process and in `--jobs` processes
+("export, N jobs": `tandem export --jobs N`, its own process and N - 1 workers), the replay
+check (`bot.store.replay.check`: `tandem replay --check`) in one process and in `--jobs`
 ("replay, N jobs"), and the baseline: one `SELECT * FROM events ORDER BY seq` through
 the raw driver, every row fetched and its JSON decoded with `json` (the driver's default, the
 reference the targets were set against: "x raw"). A second baseline decodes with orjson, as the
@@ -260,7 +260,9 @@ def main() -> None:
         "--plain", action="store_true", help="store personal data unsealed (no master key)"
     )
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    parser.add_argument("--jobs", type=int, default=cores or 1, help="worker processes")
+    parser.add_argument(
+        "--jobs", type=int, default=cores or 1, help="processes (its own and N - 1 workers)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.participants.split(",")]
     print(f"personal data {'plain' if args.plain else 'sealed, as in production'}", flush=True)

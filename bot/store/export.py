@@ -58,8 +58,9 @@ from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.store.jobs import (
     Report,
     Workers,
-    chunk_count,
+    chunk_shares,
     count_participants,
+    cut,
     last_seq,
     process_count,
 )
@@ -177,8 +178,8 @@ def export(
             chunks: list[_Part] = []
             if processes:
                 lines = not pseudonymise
-                count = chunk_count(processes, count_participants(conn), PART_PARTICIPANTS)
-                spans = enumerate(_spans(conn, count))
+                shares = chunk_shares(processes, count_participants(conn), PART_PARTICIPANTS)
+                spans = enumerate(_spans(conn, shares))
                 chunks = [_Part(n, s, out_dir, fmt, shape, since, upto, lines) for n, s in spans]
                 parts.begin(conn, upto, chunks)
                 counts.workers = parts.count
@@ -338,28 +339,19 @@ def _process_count(store: EventStore, jobs: int) -> int:
     return process_count(jobs, count, PART_PARTICIPANTS, "export")
 
 
-def _spans(conn: Connection, count: int) -> list[Span]:
-    """The participants, in order of enrollment, in up to `count` spans of about as many
-    events each (a participants row's version is its stream's events): each span ends at the
-    participant that brings it to its share of the events not yet in a span."""
+def _spans(conn: Connection, shares: Sequence[float]) -> list[Span]:
+    """The participants, in order of enrollment, in up to len(`shares`) spans of about those
+    shares of the events each (a participants row's version is its stream's events: cut by
+    bot.store.jobs.cut)."""
     at, key, version = (
         participants.c.enrolled_at,
         participants.c.participant_id,
         participants.c.version,
     )
     rows = conn.execute(select(at, key, version).order_by(at, key)).all()
-    total = sum(row[2] + 1 for row in rows)
-    spans: list[Span] = []
-    after: Place | None = None
-    seen, share = 0, total / count
-    for index, (enrolled_at, participant_id, events_of) in enumerate(rows):
-        seen += events_of + 1
-        if seen >= share or index == len(rows) - 1:
-            spans.append((after, (enrolled_at, participant_id)))
-            after = (enrolled_at, participant_id)
-            left = count - len(spans)
-            share = seen + (total - seen) / left if left else total
-    return spans
+    ends = [*cut([row[2] + 1 for row in rows], shares), len(rows) - 1]
+    places = [(rows[end][0], rows[end][1]) for end in ends]
+    return list(zip([None, *places], places, strict=False))
 
 
 @dataclass(frozen=True)

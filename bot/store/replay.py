@@ -35,8 +35,9 @@ from bot.store.events import InvalidEventData, UnknownEventType, participant_str
 from bot.store.jobs import (
     Report,
     Workers,
-    chunk_count,
     count_participants,
+    cut,
+    equal_shares,
     last_seq,
     process_count,
 )
@@ -309,8 +310,8 @@ def _check_in_parts(
         hold.enter_context(parts.hold_writes())  # SQLite: until the workers share the snapshot
         with store.snapshot() as conn:
             upto = last_seq(conn)
-            count = chunk_count(processes, count_participants(conn), PART_PARTICIPANTS)
-            parts.begin(conn, upto, _parts(conn, count))
+            shares = equal_shares(processes, count_participants(conn), PART_PARTICIPANTS)
+            parts.begin(conn, upto, _parts(conn, shares))
             hold.close()
             report.workers = parts.count
             unowned = {  # the stored rows of no participant, read before this one's chunks
@@ -446,20 +447,14 @@ def _unowned(projection: Projection) -> list[Any]:
     return [PROJECTION_TABLES[projection.name].c.participant_id.is_(None)]
 
 
-def _parts(conn: Connection, count: int) -> list[_Part]:
-    """The stream ids in up to `count` ranges of about as many events each, split at
-    participants' streams in order of id (a participants row's version is its stream's
-    events); the streams of no participant fall in the last."""
+def _parts(conn: Connection, shares: Sequence[float]) -> list[_Part]:
+    """The stream ids in up to len(`shares`) ranges of about those shares of the events each,
+    split at participants' streams in order of id (a participants row's version is its
+    stream's events: cut by bot.store.jobs.cut); the streams of no participant fall in the
+    last."""
     key, version = participants.c.participant_id, participants.c.version
     rows = conn.execute(select(key, version).order_by(_by_code_point(key, conn.dialect))).all()
-    total = sum(row[1] + 1 for row in rows)
-    bounds: list[str] = []
-    seen, share = 0, total / count
-    for participant_id, events_of in rows:
-        if seen >= share and len(bounds) < count - 1:
-            bounds.append(participant_id)
-            share = seen + (total - seen) / (count - len(bounds))
-        seen += events_of + 1
+    bounds = [rows[end + 1][0] for end in cut([row[1] + 1 for row in rows], shares)]
     edges: list[str | None] = [None, *bounds, None]
     return [_Part(low, high) for low, high in zip(edges, edges[1:], strict=False)]
 

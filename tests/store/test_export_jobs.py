@@ -117,11 +117,11 @@ def test_the_parts_split_the_participants_in_order_by_their_events(
         talk = [NewEvent(_message(person.phone, k)) for k in range(30 if n == 1 else 2)]
         store.append(participant_stream(person.participant_id), [NewEvent(person), *talk])
     with store.snapshot() as conn:
-        spans = export_module._spans(conn, 3)
+        spans = export_module._spans(conn, [1 / 3] * 3)
         clauses = [export_module.in_span(span) for span in spans]
         members = [[row.participant_id for row in _placed(conn, where)] for where in clauses]
         everyone = [row.participant_id for row in _placed(conn)]
-        assert export_module._spans(conn, 1) == [(None, spans[-1][1])]
+        assert export_module._spans(conn, [1.0]) == [(None, spans[-1][1])]
     ids = [person.participant_id for person in people]
     assert everyone == ids
     assert members == [ids[:2], ids[2:4], ids[4:]]

@@ -199,9 +199,9 @@ def test_an_event_appended_while_the_workers_fold_is_in_no_part(
     chunks: list[int] = []
     cut = replay_module._parts
 
-    def counted(conn: Any, count: int) -> Any:
-        chunks.append(len(cut(conn, count)))
-        return cut(conn, count)
+    def counted(conn: Any, shares: list[float]) -> Any:
+        chunks.append(len(cut(conn, shares)))
+        return cut(conn, shares)
 
     monkeypatch.setattr(replay_module, "_fold", appending)
     monkeypatch.setattr(replay_module, "_parts", counted)
