@@ -23,6 +23,7 @@ from bot.store.export import export, parse_since, participant_records
 from bot.store.transcript import read_lines
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
+from tests.store.statements import executed
 
 ROOT = Path(__file__).resolve().parents[2]
 JANUARY = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -355,21 +356,12 @@ def test_each_message_takes_its_own_outbox_row_from_its_batchs_query_through_the
         if n % 3:  # every third participant's message is still pending, and has none
             store.append(stream, [MessageSent(outbox_id=prompt.outbox_id, provider_sid=f"SM{n}")])
         expected[prompt.outbox_id] = ("sent", f"SM{n}") if n % 3 else ("pending", None)
-    issued: list[tuple[str, Any]] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, params: Any, *_rest: Any) -> None:
-        if statement.startswith("SELECT") and "FROM outbox" in statement:
-            issued.append((statement, params))
-
-    event.listen(store.engine, "before_cursor_execute", record)
-    try:
-        with store.snapshot() as conn:
-            records = participant_records(
-                conn, store.sealer, ("messages",), (), 10**9, None, batch=7
-            )
-            got = {r["message_id"]: (r["status"], r["provider_sid"]) for _name, r in records}
-    finally:
-        event.remove(store.engine, "before_cursor_execute", record)
+    with executed(store.engine) as seen, store.snapshot() as conn:
+        records = participant_records(conn, store.sealer, ("messages",), (), 10**9, None, batch=7)
+        got = {r["message_id"]: (r["status"], r["provider_sid"]) for _name, r in records}
+    issued = [
+        (sql, params) for sql, params in seen if sql.startswith("SELECT") and "FROM outbox" in sql
+    ]
     assert got == expected
     assert len(issued) == 5, issued  # one for each batch of 7 of the 30
     assert all("outbox.stream_id IN" in sql for sql, _params in issued), issued
