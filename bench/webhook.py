@@ -4,7 +4,10 @@ Two layouts, each beside its baseline served the same way:
 - `tandem serve` (SQLite; the web app in its process, workers in the child it starts) beside
   `bench/noop.py` on the same embedded server, with the same GIL switch interval;
 - gunicorn + `tandem worker` (PostgreSQL, the Procfile: its web line's gunicorn options, read
-  from it) beside `gunicorn bench.noop:app` with the same options.
+  from it) beside `gunicorn bench.noop:app` with the same options;
+- `web` (not run unless asked): the same gunicorn with no worker at all, so that the acks alone
+  have the machine (the turns wait in the queue, unread): what the web path costs without the
+  conversation work beside it on the same cores.
 A separate load process sends signed Twilio inbound requests over loopback at 50, 200 and 500
 requests/s, open-loop: every request is built and signed before the clock starts, is sent at its
 scheduled time, and its ack latency runs from that scheduled time (so time spent queueing, in
@@ -29,7 +32,7 @@ not the database, had to run before the lock could go (a worker at nice 19 on a 
 holding a participant's row lock, is a priority inversion this shows). The no-op's rounds run
 the same sampling (finding nothing), so that both pay for its queries.
 Run by hand: `python bench/webhook.py [--seconds 10] [--rounds 2] [--rates 50,200,500]
-[--layouts serve,production]`.
+[--layouts serve,production,web]`.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ PARTICIPANTS = 200
 LOCK_SAMPLE = 0.05
 BIN = Path(sys.executable).parent
 PATH = "/webhooks/twilio/inbound"
+LAYOUTS = {"serve", "production", "web"}
 
 
 def _free_port() -> int:
@@ -412,7 +416,11 @@ def _locks(figures: list[dict]) -> str:
     )
 
 
-def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # noqa: ANN001
+def run_layout(  # noqa: ANN001
+    label: str, kind: str, tandem, noop, args, llm: str, *, turns: bool = True
+) -> None:
+    """Each rate's rounds of `tandem` beside `noop`, alternating; without `turns` (no
+    worker runs) the queue is not waited for and no worker CPU is reported."""
     ports = _free_port(), _free_port()
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     with database(kind) as database_url:
@@ -424,7 +432,8 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
             for url in urls:
                 _wait_up(url)
             phones = _enroll(urls[0])
-            _drain(database_url, args.drain)
+            if turns:
+                _drain(database_url, args.drain)
             print(f"== {label}", flush=True)
             for rate in (int(r) for r in args.rates.split(",")):
                 ours: list[dict] = []
@@ -440,7 +449,7 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                         ours.append(_measure(urls[0], rate, args.seconds, phones, f"t{rate}{k}"))
                     ours[-1]["locks"] = waits.figures()
                     acked = _tree_cpu(ours_pids)
-                    drained.append(_drain(database_url, args.drain))
+                    drained.append(_drain(database_url, args.drain) if turns else 0.0)
                     count = ours[-1]["count"]
                     ours[-1]["web"] = _per(began, acked, "web", count)
                     ours[-1]["worker"] = _per(began, _tree_cpu(ours_pids), "worker", count)
@@ -449,10 +458,13 @@ def run_layout(label: str, kind: str, tandem, noop, args, llm: str) -> None:  # 
                 )
                 print(_row("no-op", rate, base), flush=True)
                 worker = statistics.median(f["worker"] for f in ours)
-                print(
-                    f"{_row('tandem', rate, ours)}  x no-op {ratio:.2f}  "
+                turned = (
                     f"queue drained in {max(drained):.0f} s  worker CPU {worker:.1f} ms/turn"
-                    f"{_locks(ours)}",
+                    if turns
+                    else "no worker: turns left queued"
+                )
+                print(
+                    f"{_row('tandem', rate, ours)}  x no-op {ratio:.2f}  {turned}{_locks(ours)}",
                     flush=True,
                 )
         finally:
@@ -468,8 +480,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--rates", default="50,200,500")
     parser.add_argument("--drain", type=float, default=120.0, help="longest wait for the queue")
-    parser.add_argument("--layouts", default="serve,production")
+    parser.add_argument(
+        "--layouts",
+        default="serve,production",
+        help="comma-separated, of: serve, production, web (gunicorn with no worker)",
+    )
     args = parser.parse_args()
+    unknown = set(args.layouts.split(",")) - LAYOUTS
+    if unknown:
+        parser.error(
+            f"unknown layout(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(LAYOUTS))}"
+        )
     python, tandem, gunicorn = str(BIN / "python"), str(BIN / "tandem"), str(BIN / "gunicorn")
     with scripted_llm(_answer) as llm_url:
         layouts = args.layouts.split(",")
@@ -482,11 +503,11 @@ def main() -> None:
                 args,
                 llm_url,
             )
+
+        def web(app: str, port: int) -> list[str]:
+            return [gunicorn, *_procfile_web_options(), "--bind", f"127.0.0.1:{port}", app]
+
         if "production" in layouts:
-
-            def web(app: str, port: int) -> list[str]:
-                return [gunicorn, *_procfile_web_options(), "--bind", f"127.0.0.1:{port}", app]
-
             run_layout(
                 "gunicorn (the Procfile's options) + tandem worker (PostgreSQL) beside "
                 "gunicorn bench.noop:app",
@@ -495,6 +516,17 @@ def main() -> None:
                 lambda p: [web("bench.noop:app", p)],
                 args,
                 llm_url,
+            )
+        if "web" in layouts:
+            run_layout(
+                "gunicorn (the Procfile's options), no worker: the acks alone (PostgreSQL) "
+                "beside gunicorn bench.noop:app",
+                "postgresql",
+                lambda p: [web("bot.web:create_app()", p)],
+                lambda p: [web("bench.noop:app", p)],
+                args,
+                llm_url,
+                turns=False,
             )
 
 
