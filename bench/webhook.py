@@ -1,6 +1,6 @@
 """Benchmark the inbound webhook beside a no-op endpoint under the same server, open-loop.
 
-Two layouts, each beside its baseline served the same way:
+Two layouts (a third on request), each beside its baseline served the same way:
 - `tandem serve` (SQLite; the web app in its process, workers in the child it starts) beside
   `bench/noop.py` on the same embedded server, with the same GIL switch interval;
 - gunicorn + `tandem worker` (PostgreSQL, the Procfile: its web line's gunicorn options, read
