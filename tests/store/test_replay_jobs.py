@@ -197,11 +197,12 @@ def test_an_event_appended_while_the_workers_fold_is_in_no_part(
         return fold(*args, **kwargs)
 
     chunks: list[int] = []
-    cut = replay_module._parts
+    parts_of = replay_module._parts
 
     def counted(conn: Any, shares: list[float]) -> Any:
-        chunks.append(len(cut(conn, shares)))
-        return cut(conn, shares)
+        made = parts_of(conn, shares)
+        chunks.append(len(made))
+        return made
 
     monkeypatch.setattr(replay_module, "_fold", appending)
     monkeypatch.setattr(replay_module, "_parts", counted)
