@@ -705,15 +705,36 @@ def _other_events(
     conn: Connection, sealer: Sealer, upto: int, since: datetime | None, batch: int = 1000
 ) -> Iterator[Any]:
     """`_events` of the streams that are no participants row's (`participant_records`
-    reads those), in global order: one scan of the events table, each row's stream looked up
-    in participants' primary key."""
+    reads those), in global order within each `_OTHER_STREAMS` of them: the streams found
+    first (`_other_streams`), then their events read through the streams' index. (One scan of
+    the events table, each row's stream looked up in participants' primary key, read every
+    event to find the few: 26 ms for 44,000 events on SQLite, against 4 for the streams.)"""
+    others = _other_streams(conn)
+    for start in range(0, len(others), _OTHER_STREAMS):
+        where = [
+            *_event_filter(upto, since, ()),
+            events.c.stream_id.in_(others[start : start + _OTHER_STREAMS]),
+        ]
+        yield from opened_scanned(conn, where, [events.c.seq], sealer, batch)
+
+
+# The most streams one query of `_other_events` names (a study's erased or removed
+# participants' streams can be many; a statement's parameters are bounded).
+_OTHER_STREAMS = 500
+
+
+def _other_streams(conn: Connection) -> list[str]:
+    """The streams of the events table that are no participants row's (the system's, and a
+    stream named for a participant with no row): its distinct streams, read from the streams'
+    index alone, each looked up in participants' primary key."""
     pid = participants.c.participant_id
+    streams = select(events.c.stream_id.label("stream_id")).distinct().subquery()
+    stream = streams.c.stream_id
     known = select(literal(1)).where(
-        pid == func.substr(events.c.stream_id, len(PARTICIPANT_PREFIX) + 1),
-        events.c.stream_id == literal(PARTICIPANT_PREFIX) + pid,
+        pid == func.substr(stream, len(PARTICIPANT_PREFIX) + 1),
+        stream == literal(PARTICIPANT_PREFIX) + pid,
     )
-    where = [*_event_filter(upto, since, ()), ~known.exists()]
-    yield from opened_scanned(conn, where, [events.c.seq], sealer, batch)
+    return list(conn.execute(select(stream).where(~known.exists()).order_by(stream)).scalars())
 
 
 FILES = {

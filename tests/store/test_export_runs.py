@@ -132,6 +132,21 @@ def test_the_events_file_holds_every_stream_in_global_order(
     assert _seqs_of(tmp_path / "all" / "events.csv") == everything
 
 
+def test_the_streams_of_no_participant_are_found_and_read_a_few_at_a_time(
+    store: EventStore, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _events_of_many_streams(store, clock)
+    mine = {participant_stream(i) for i in ids}
+    every_stream = {ev.stream_id for ev in store.read_all()}
+    with store.reading() as conn:
+        others = export_module._other_streams(conn)
+    assert set(others) == every_stream - mine
+    assert "system" in others and len(others) == 2  # the system's and the orphan's
+    monkeypatch.setattr(export_module, "_OTHER_STREAMS", 1)  # a query for each stream
+    export(store, tmp_path / "one-by-one", "csv")
+    assert _seqs_of(tmp_path / "one-by-one" / "events.csv") == _stored_seqs(store)[:-1]
+
+
 def test_the_events_file_of_some_participants_from_a_time_is_theirs_in_order(
     store: EventStore, clock: FakeClock, tmp_path: Path
 ) -> None:
