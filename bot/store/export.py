@@ -684,7 +684,14 @@ def _count_events(
     ids: Sequence[str],
     types: Sequence[str] = (),
 ) -> int:
-    query = select(func.count()).select_from(events).where(*_event_filter(upto, since, ids, types))
+    clauses = _event_filter(upto, since, ids, types)
+    if conn.dialect.name == "sqlite" and len(clauses) == 1:
+        # every event up to `upto`: counted through SQLite's smallest index that holds the
+        # rowid (every index does) when the bound is on an expression of it, not through the
+        # table's own b-tree, rows and all, as it is when the bound is on the rowid itself:
+        # 1.4 ms against 8 at 44,000 events
+        clauses = [events.c.seq + 0 <= upto]
+    query = select(func.count()).select_from(events).where(*clauses)
     return int(conn.execute(query).scalar_one())
 
 

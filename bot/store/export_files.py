@@ -222,7 +222,7 @@ class Writer:
         assert self.file is not None
         self.file.close()
         if kind is None:
-            os.replace(self.partial, self.path)
+            into_place(self.partial, self.path)
         else:
             self.partial.unlink(missing_ok=True)
 
@@ -238,8 +238,19 @@ def document(out_dir: Path, name: str, text: str) -> str:
     partial = path.with_name(name + ".partial")
     with private(partial) as file:
         file.write(text)
-    os.replace(partial, path)
+    into_place(partial, path)
     return name
+
+
+def into_place(partial: Path, path: Path) -> None:
+    """`partial`, written and closed, renamed to `path`, any file of that name (a previous
+    export's) removed first. Not renamed over it: ext4 (auto_da_alloc) starts writing a file
+    renamed over another out to disk before the rename returns, which took 9-15 ms for each
+    of events.csv and messages.csv at 4,000 participants (44,000 events), in the export's own
+    process after its workers had ended. An export's files are made again from the events
+    table; a moment without the file, in a folder being exported into, costs nothing."""
+    path.unlink(missing_ok=True)
+    os.replace(partial, path)
 
 
 @overload

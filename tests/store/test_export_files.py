@@ -6,7 +6,9 @@ from __future__ import annotations
 import csv
 import enum
 import io
+import os
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.store.export import event_line, event_values
-from bot.store.export_files import cell, csv_line, iso, to_json
+from bot.store.export_files import Writer, cell, csv_line, document, iso, to_json
 from bot.store.scan import StoredEvent
 
 
@@ -182,3 +184,32 @@ def test_json_cells_are_compact_utf8_json_with_iso_times() -> None:
     for refused in (object(), StoredEvent):
         with pytest.raises(TypeError, match="cannot export"):
             to_json([refused])
+
+
+def test_a_file_written_again_replaces_the_last_one_whole_and_owner_only(tmp_path: Path) -> None:
+    """An export into a folder a previous one wrote to: each file is the new one (not the old
+    with the new appended or mixed in), readable by its owner only however the old one was,
+    and no partial file is left behind."""
+    old = tmp_path / "events.csv"
+    old.write_text("seq\r\n1\r\n2\r\n3\r\n" * 1000, encoding="utf-8")
+    os.chmod(old, 0o644)
+    (tmp_path / "codebook.md").write_text("an old codebook, longer than the new", encoding="utf-8")
+    with Writer(tmp_path, "events", "csv", ["seq"]) as out:
+        out.write_line("9\r\n")
+    document(tmp_path, "codebook.md", "new")
+    assert old.read_bytes() == b"seq\r\n9\r\n"
+    assert (tmp_path / "codebook.md").read_text(encoding="utf-8") == "new"
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {
+        "events.csv": 0o600,
+        "codebook.md": 0o600,
+    }
+
+
+def test_a_file_that_fails_midway_leaves_the_last_one_and_no_partial_file(tmp_path: Path) -> None:
+    old = tmp_path / "events.csv"
+    old.write_bytes(b"seq\r\n1\r\n")
+    with pytest.raises(RuntimeError), Writer(tmp_path, "events", "csv", ["seq"]) as out:
+        out.write_line("2\r\n")
+        raise RuntimeError("the export failed")
+    assert list(tmp_path.iterdir()) == [old]
+    assert old.read_bytes() == b"seq\r\n1\r\n"
