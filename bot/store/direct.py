@@ -124,7 +124,12 @@ class Direct:
         of a statement that returns no rows); the cursor is closed unless `keep_open` (its
         further results are read next)."""
         dialect = conn.dialect
-        if cursor.description is None:
+        # Whether it returns rows, from the statement (a SELECT, or a RETURNING), not from the
+        # cursor: psycopg builds `cursor.description` anew at each read, a Column object for
+        # each column. A webhook on PostgreSQL spent 37-39 us of its 1.07 ms of CPU on that
+        # (its two reads; in one process, blocks of 100 webhooks alternated with the check
+        # on the cursor)
+        if not self._for(dialect).results:
             if not keep_open:
                 cursor.close()
             return []

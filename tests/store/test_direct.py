@@ -78,3 +78,30 @@ def test_a_unique_clash_is_sqlalchemy_s_integrity_error_and_rolls_back(store: Ev
 def test_a_direct_statement_outside_a_transaction_is_refused(store: EventStore) -> None:
     with store.engine.connect() as conn, pytest.raises(RuntimeError, match="transaction"):
         _READ.rows(conn, {"w": "x"})
+
+
+_SET_STATUS_RETURNING = Direct(
+    update(work_items)
+    .where(work_items.c.work_id == bindparam("w"))
+    .values(status=bindparam("s"))
+    .returning(work_items.c.work_id, work_items.c.status)
+)
+
+
+def test_rows_of_a_statement_that_returns_none_are_none_and_of_a_returning_its_rows(
+    store: EventStore,
+) -> None:
+    # Whether a statement returns rows comes from the statement, not from the cursor: an UPDATE
+    # reads as no rows, an UPDATE ... RETURNING as the rows it changed (none when it changed
+    # none), each processed.
+    at = datetime.now(UTC)
+    with store.transaction() as tx:
+        _INSERT.run(tx.conn, _item("a", at))
+        plain = _SET_STATUS.rows(tx.conn, {"w": "a", "s": "claimed"})
+        returned = _SET_STATUS_RETURNING.rows(tx.conn, {"w": "a", "s": "done"})
+        nothing = _SET_STATUS_RETURNING.rows(tx.conn, {"w": "nobody", "s": "done"})
+        read = _READ.rows(tx.conn, {"w": "a"})
+    assert plain == []
+    assert returned == [{"work_id": "a", "status": "done"}]
+    assert nothing == []
+    assert [row["status"] for row in read] == ["done"]
