@@ -93,7 +93,7 @@ def test_rows_of_a_statement_that_returns_none_are_none_and_of_a_returning_its_r
 ) -> None:
     # Whether a statement returns rows comes from the statement, not from the cursor: an UPDATE
     # reads as no rows, an UPDATE ... RETURNING as the rows it changed (none when it changed
-    # none), each processed.
+    # none).
     at = datetime.now(UTC)
     with store.transaction() as tx:
         _INSERT.run(tx.conn, _item("a", at))
