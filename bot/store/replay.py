@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
@@ -42,9 +43,14 @@ from bot.store.jobs import (
     process_count,
 )
 from bot.store.projections import Folding, Projection, Row
-from bot.store.scan import records
+from bot.store.scan import value_rows
 from bot.store.schema import PROJECTION_TABLES, events, participants
 from bot.store.stored_rows import opened_scanned, row_to_event
+
+# A projection's stored rows by key, each the tuple of its values of the projection's columns,
+# in their order, as a typed select reads them (`bot.store.scan.value_rows`): compared with the
+# rebuilt rows' values in that order (`_differences`), with no dict made of each stored row.
+Stored = dict[str, tuple[Any, ...]]
 
 
 @dataclass
@@ -170,29 +176,44 @@ def _compare(store: EventStore, report: ReplayReport) -> None:
 
 
 def _differences(
-    projection: Projection, stored: dict[str, Row], rebuilt: dict[str, Row]
+    projection: Projection, stored: Stored, rebuilt: dict[str, Row]
 ) -> list[Difference]:
     """How `stored` rows of `projection` differ from `rebuilt` ones, in order of key."""
-    if stored == rebuilt:  # the same keys, every row equal (most replays): at C speed
+    names = projection.columns
+    values = _values_of(names)
+    try:
+        shaped = {key: values(row) for key, row in rebuilt.items()}
+    except KeyError:  # a rebuilt row without one of the columns: read as None, row by row
+        shaped = {key: tuple(map(row.get, names)) for key, row in rebuilt.items()}
+    if stored == shaped:  # the same keys, every row equal (most replays): at C speed
         return []
     found = []
-    for key in sorted(set(stored) | set(rebuilt)):
+    for key in sorted(set(stored) | set(shaped)):
         if key not in stored:
             found.append(Difference(projection.name, key, "missing"))
-        elif key not in rebuilt:
+        elif key not in shaped:
             found.append(Difference(projection.name, key, "extra"))
         else:
-            have, want = stored[key], rebuilt[key]
+            have, want = stored[key], shaped[key]
             if have == want:  # equal rows hold equal columns: most rows, checked at C speed
                 continue
             changed = {
-                col: (have.get(col), want.get(col))
-                for col in projection.columns
-                if not _same(have.get(col), want.get(col))
+                col: (was, now)
+                for col, was, now in zip(names, have, want, strict=True)
+                if not _same(was, now)
             }
             if changed:
                 found.append(Difference(projection.name, key, "changed", changed))
     return found
+
+
+def _values_of(names: Sequence[str]) -> Callable[[Row], tuple[Any, ...]]:
+    """What makes a rebuilt row the tuple of its values of `names`, in that order, as stored
+    rows are read (`Stored`): at C speed."""
+    if len(names) == 1:
+        (name,) = names
+        return lambda row: (row[name],)
+    return itemgetter(*names)
 
 
 # A part of a replay in parts has at least this many participants: fewer, and forking a worker
@@ -391,7 +412,7 @@ def _merge(
     projections: Sequence[Projection],
     report: ReplayReport,
     checked: list[_Checked],
-    unowned_stored: dict[str, dict[str, Row]],
+    unowned_stored: dict[str, Stored],
 ) -> None:
     """The workers' reports as one, with the rows of no participant compared here; or, if the
     parts were not sound, `report.again` set to why."""
@@ -487,21 +508,21 @@ def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -
 
 def _stored_rows(
     store: EventStore, projection: Projection, participant_id: str | None = None
-) -> dict[str, Row]:
-    """The stored rows of a projection by key, each value as a typed select reads it
-    (`bot.store.scan.records`), fetched in batches (a server-side cursor on PostgreSQL)."""
+) -> Stored:
+    """The stored rows of a projection by key (`Stored`), fetched in batches (a server-side
+    cursor on PostgreSQL)."""
     table = PROJECTION_TABLES[projection.name]
     where = [table.c.participant_id == participant_id] if participant_id is not None else []
     with store.reading() as conn:
         return _read_stored(conn, projection, where)
 
 
-def _read_stored(conn: Connection, projection: Projection, where: Sequence[Any]) -> dict[str, Row]:
+def _read_stored(conn: Connection, projection: Projection, where: Sequence[Any]) -> Stored:
     table = PROJECTION_TABLES[projection.name]
-    key = projection.key_column
-    found: dict[str, Row] = {}
-    for rows in records(conn, table, projection.columns, where):
-        found.update(zip([str(row[key]) for row in rows], rows, strict=True))
+    at = list(projection.columns).index(projection.key_column)
+    found: Stored = {}
+    for rows in value_rows(conn, table, projection.columns, where):
+        found.update(zip([str(row[at]) for row in rows], rows, strict=True))
     return found
 
 

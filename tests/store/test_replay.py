@@ -21,7 +21,8 @@ from bot.store.event_types import (
 from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
 from bot.store.event_types.timers import TimerFired, TimerScheduled
 from bot.store.events import EventData, participant_stream
-from bot.store.replay import _stored_rows, compare, rebuild, repair
+from bot.store.projections import Projection
+from bot.store.replay import _differences, _stored_rows, compare, rebuild, repair
 from bot.store.schema import PROJECTION_TABLES, events, participants
 from tests.factories import enrolled, received
 
@@ -184,6 +185,37 @@ def test_replay_finds_a_one_microsecond_or_nested_json_change_among_equal_rows(
     assert found == {(moved, "enrolled_at"), (nested, "step_counters")}
 
 
+def test_stored_value_rows_are_compared_with_the_rebuilt_rows_column_by_column() -> None:
+    """Stored rows are tuples in the columns' order (`Stored`), rebuilt rows dicts: a rebuilt
+    row without a column reads it as None, a key the projection does not own is no column,
+    and a datetime equals its ISO text (`_same`)."""
+    at = datetime(2026, 3, 1, 9, tzinfo=UTC)
+    projection = Projection(
+        "things", "id", ("id", "n", "at", "extra"), key=lambda _e: None, apply=lambda r, _e: r
+    )
+    stored = {
+        "a": ("a", 1, at, None),
+        "b": ("b", 2, at, "kept"),
+        "c": ("c", 3, at.isoformat(), None),
+        "d": ("d", 4, at, None),
+    }
+    rebuilt = {
+        "a": {"id": "a", "n": 1, "at": at},  # no "extra": None, as stored
+        "b": {"id": "b", "n": 2, "at": at},  # no "extra", but "kept" is stored
+        "c": {"id": "c", "n": 3, "at": at, "extra": None, "lease": "x"},  # not a column
+        "e": {"id": "e", "n": 5, "at": at, "extra": None},
+    }
+    found = [(d.key, d.kind, d.columns) for d in _differences(projection, stored, rebuilt)]
+    assert found == [
+        ("b", "changed", {"extra": ("kept", None)}),
+        ("d", "extra", {}),
+        ("e", "missing", {}),
+    ]
+    full = {key: {**row, "extra": row.get("extra")} for key, row in rebuilt.items() if key < "d"}
+    same = {key: stored[key] for key in "ac"} | {"b": ("b", 2, at, None)}
+    assert _differences(projection, same, full) == []
+
+
 def test_stored_rows_are_read_as_a_typed_select_reads_them(store: EventStore) -> None:
     person = enrolled()
     stream = participant_stream(person.participant_id)
@@ -199,14 +231,12 @@ def test_stored_rows_are_read_as_a_typed_select_reads_them(store: EventStore) ->
         table = PROJECTION_TABLES[projection.name]
         with store.reading() as conn:
             typed = {
-                str(r._mapping[projection.key_column]): {
-                    c: r._mapping[c] for c in projection.columns
-                }
+                str(r._mapping[projection.key_column]): tuple(r)
                 for r in conn.execute(select(*[table.c[c] for c in projection.columns]))
             }
         read = _stored_rows(store, projection)
         assert read == typed, projection.name
-        assert {k: [type(v) for v in r.values()] for k, r in read.items()} == {
-            k: [type(v) for v in r.values()] for k, r in typed.items()
+        assert {k: list(map(type, r)) for k, r in read.items()} == {
+            k: list(map(type, r)) for k, r in typed.items()
         }, projection.name
     assert store.projection_row("timers", "t-1")["late_seconds"] == 1.5
