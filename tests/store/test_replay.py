@@ -214,6 +214,11 @@ def test_stored_value_rows_are_compared_with_the_rebuilt_rows_column_by_column()
     full = {key: {**row, "extra": row.get("extra")} for key, row in rebuilt.items() if key < "d"}
     same = {key: stored[key] for key in "ac"} | {"b": ("b", 2, at, None)}
     assert _differences(projection, same, full) == []
+    lone = Projection("ids", "id", ("id",), key=lambda _e: None, apply=lambda r, _e: r)
+    one = {"p-1": ("p-1",)}  # a one-column row is a tuple of one value, as stored
+    assert _differences(lone, one, {"p-1": {"id": "p-1"}}) == []
+    found = [(d.key, d.columns) for d in _differences(lone, one, {"p-1": {"id": "p-2"}})]
+    assert found == [("p-1", {"id": ("p-1", "p-2")})]
 
 
 def test_stored_rows_are_read_as_a_typed_select_reads_them(store: EventStore) -> None:
