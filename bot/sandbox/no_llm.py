@@ -19,6 +19,8 @@ class NoLLM:
     network: the flow then sends the fallback, as in production when the LLM is down.
     `calls` counts the calls, so the sandbox can say once why fallbacks are sent."""
 
+    configured = False  # read by whatever asks whether an LLM is there (the classifier)
+
     def __init__(self) -> None:
         self.calls = 0
 

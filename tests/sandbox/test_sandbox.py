@@ -351,3 +351,19 @@ def test_a_retrieval_is_remarked_with_the_documents_it_found(make: Callable[...,
         for line in remarks
     ), remarks
     assert any("retrieved.tip from tips (bm25): no match" in line for line in remarks), remarks
+
+
+def test_the_default_setup_runs_the_demo_with_no_llm_and_the_classifier_left_as_configured() -> (
+    None
+):
+    """The default settings (SAFETY_CLASSIFIER unset, no LLM): the sandbox must still start, its
+    classifier off because no LLM is there, and the demo answers in fixed wording."""
+    settings = load_settings({}, env_file=None)
+    sandbox = Sandbox(settings, name="Ana", start=START, intervention="demo")
+    try:
+        greeting = sandbox.start()
+        assert greeting and "Tandem demo" in greeting[0]
+        assert sandbox.say("2")
+        assert isinstance(sandbox.llm, NoLLM) and sandbox.llm.calls == 0
+    finally:
+        sandbox.close()
