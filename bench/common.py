@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.migrate import upgrade
 
 ADMIN_URL = os.environ.get(

@@ -41,7 +41,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from bench.common import database  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
-from bot.store.engine import make_engine  # noqa: E402
+from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
 from bot.store.events import encode, participant_stream  # noqa: E402

@@ -2,7 +2,7 @@
 
 For 1,000, 2,000 and 4,000 participants with 10 messages each (5 in, 5 out, a day apart, each
 event with a time of its own, as a study's are) it times, in alternating rounds (min and
-median): the export (`bot.store.export.export`, CSV) in one process and in `--jobs` processes
+median): the export (`bot.reporting.export.export`, CSV) in one process and in `--jobs` processes
 ("export, N jobs": `tandem export --jobs N`, its own process and N - 1 workers), the replay
 check (`bot.store.replay.check`: `tandem replay --check`) in one process and in `--jobs`
 ("replay, N jobs"), and the baseline: one `SELECT * FROM events ORDER BY seq` through
@@ -45,12 +45,12 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from bench.common import database  # noqa: E402
 from bench.rounds import alternate, summary  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
-from bot.store.engine import make_engine  # noqa: E402
+from bot.reporting.export import export  # noqa: E402
+from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
 from bot.store.event_types.messages import MessageQueued  # noqa: E402
 from bot.store.events import NewEvent, new_id, participant_stream  # noqa: E402
-from bot.store.export import export  # noqa: E402
 from bot.store.replay import check  # noqa: E402
 from bot.store.schema import participants  # noqa: E402
 from bot.store.sealing import SEALED, Sealer  # noqa: E402

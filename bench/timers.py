@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from bot.core.clock import SystemClock  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
 from bot.runtime.bootstrap import build_services  # noqa: E402
-from bot.store.engine import make_engine  # noqa: E402
+from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.events import participant_stream  # noqa: E402
 from bot.store.migrate import upgrade  # noqa: E402

@@ -6,7 +6,7 @@ import os
 
 from alembic import context
 
-from bot.store.engine import make_engine, normalise_url
+from bot.store.database import make_engine, normalise_url
 from bot.store.schema import UtcDateTime, metadata
 
 config = context.config

@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.store import erasure
+from bot.keys import erasure
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageSuppressed
 from bot.store.event_types.participants import ParticipantErased

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import click
 
 from bot.cli.root import cli, settings_from_env
-from bot.sandbox.engine import DEFAULT_PHONE, Sandbox, SandboxError
+from bot.sandbox.session import DEFAULT_PHONE, Sandbox, SandboxError
 
 QUIT = {"/quit", "/exit"}
 PROMPT = "you> "

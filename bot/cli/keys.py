@@ -8,8 +8,8 @@ import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.core import keys as master_keys
+from bot.keys.rotation import rotate as rotate_keys
 from bot.runtime.bootstrap import build_store
-from bot.store.key_rotation import rotate as rotate_keys
 
 
 @cli.group()

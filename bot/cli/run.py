@@ -16,7 +16,7 @@ from bot.runtime.bootstrap import build_services, configure_logging
 from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
-from bot.store.engine import backend_name
+from bot.store.database import backend_name
 
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
 # `tandem worker`'s nice increment, by database engine, unless told otherwise. On PostgreSQL a
@@ -101,7 +101,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
             f"address (127.0.0.1, ::1), not {host}"
         )
     configure_logging(settings)
-    # The web's writers go first for SQLite's writer lock; the child's yield (bot.store.engine).
+    # The web's writers go first for SQLite's writer lock; the child's yield (bot.store.database).
     services = build_services(settings, writer_priority="first")
     try:
         app = create_app(services)

@@ -8,7 +8,7 @@ from tqdm import tqdm
 from bot.cli.participant_ref import resolve
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.jobs import CannotFork
 from bot.store.migrate import current_revision, grant_app_role, upgrade
 from bot.store.replay import check as checked

@@ -11,16 +11,16 @@ from flask import Response, current_app, render_template, request
 
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
-from bot.interventions import codebook
-from bot.store.event_types.exports import ExportWritten
-from bot.store.events import NewEvent
-from bot.store.export import (
+from bot.reporting import codebook
+from bot.reporting.export import (
     FILES,
     SYSTEM_STREAM,
     intervention_slugs,
     parse_since,
     stream_file,
 )
+from bot.store.event_types.exports import ExportWritten
+from bot.store.events import NewEvent
 
 log = logging.getLogger(__name__)
 TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}

@@ -12,11 +12,11 @@ from bot.channel import withdrawal
 from bot.console import form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
+from bot.reporting.transcript import LINE_TYPES, TranscriptLine, read_page, zone
 from bot.store.events import participant_stream
 from bot.store.queries import pending_timers
 from bot.store.schema import alerts, events
 from bot.store.stored_rows import opened_row
-from bot.store.transcript import LINE_TYPES, TranscriptLine, read_page, zone
 
 TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200

@@ -19,9 +19,9 @@ from bot.console.guard import actor, refused, requires
 from bot.console.participant_page import show
 from bot.core.localtime import parse_quiet_hours
 from bot.interventions.settings import quiet_hours_by_intervention
+from bot.reporting.transcript import zone
 from bot.store.event_types.takeover import TakeoverEnded, TakeoverStarted
 from bot.store.events import EventData, NewEvent, participant_stream
-from bot.store.transcript import zone
 from bot.timers import quiet_hours
 
 log = logging.getLogger(__name__)

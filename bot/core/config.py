@@ -18,7 +18,7 @@ from bot.core.localtime import parse_quiet_hours, validate_timezone
 from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE
 
 TWILIO_API = "https://api.twilio.com"
-# DATABASE_URL's schemes (a driver after + is SQLAlchemy's: bot.store.engine picks psycopg's).
+# DATABASE_URL's schemes (a driver after + is SQLAlchemy's: bot.store.database picks psycopg's).
 DATABASE_SCHEMES = ("sqlite", "postgres", "postgresql")
 DEFAULT_HELP_TEXT = (
     "Automated line of a research study. Reply STOP to stop messages or START to resume. "

@@ -6,9 +6,9 @@ import logging
 
 from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
-from bot.store.engine import WriterPriority, make_engine
+from bot.keys.rotation import index_missing_phones
+from bot.store.database import WriterPriority, make_engine
 from bot.store.event_store import EventStore
-from bot.store.key_rotation import index_missing_phones
 from bot.store.sealing import Sealer
 from bot.store.services import Services
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from bot.conversation import escalation, timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
 from bot.conversation.daily_cycle.replies import on_reply
-from bot.conversation.engine import ConversationFlow
+from bot.conversation.flow import ConversationFlow
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Module
 from bot.conversation.safety import CrisisScreen

@@ -1,4 +1,4 @@
-"""`tandem chat`'s sandbox: one participant and the whole engine in process (see engine.py).
+"""`tandem chat`'s sandbox: one participant and the whole engine in process (see session.py).
 
 An entry point: may import every `bot` package below it, `modules` and `tools`.
 """

@@ -2,8 +2,9 @@
 typed payloads, the projections kept beside it in the same transaction, and what reads them.
 
 Owns: `events` (the event model), `event_types` (the catalogue), `projections` (pure reducers),
-`schema` and `engine` (the tables on SQLite and PostgreSQL), `event_store` (append, load),
-`replay`, `migrate`, `leases`, `queries`, `services` (what a process hands its parts), and the
-store-level reads `transcript` and `export`.
+`schema` and `database` (the tables and engines on SQLite and PostgreSQL), `event_store`
+(append, load), `sealing` (personal fields sealed at append, opened at read), `replay`, `jobs`
+(whole-table work shared out to processes), `migrate`, `leases`, `queries`, and `services` (what
+a process hands its parts). Reporting is `bot.reporting`; key erasure and rotation `bot.keys`.
 May import: `bot.core` only.
 """

@@ -25,8 +25,8 @@ from sqlalchemy.exc import IntegrityError
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
+from bot.store.database import READ_ONLY
 from bot.store.direct import Direct
-from bot.store.engine import READ_ONLY
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import (
     Event,
@@ -655,7 +655,7 @@ class EventStore:
                     _end_read(transaction)
             return
         # Execution options set on a Connection apply to it in place (SQLite's BEGIN or BEGIN
-        # IMMEDIATE is chosen from them, bot.store.engine): set for each transaction.
+        # IMMEDIATE is chosen from them, bot.store.database): set for each transaction.
         conn.execution_options(**{READ_ONLY: read_only})
         with conn.begin() as transaction:
             yield conn

@@ -3,12 +3,12 @@
 
 An export spends most of its time on Python work on one core: the per-participant files
 (messages, results, retrievals, forms) and the events file's lines, made as those files read
-each event. With `jobs` of 2 or more, `bot.store.export.export` runs in that many processes,
+each event. With `jobs` of 2 or more, `bot.reporting.export.export` runs in that many processes,
 its own and `jobs` - 1 workers it forks. It cuts the participants, in order of enrollment,
 into chunks by their events, largest first (`chunk_shares`, placed on the participants by
 `cut`), and every process, the export's own too, takes the next chunk no process has taken
 (`Workers.claimed`, one shared counter), writes it (its rows of each file to
-`.<name>.<fmt>.part-K`, its events lines to sorted runs: bot.store.export_runs), and takes
+`.<name>.<fmt>.part-K`, its events lines to sorted runs: bot.reporting.merge), and takes
 another, until none is left; so the processes end together, within one of the last, small
 chunks, whatever else each does and however fast each runs. The export's own process first
 writes participants.csv and reads the events of no participant; at the end it joins the
@@ -40,7 +40,7 @@ replay from `tandem replay`, whose processes run no other thread of their own th
 progress bars, whose monitor thread tqdm starts, are made after the fork); a web process (the
 console's downloads) does not fork (Python 3.12 and later warn of fork() in a process with
 threads). One thread may run in any process that has committed often enough: SQLite's
-checkpoint thread (bot.store.engine.Checkpointer). The workers are forked while it is held
+checkpoint thread (bot.store.database.Checkpointer). The workers are forked while it is held
 (`Checkpointer.held`), so that none inherits SQLite's own mutex held mid-checkpoint (a test
 run's export hung so, its workers waiting for ever in sqlite3.connect). A worker that fails
 sends its exception and traceback, and the export raises it;
@@ -61,7 +61,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from bot.store.engine import CHECKPOINTS
+from bot.store.database import CHECKPOINTS
 from bot.store.event_store import EventStore
 from bot.store.prefetch import exported_snapshot, joined
 from bot.store.schema import events, participants

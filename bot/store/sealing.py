@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, insert, select, update
 
 from bot.core import keys
-from bot.store.engine import json_loads
+from bot.store.database import json_loads
 from bot.store.events import REGISTRY, EventData, participant_of
 from bot.store.personal import ERASED, erased_value, personal_fields
 from bot.store.schema import data_keys

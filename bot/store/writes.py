@@ -29,8 +29,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
+from bot.store.database import json_dumps
 from bot.store.direct import Direct
-from bot.store.engine import json_dumps
 from bot.store.projections import Projection, Row
 from bot.store.schema import PROJECTION_TABLES, events
 

@@ -8,10 +8,10 @@ from urllib.parse import urlencode
 from flask import Response, request
 from sqlalchemy import and_, func, select
 
+from bot.reporting.transcript import read_page, zone
 from bot.store.events import participant_stream
 from bot.store.schema import events, participants
 from bot.store.stored_rows import opened_row
-from bot.store.transcript import read_page, zone
 from bot.web.api_models import (
     CursorPage,
     CursorQuery,

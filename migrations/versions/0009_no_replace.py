@@ -19,7 +19,7 @@ depends_on = None
 # stream's version): a new event finds none of them. The idempotency key is left out on
 # purpose: `INSERT … ON CONFLICT DO NOTHING` on it is how a redelivery appends nothing, and a
 # REPLACE over it fires the DELETE trigger on Tandem's connections (recursive_triggers, set by
-# bot.store.engine).
+# bot.store.database).
 NO_REPLACE = """
 CREATE TRIGGER events_no_replace BEFORE INSERT ON events
 WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq)

@@ -12,7 +12,7 @@ from sqlalchemy import event
 from bot.channel.dispatcher import BATCH
 from bot.channel.messenger import Messenger, OutboundMessage, SendResult
 from bot.core.clock import FakeClock
-from bot.store.engine import READ_ONLY
+from bot.store.database import READ_ONLY
 from bot.store.event_store import EventStore
 from tests.channel.dispatching import Harness, drain_together
 from tests.fakes.twilio_api import FakeReply, FakeTwilio

@@ -16,11 +16,11 @@ from sqlalchemy import event
 
 from bot.channel import outbound
 from bot.core.clock import FakeClock
+from bot.reporting.export import export, parse_since, participant_records
+from bot.reporting.transcript import read_lines
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageFailed, MessageSent, MessageStatus
 from bot.store.events import participant_stream
-from bot.store.export import export, parse_since, participant_records
-from bot.store.transcript import read_lines
 from tests.conftest import TEST_MASTER_KEY
 from tests.factories import enrolled, received
 from tests.store.statements import executed

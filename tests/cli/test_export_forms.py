@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.clock import FakeClock
-from bot.interventions.codebook import documents
+from bot.reporting.codebook import documents
+from bot.reporting.export import export, study_code
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
-from bot.store.export import export, study_code
 from tests.cli.test_export_results import _fits, _read, _store
 from tests.interventions.test_forms import extraction, proposal
 from tests.modules.step_harness import Run

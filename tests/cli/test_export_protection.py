@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.clock import FakeClock
+from bot.reporting.export import export, study_code
 from bot.store.event_store import EventStore
-from bot.store.export import export, study_code
 from tests.cli.test_export import read_csv, read_jsonl, study
 
 

@@ -13,11 +13,11 @@ from typing import Any
 from bot.conversation.timer_turns import handle_fired
 from bot.conversation.working import pending_timers
 from bot.core.clock import FakeClock
-from bot.interventions.codebook import documents
+from bot.reporting.codebook import documents
+from bot.reporting.export import export, study_code
 from bot.store.event_store import EventStore
 from bot.store.event_types.timers import TimerFired
 from bot.store.events import participant_stream
-from bot.store.export import export, study_code
 from bot.timers.schedules import next_occurrence
 from tests.modules.step_harness import FIXTURES, Run, in_explore
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from bot.cli.main import cli
 from bot.core.keys import generate_master_key
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.sealing import Sealer

@@ -69,7 +69,7 @@ def _stop_between_writes(db: Path, pid: int) -> None:
     """SIGSTOP `pid` while it holds no writer lock of `db`: stopped inside a write transaction
     (or between passing the writer gate and letting it go), it would hold up every other
     writer until it ran again. The test takes the gate and the writer lock as a first writer
-    does (bot/store/engine.py), stops the process, waits until every thread of it has
+    does (bot/store/database.py), stops the process, waits until every thread of it has
     stopped (a signal is delivered later than kill returns: a thread woken by our unlock could
     take the lock first), and lets both go."""
     with contextlib.ExitStack() as held:

@@ -15,7 +15,7 @@ import pytest
 
 from bot.cli.run import WORKER_NICENESS
 from bot.core.config import ENV_NAMES
-from bot.store.engine import backend_name
+from bot.store.database import backend_name
 
 DEADLINE = 120  # seconds on a loaded machine before the test gives up
 

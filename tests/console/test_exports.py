@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from flask.testing import FlaskClient
 
+from bot.reporting.export import export
 from bot.store.events import participant_stream
-from bot.store.export import export
 from bot.store.services import Services
 from tests.console.conftest import get
 from tests.factories import enrolled, received

@@ -30,7 +30,7 @@ from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
-from bot.store.engine import WriterLockedConnection, make_engine
+from bot.store.database import WriterLockedConnection, make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.event_types.messages import MessageQueued, MessageSent

@@ -12,7 +12,7 @@ from bot.conversation.turns import Turn
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.worker import FLIGHTS, Worker
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import EventData, participant_stream
 from bot.store.replay import compare, rebuild

@@ -12,8 +12,8 @@ import pytest
 from bot.conversation import timer_turns
 from bot.conversation.llm import ChatClient
 from bot.core.config import load_settings
-from bot.sandbox.engine import NO_LLM_NOTICE, Sandbox, SandboxError, locate
 from bot.sandbox.no_llm import NoLLM
+from bot.sandbox.session import NO_LLM_NOTICE, Sandbox, SandboxError, locate
 from bot.sandbox.views import parse_duration
 from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
 from bot.store.event_types.forms import FormExtracted, FormValueSet

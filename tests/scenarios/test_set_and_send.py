@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from bot.store.export import export
+from bot.reporting.export import export
 from tests.fakes.openai_api import ScriptedReply
 from tests.scenarios.harness import SCENARIO_INTERVENTIONS, Harness
 

@@ -6,7 +6,7 @@ import sys
 
 from sqlalchemy.exc import OperationalError
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import participant_stream

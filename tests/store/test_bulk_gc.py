@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from bot.reporting.export import export, stream_file
 from bot.store import replay
 from bot.store.bulk_gc import BULK_THRESHOLDS, fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
-from bot.store.export import export, stream_file
 from tests.factories import enrolled, received
 
 

@@ -16,7 +16,7 @@ from psycopg import pq
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import new_id, participant_of, participant_stream

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from tests.conftest import fresh_database
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.store.engine import json_dumps, json_loads
+from bot.store.database import json_dumps, json_loads
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.channel import erasure
 from bot.core.clock import FakeClock
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import participant_stream

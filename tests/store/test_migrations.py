@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.migrate import current_revision, head_revision
 from bot.store.schema import metadata
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, func, select
 
-from bot.store import export as export_module
+from bot.reporting import export as export_module
+from bot.reporting.export import export, participant_records
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
-from bot.store.export import export, participant_records
 from bot.store.prefetch import ahead
 from bot.store.schema import events
 from tests.factories import enrolled, received

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection, select, text
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_of, participant_stream
 from bot.store.schema import participants

@@ -24,7 +24,7 @@ from bot.store.replay import Difference, ReplayReport, _Checked, _merge, check, 
 from bot.store.schema import outbox, participants, staff
 from tests.cli.test_store_commands import tandem
 from tests.factories import enrolled
-from tests.store.test_export_jobs import _study_of_five, counted_parts, none_claimed
+from tests.reporting.test_export_jobs import _study_of_five, counted_parts, none_claimed
 from tests.store.test_replay import unknown_event
 
 LOW, HIGH = "00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-8fff-ffffffffffff"

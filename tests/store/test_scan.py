@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy import text as sql
 from sqlalchemy.dialects import sqlite
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import NewEvent, participant_stream

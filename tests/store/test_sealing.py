@@ -10,13 +10,13 @@ from sqlalchemy import event, select
 from bot.core import keys
 from bot.core.clock import FakeClock
 from bot.core.config import ConfigError, load_settings
+from bot.keys.rotation import rotate
 from bot.runtime.bootstrap import build_store
 from bot.store import stored_rows
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
-from bot.store.key_rotation import rotate
 from bot.store.queries import enrolled_with_phone
 from bot.store.scan import maker, scan, scan_query
 from bot.store.schema import data_keys, events, participant_phones

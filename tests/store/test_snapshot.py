@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import Connection, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.schema import events, participants

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from tests.conftest import fresh_database

@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import OperationalError
 
-from bot.store import engine as engine_module
-from bot.store.engine import (
+from bot.store import database as engine_module
+from bot.store.database import (
     CHECKPOINT_EVERY,
     CHECKPOINTS,
     READ_ONLY,
@@ -214,7 +214,7 @@ def test_a_failed_checkpoint_is_logged_by_its_type_and_lets_the_next_run(
 ) -> None:
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database, but a file holding a participant's words" * 100)
-    with caplog.at_level(logging.WARNING, logger="bot.store.engine"):
+    with caplog.at_level(logging.WARNING, logger="bot.store.database"):
         CHECKPOINTS.request(str(broken))
         assert CHECKPOINTS.wait_idle(timeout=60)
     assert [r.getMessage() for r in caplog.records] == ["WAL checkpoint failed: DatabaseError"]

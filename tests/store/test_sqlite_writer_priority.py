@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from bot.store.engine import make_engine, writer_lock_path
+from bot.store.database import make_engine, writer_lock_path
 from tests.conftest import fresh_database
 
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select, text
 
 from bot.core.clock import FakeClock
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.schema import UtcDateTime, events

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from bot.store.engine import READ_ONLY, make_engine
+from bot.store.database import READ_ONLY, make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.participants import ParticipantStatusChanged
 from bot.store.event_types.timers import TimerCancelled

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from bot.core.clock import FakeClock
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.timers.leadership import AdvisoryLock, LeaseRow, leadership_for
 from tests.conftest import fresh_database
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.core.clock import SystemClock
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.schema import timers

@@ -12,7 +12,7 @@ import pytest
 from bot.core.clock import SystemClock
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import participant_stream

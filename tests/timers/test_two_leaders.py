@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.clock import SystemClock
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from tests.timers.live import SchedulerProcess, firings_per_timer, outcome_counts, wait_for
 from tests.timers.test_restart import schedule_spread

@@ -19,12 +19,12 @@ from sqlalchemy.engine import make_url
 from bot.channel import outbound
 from bot.cli.main import cli
 from bot.core.clock import FakeClock
-from bot.store.engine import make_engine
+from bot.reporting.export import export
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled, ProfileSaved
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import participant_stream
-from bot.store.export import export
 from bot.store.schema import outbox, timers
 from bot.store.services import Services
 from tests.conftest import TEST_MASTER_KEY

@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from bot.core.clock import FakeClock
 from bot.core.storable import original
 from bot.runtime.bootstrap import build_services
-from bot.store.engine import make_engine
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.services import Services

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.engine import ConversationFlow
+from bot.conversation.flow import ConversationFlow
 from bot.conversation.module import PromptModule
 from bot.conversation.prompts import load_prompt
 from bot.conversation.safety import CrisisScreen

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from bot.store.engine import make_engine
+from bot.reporting.transcript import LINE_TYPES, read_lines, read_page
+from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import new_id, participant_stream
-from bot.store.transcript import LINE_TYPES, read_lines, read_page
 from tests.conftest import fresh_database
 from tests.factories import enrolled, received
 

@@ -12,7 +12,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.core.clock import FakeClock
-from bot.store import erasure
+from bot.keys import erasure
+from bot.reporting.cells import NEEDS_QUOTES, csv_line
+from bot.reporting.export import _histories, _outbox_rows
+from bot.reporting.messages import (
+    MESSAGE_COLUMNS,
+    MESSAGE_TYPES,
+    message_lines,
+    message_record,
+    message_records,
+    plain_payload,
+)
+from bot.reporting.transcript import LINE_TYPES, build
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import (
     Media,
@@ -23,20 +34,9 @@ from bot.store.event_types.messages import (
 )
 from bot.store.event_types.participants import Channel
 from bot.store.events import Event, NewEvent, participant_of, participant_stream
-from bot.store.export import _histories, _outbox_rows
-from bot.store.export_files import NEEDS_QUOTES, csv_line
-from bot.store.export_messages import (
-    MESSAGE_COLUMNS,
-    MESSAGE_TYPES,
-    message_lines,
-    message_record,
-    message_records,
-    plain_payload,
-)
 from bot.store.jobs import last_seq
 from bot.store.scan import StoredEvent
 from bot.store.stored_rows import row_to_event
-from bot.store.transcript import LINE_TYPES, build
 from tests.factories import enrolled, received
 
 PHONE = "+14155552671"

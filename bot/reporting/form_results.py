@@ -1,7 +1,7 @@
 """forms.csv, folded from a participant's form events (pure but for reading): one row per
 participant × form field that has a value, with the value's type and domain as declared when it
 was set, when it was set and the participant message it came from. Its columns, typed and
-described, are in the codebook (bot.interventions.codebook)."""
+described, are in the codebook (bot.reporting.codebook)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from bot.reporting.results import Column
+from bot.reporting.transcript import local, zone
 from bot.store.event_types.forms import FormFieldAdded, FormValueSet
 from bot.store.events import Event
-from bot.store.results import Column
-from bot.store.transcript import local, zone
 
 FORM_COLUMNS = (
     Column("participant_id", "text", "the participant (a study code when pseudonymised)"),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bot.core.clock import FakeClock
+from bot.reporting.export import export
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived, MessageSent, MessageStatus
 from bot.store.event_types.forms import FormFieldAdded, FormValueSet
@@ -22,7 +23,6 @@ from bot.store.event_types.messages import Media, MessageQueued
 from bot.store.event_types.retrieval import RetrievalDone, RetrievedDocument
 from bot.store.event_types.timers import MeasurementAsked, TimerScheduled
 from bot.store.events import Event, EventData, NewEvent, participant_stream
-from bot.store.export import export
 from bot.store.personal import personal_fields
 from tests.factories import enrolled
 

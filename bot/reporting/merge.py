@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from bot.store.export_files import private
+from bot.reporting.cells import private
 
 # What SortedRuns holds in memory before it writes a run: bytes of lines, UTF-8 encoded (a line
 # costs its length and some 120 bytes of Python objects besides).

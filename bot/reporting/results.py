@@ -1,7 +1,7 @@
 """The tables a researcher analyses, folded from a participant's events (pure but for reading):
 `results` (one row per measurement occasion: a question asked, and what became of it) and
 `retrievals` (one row per document a retrieval found). Their columns, with a type and a
-description each, are what the codebook (bot.interventions.codebook) describes.
+description each, are what the codebook (bot.reporting.codebook) describes.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.reporting.transcript import local, zone
 from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
 from bot.store.event_types.retrieval import RetrievalDone
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed, TimerScheduled
 from bot.store.events import Event
-from bot.store.transcript import local, zone
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def csv_line(values: Iterable[object]) -> str:
 
 def csv_cells(values: Iterable[object]) -> str:
     """Cells of a row of more than one cell, as `csv_line` writes them, joined by commas (for
-    a row made a few cells at a time: bot.store.export_messages), with one search for
+    a row made a few cells at a time: bot.reporting.messages), with one search for
     quotes for them all, not one for each."""
     return _joined([v if type(v) is str else "" if v is None else _text(v) for v in values])
 
@@ -160,7 +160,7 @@ def _joined(texts: list[str]) -> str:
 
 def csv_cell(value: object) -> str:
     """`value`'s cell as `csv_line` writes it in a row of more than one cell: its text, in
-    quotes if it needs them (for a row made cell by cell: bot.store.export_messages)."""
+    quotes if it needs them (for a row made cell by cell: bot.reporting.messages)."""
     return quoted(value if type(value) is str else "" if value is None else _text(value))
 
 

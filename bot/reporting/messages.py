@@ -5,7 +5,7 @@ or a transcript line: a payload stored at its model's current schema version, wi
 model's fields, was validated when it was appended, so the fields a line reads are what the
 model would hold, once their types are checked. Any other row (an older schema version that
 needs its upcaster, erased data, a field missing or of another type) is decoded into its model
-and made into a line as the transcript makes it (bot.store.transcript); both give the same
+and made into a line as the transcript makes it (bot.reporting.transcript); both give the same
 record (tests/store/test_export_messages.py holds them to it).
 """
 
@@ -15,11 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, get_args
 
-from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived, MessageSent
-from bot.store.event_types.participants import Channel
-from bot.store.events import Event, EventData, participant_of
-from bot.store.export_files import csv_cell, csv_cells, csv_line, iso, quoted, to_json
-from bot.store.transcript import (
+from bot.reporting.cells import csv_cell, csv_cells, csv_line, iso, quoted, to_json
+from bot.reporting.transcript import (
     LINE_TYPES,
     TranscriptLine,
     inbound_line,
@@ -28,6 +25,9 @@ from bot.store.transcript import (
     segment_count,
     zone,
 )
+from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived, MessageSent
+from bot.store.event_types.participants import Channel
+from bot.store.events import Event, EventData, participant_of
 
 RECEIVED, QUEUED, SENT = (m.event_type for m in (MessageReceived, MessageQueued, MessageSent))
 # The event types a participant's messages are made from.

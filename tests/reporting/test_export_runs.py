@@ -1,5 +1,5 @@
 """The events file made from the per-participant read: every event read once, written in
-global order however the reads and the run files fall (bot.store.export_runs)."""
+global order however the reads and the run files fall (bot.reporting.merge)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from bot.core.clock import FakeClock
-from bot.store import export as export_module
-from bot.store import export_runs
+from bot.reporting import export as export_module
+from bot.reporting import merge as export_runs
+from bot.reporting.export import export
+from bot.reporting.merge import SortedRuns
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import NewEvent, new_id, participant_stream
-from bot.store.export import export
-from bot.store.export_runs import SortedRuns
 from tests.factories import enrolled
 
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

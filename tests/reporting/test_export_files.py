@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.store.export import event_line, event_values
-from bot.store.export_files import Writer, cell, csv_line, document, iso, to_json
+from bot.reporting.cells import Writer, cell, csv_line, document, iso, to_json
+from bot.reporting.export import event_line, event_values
 from bot.store.scan import StoredEvent
 
 

@@ -20,8 +20,8 @@ from typing import Any
 from bot.interventions.format import FieldSpec
 from bot.interventions.intervention import Intervention, Source
 from bot.interventions.loader import read_intervention
-from bot.store.form_results import FORM_COLUMNS
-from bot.store.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
+from bot.reporting.form_results import FORM_COLUMNS
+from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
 
 @dataclass(frozen=True)

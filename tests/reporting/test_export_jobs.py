@@ -15,17 +15,17 @@ import pytest
 from sqlalchemy import select
 
 from bot.core.clock import FakeClock
-from bot.store import export as export_module
+from bot.reporting import export as export_module
+from bot.reporting.export import export
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
 from bot.store.events import NewEvent, participant_stream
-from bot.store.export import export
 from bot.store.jobs import CannotFork, WorkerFailed, Workers
 from bot.store.schema import participants
 from tests.cli.test_export import tandem
 from tests.factories import enrolled
-from tests.store.test_export_runs import START, _events_of_many_streams
-from tests.store.test_export_whole import _study
+from tests.reporting.test_export_runs import START, _events_of_many_streams
+from tests.reporting.test_export_whole import _study
 
 FILES = ["events", "forms", "messages", "participants", "results", "retrievals"]
 

@@ -1,7 +1,7 @@
 """`tandem export`'s work: participants, messages, results (one row per measurement occasion),
 retrievals (one row per document retrieved), forms (one row per form field with a value) and
 raw events to CSV or JSON Lines, streamed, and
-any text files the caller adds (the codebook, bot.interventions.codebook).
+any text files the caller adds (the codebook, bot.reporting.codebook).
 
 Everything is read in batches and written as it is read, all in one snapshot of the database
 (`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
@@ -32,11 +32,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
-from bot.store.bulk_gc import fewer_collections
-from bot.store.event_store import EventStore
-from bot.store.event_types.exports import ExportWritten
-from bot.store.events import PARTICIPANT_PREFIX, NewEvent, participant_of, participant_stream
-from bot.store.export_files import (
+from bot.reporting.cells import (
     NEEDS_QUOTES,
     Format,
     Writer,
@@ -47,14 +43,27 @@ from bot.store.export_files import (
     part_name,
     to_json,
 )
-from bot.store.export_messages import (
+from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.reporting.merge import SortedRuns
+from bot.reporting.messages import (
     MESSAGE_COLUMNS,
     MESSAGE_TYPES,
     message_lines,
     message_records,
 )
-from bot.store.export_runs import SortedRuns
-from bot.store.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.reporting.results import (
+    RESULT_COLUMNS,
+    RESULT_TYPES,
+    RETRIEVAL_COLUMNS,
+    RETRIEVAL_TYPES,
+    result_rows,
+    retrieval_rows,
+)
+from bot.reporting.transcript import LINE_TYPES, local, zone
+from bot.store.bulk_gc import fewer_collections
+from bot.store.event_store import EventStore
+from bot.store.event_types.exports import ExportWritten
+from bot.store.events import PARTICIPANT_PREFIX, NewEvent, participant_of, participant_stream
 from bot.store.jobs import (
     Report,
     Workers,
@@ -65,19 +74,10 @@ from bot.store.jobs import (
     process_count,
 )
 from bot.store.prefetch import ahead
-from bot.store.results import (
-    RESULT_COLUMNS,
-    RESULT_TYPES,
-    RETRIEVAL_COLUMNS,
-    RETRIEVAL_TYPES,
-    result_rows,
-    retrieval_rows,
-)
 from bot.store.scan import batches, records, scan_query, value_rows
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_raw, opened_scanned, row_to_event
-from bot.store.transcript import LINE_TYPES, local, zone
 
 FreeText = Literal["keep", "drop"]
 SYSTEM_STREAM = "system"
@@ -161,7 +161,7 @@ def export(
     counts = Counts()
     processes = 0 if participant_ids else _process_count(store, jobs)
     # every file as of one moment; events.csv's lines made as the per-participant files read
-    # each event, sorted back into global order (bot.store.export_runs); the cyclic collector
+    # each event, sorted back into global order (bot.reporting.merge); the cyclic collector
     # running rarely (bot.store.bulk_gc); the workers forked before any transaction begins
     failed = partial(_remove_parts, out_dir, fmt)  # once the workers have ended
     with (

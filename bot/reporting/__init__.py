@@ -1,0 +1,11 @@
+"""Reporting: what a researcher reads and analyses, made from the events — the export
+(`export`: every file of `tandem export`, written by `cells`, events.csv put in order by
+`merge`), the analysis tables folded from a participant's events (`results`, `form_results`,
+`messages`), the transcript staff read (`transcript`) and the codebook that describes every
+exported variable (`codebook`).
+
+Nothing here writes an event but the record of an export itself; every row is rebuilt from the
+event table on each run.
+May import: `bot.interventions`, `bot.conversation`, `bot.channel`, `bot.timers`, `bot.keys`,
+`bot.store`, `bot.core`.
+"""
