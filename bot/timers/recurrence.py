@@ -83,7 +83,7 @@ def start_of(recurrence: Recurrence, anchor_utc: datetime, tz: ZoneInfo) -> date
     return start + recurrence.offset.elapsed  # elapsed: added in UTC, not on the wall clock
 
 
-def draw_for(seed: str, day: date, window: int, number: int) -> float:
+def draw_in_window(seed: str, day: date, window: int, number: int) -> float:
     """A uniform draw in [0, 1) for one random time of one window on one local date: fixed by
     the schedule's seed (so recomputing never draws twice), unpredictable without it."""
     digest = hashlib.sha256(f"{seed}:{day.isoformat()}:{window}:{number}".encode()).digest()
@@ -176,7 +176,7 @@ def _slots(
     """The slots of one local date, in order of their planned instants."""
     if recurrence.windows is not None:
         slots = [
-            _in_window(opens, closes, draw_for(seed, day, place, number))
+            _in_window(opens, closes, draw_in_window(seed, day, place, number))
             for place, window in enumerate(recurrence.windows)
             for opens, closes in [_bounds(window, day, tz)]
             for number in range(recurrence.draws_per_window)
