@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from bot.instruments.checks import instrument_problems
 from bot.instruments.format import Instrument
-from bot.instruments.wording import authors_words
+from bot.instruments.wording import errors_in_authors_words
 from bot.instruments.yaml_text import YamlSyntaxError, line_of, read_yaml
 from bot.interventions.problems import InterventionError, Problem
 
@@ -99,8 +99,7 @@ def _validated(
     try:
         return Instrument.model_validate(data)
     except ValidationError as exc:
-        for error in exc.errors(include_url=False):
-            key_path, message = authors_words(error, data)
+        for key_path, message in errors_in_authors_words(exc.errors(include_url=False), data):
             into.append(Problem(file, _line(lines, key_path), message))
         return None
 

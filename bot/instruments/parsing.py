@@ -34,6 +34,7 @@ SKIP = frozenset(
         "pular",
     }
 )
+NO_SKIP = "this question cannot be skipped"
 _INTEGER = re.compile(r"(?<![\w.,])-?\d+(?![\w]|[.,]\d)")
 _NUMBER = re.compile(r"(?<![\w.,])-?\d+(?:[.,]\d+)?(?!\w)")
 _OUT_OF = re.compile(r"^\s*(-?\d+)\s*(?:/|out of|of)\s*\d+\b")
@@ -113,7 +114,8 @@ def parse_all(instrument: Instrument, reply: str) -> Readings:
             values[item.id] = reading.value
         else:
             positions.append(position)
-            bad.append(f"answer {position} is {token!r}, {_wanted(instrument, item)}")
+            why = "but it cannot be skipped" if reading.problem == NO_SKIP else None
+            bad.append(f"answer {position} is {token!r}, {why or _wanted(instrument, item)}")
     if bad:
         return Readings(problem="; ".join(bad), positions=tuple(positions))
     return Readings(values=values)
@@ -136,7 +138,7 @@ def _code(instrument: Instrument, item: Item, token: str) -> Reading:
 def _skip(instrument: Instrument) -> Reading:
     if instrument.administration.skip == "allowed":
         return Reading(skipped=True)
-    return Reading(problem="this question cannot be skipped")
+    return Reading(problem=NO_SKIP)
 
 
 def _yes_no(forms: list[str]) -> Reading | None:

@@ -29,10 +29,30 @@ _KINDS = {
 }
 
 
+def errors_in_authors_words(errors: list[Any], data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """Each error said for the author, but a required key that a misspelt one was meant to
+    be (`txt:` for `text:`) is said once: "unknown key `txt`; did you mean `text`?"."""
+    meant = set()
+    for error in errors:
+        if error["type"] == "extra_forbidden":
+            path = _path(error)
+            near = difflib.get_close_matches(str(path[-1]), sorted(_fields_at(path[:-1])), n=1)
+            meant |= {(*path[:-1], near[0])} if near else set()
+    return [
+        authors_words(error, data)
+        for error in errors
+        if not (error["type"] == "missing" and _path(error) in meant)
+    ]
+
+
+def _path(error: Any) -> tuple[Any, ...]:
+    return tuple(part for part in error["loc"] if not _internal(part))
+
+
 def authors_words(error: Any, data: Any) -> tuple[tuple[Any, ...], str]:
     """The key path (for the line) and the message of one pydantic error over `data`."""
     loc = tuple(error["loc"])
-    path = tuple(part for part in loc if not _internal(part))
+    path = _path(error)
     on_key = "[key]" in loc
     kind = error["type"]
     if kind == "extra_forbidden":

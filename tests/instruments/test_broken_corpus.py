@@ -117,6 +117,10 @@ CORPUS: dict[str, tuple[list[tuple[str, str]], str]] = {
         [("    reverse: true", "    revers: true")],
         "mood.yaml:9: item 'calm': unknown key `revers`; did you mean `reverse`?",
     ),
+    "misspelt-required-key": (
+        [("    text: I felt tired", "    txt: I felt tired")],
+        "mood.yaml:13: item 'tired': unknown key `txt`; did you mean `text`?",
+    ),
     "choice-without-options": (
         [(f"      {OPTIONS}\n", "")],
         "mood.yaml:17: a choice needs `options` (at least two: code: label)",
