@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from bot.instruments.format import Instrument
@@ -116,3 +117,10 @@ def test_the_row_holds_the_answers_as_json_and_the_local_end_time() -> None:
 
 def test_every_column_is_described() -> None:
     assert all(column.description for column in COLUMNS)
+
+
+def test_the_docs_list_every_column_and_every_result_name() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "instruments.md").read_text()
+    suffixes = {name.split(".last.", 1)[1].split(".")[0] for name in result_types("x", _mixed())}
+    assert [c.name for c in COLUMNS if f"| `{c.name}` |" not in docs] == []
+    assert [s for s in sorted(suffixes) if f"instruments.<name>.last.{s}" not in docs] == []
