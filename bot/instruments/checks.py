@@ -237,20 +237,15 @@ def _bands_of(instrument: Instrument, subscale: str | None, path: Path) -> Found
     bands = instrument.bands_of(subscale)
     if not bands:
         return []
+    owner = "" if subscale is None else f"subscale {subscale!r}: "
     low, high = instrument.score_range(subscale)
     if low is None or high is None:
-        open_item = next(
-            i for i in instrument.scored(subscale) if None in instrument.scored_range(i)
-        )
-        return [
-            (
-                path,
-                f"bands need a score with a lowest and highest value, but item "
-                f"{open_item.id!r} has no `min` or `max`",
-            )
-        ]
-    integral = instrument.integral(subscale)
-    return [((*path, index), text) for index, text in band_problems(bands, low, high, integral)]
+        scored = instrument.scored(subscale)
+        unbounded = next(i for i in scored if None in instrument.scored_range(i))
+        message = "bands need a score with a lowest and highest value, but item"
+        return [(path, f"{owner}{message} {unbounded.id!r} has no `min` or `max`")]
+    found = band_problems(bands, low, high, instrument.integral(subscale))
+    return [((*path, index), owner + text) for index, text in found]
 
 
 def _reading_problems(instrument: Instrument) -> Found:

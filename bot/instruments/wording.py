@@ -63,6 +63,8 @@ def authors_words(error: Any, data: Any) -> tuple[tuple[Any, ...], str]:
     if kind == "missing":
         return path, f"{_owner(path[:-1], data)}`{path[-1]}` is required"
     what = _KINDS.get(kind) or _described(error)
+    if len(path) == 3 and path[:2] == ("scoring", "subscales") and kind.endswith("_type"):
+        what = "should be a list of item ids (or `items:` with `bands:`)"
     value = error.get("input")
     shown = f" (it is {value!r})" if _shown(value) and kind != "missing" else ""
     if on_key:

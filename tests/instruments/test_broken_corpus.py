@@ -199,3 +199,17 @@ def test_a_file_name_that_is_not_a_name_is_refused(tmp_path: Path) -> None:
         "the file name 'PHQ-9' must start with a letter and use only a-z, 0-9 and _ (it is a "
         "name in conditions)"
     ]
+
+
+def test_a_subscale_band_problem_names_the_subscale(tmp_path: Path) -> None:
+    bands = "worry:\n      items: [calm, worried]\n      bands: [{name: some, min: 0, max: 5}]"
+    assert _problems(tmp_path, [("worry: [calm, worried]", bands)]) == [
+        "mood.yaml:24: subscale 'worry': score 6 is in no band (the highest is 6)"
+    ]
+
+
+def test_a_subscale_written_as_one_word_asks_for_a_list(tmp_path: Path) -> None:
+    assert _problems(tmp_path, [("worry: [calm, worried]", "worry: calm")]) == [
+        "mood.yaml:22: subscale 'worry' should be a list of item ids (or `items:` with "
+        "`bands:`) (it is 'calm')"
+    ]
