@@ -20,7 +20,7 @@ def instrument_problems(instrument: Instrument) -> Found:
     """Everything wrong with a well-formed instrument that no single key shows."""
     found: Found = []
     found += _item_problems(instrument)
-    if any(path[:1] == ("items",) and path[2:3] != ("id",) for path, _ in found):
+    if any(path[-1:] != ("id",) for path, _ in found):
         return found  # scores cannot be ranged until every item has a sound answer
     found += _subscale_problems(instrument)
     if found:

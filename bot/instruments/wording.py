@@ -32,7 +32,7 @@ _KINDS = {
 def errors_in_authors_words(errors: list[Any], data: Any) -> list[tuple[tuple[Any, ...], str]]:
     """Each error said for the author, but a required key that a misspelt one was meant to
     be (`txt:` for `text:`) is said once: "unknown key `txt`; did you mean `text`?"."""
-    meant = set()
+    meant: set[tuple[Any, ...]] = set()
     for error in errors:
         if error["type"] == "extra_forbidden":
             path = _path(error)
@@ -61,7 +61,8 @@ def authors_words(error: Any, data: Any) -> tuple[tuple[Any, ...], str]:
         hint = f"; did you mean `{near[0]}`?" if near else f" (known: {', '.join(known)})"
         return path, f"{_owner(path[:-1], data)}unknown key `{path[-1]}`{hint}"
     if kind == "missing":
-        return path, f"{_owner(path[:-1], data)}`{path[-1]}` is required"
+        swallowed = _swallowed(_entry(data, *path[:-1]), str(path[-1]))
+        return path, f"{_owner(path[:-1], data)}`{path[-1]}` is required{swallowed}"
     what = _KINDS.get(kind) or _described(error)
     if len(path) == 3 and path[:2] == ("scoring", "subscales") and kind.endswith("_type"):
         what = "should be a list of item ids (or `items:` with `bands:`)"
@@ -121,9 +122,25 @@ def _where(path: tuple[Any, ...], data: Any) -> str:
 
 
 def _entry(data: Any, *keys: Any) -> Any:
+    """The value at a key path (list indices included), None if there is none."""
     for key in keys:
-        data = data.get(key) if isinstance(data, dict) else None
+        if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            data = data.get(key) if isinstance(data, dict) else None
     return data
+
+
+def _swallowed(mapping: Any, key: str) -> str:
+    """A hint when a missing key is written inside another's value (`{name: mild min: 5}`
+    read as name "mild min 5": a comma was missing)."""
+    for other, value in mapping.items() if isinstance(mapping, dict) else ():
+        if isinstance(value, str) and key in value.split():
+            return (
+                f"; it seems to be inside the value of `{other}` ({value!r}): is a comma or "
+                "a colon missing?"
+            )
+    return ""
 
 
 def _item_name(data: Any, index: int) -> str:

@@ -15,6 +15,9 @@ from yaml.constructor import SafeConstructor
 BOOL_TAG = "tag:yaml.org,2002:bool"
 NULL_TAG = "tag:yaml.org,2002:null"
 BOOLEAN_KEYS = frozenset({"reverse", "scored"})  # the keys whose values are true or false
+# Keys with a fixed set of words: `skip: no` is kept as the text "no" and refused with the
+# words allowed, rather than told to be quoted and then refused again.
+WORD_KEYS = frozenset({"type", "method", "mode", "skip", "separators"})
 _GLUED = re.compile(r"^([A-Za-z_][\w-]*):(\S.*)$")
 _WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
 
@@ -65,6 +68,8 @@ class _Builder:
                 self.lines[(*path, str(index))] = item.start_mark.line + 1
                 result.append(self.build(item, (*path, str(index))))
             return result
+        if _unquoted_bool(node) and key in WORD_KEYS:
+            return node.value
         if _unquoted_bool(node) and key not in BOOLEAN_KEYS and _yaml11(node):
             self.slip(
                 node,

@@ -109,6 +109,11 @@ CORPUS: dict[str, tuple[list[tuple[str, str]], str]] = {
         "mood.yaml:25: write a space after the colon: `min: 4` (without it, `min:4` is one "
         "key with no value)",
     ),
+    "flow-mapping-with-a-key-swallowed-by-a-value": (
+        [(MEDIUM, "{name: medium min 4, max: 6}")],
+        "mood.yaml:25: band 'medium min 4': `min` is required; it seems to be inside the value "
+        "of `name` ('medium min 4'): is a comma or a colon missing?",
+    ),
     "flow-mapping-with-a-semicolon": (
         [(MEDIUM, "{name: medium; min: 4, max: 6}")],
         "mood.yaml:25: in `{...}` pairs are separated by commas, not ';': write `, min:`",
@@ -136,6 +141,11 @@ CORPUS: dict[str, tuple[list[tuple[str, str]], str]] = {
         "mood.yaml:30: all-at-once: item 'mood' has answers of more than one character "
         '(codes 0 to 10), so a reply such as "12103" cannot be read digit by digit; add '
         "`separators: required` under `administration`",
+    ),
+    "unquoted-no-where-a-word-is-expected": (
+        [("  reask: 1", "  skip: no")],
+        "mood.yaml:29: `administration.skip` should be one of 'allowed' or 'not-allowed' "
+        "(it is 'no')",
     ),
     "code-that-is-not-a-number": (
         [("2: Often", "two: Often")],
