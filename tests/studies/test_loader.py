@@ -190,3 +190,12 @@ def test_minimisation_defaults_to_a_probability_of_eight_tenths(tmp_path: Path) 
     study = load_study(write(tmp_path, text), INTERVENTIONS)
 
     assert isinstance(study.allocation, Minimisation) and study.allocation.probability == 0.8
+
+
+def test_the_full_example_in_the_documentation_loads(tmp_path: Path) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "studies.md").read_text()
+    example = docs.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+    study = load_study(write(tmp_path, example), INTERVENTIONS)
+
+    assert study.blinded and study.stage2 is not None and len(study.arms) == 3
