@@ -109,6 +109,8 @@ def _method(study: Study, stage: int, first_arm: str | None) -> tuple[Allocation
         raise ValueError(f"the study has no stage {stage}")
     if first_arm is None or first_arm not in study.arms:
         raise ValueError("stage 2 needs the participant's stage-1 arm")
+    if first_arm not in (study.stage2.after or study.allocation.ratio):
+        raise ValueError(f"stage 2 does not concern the stage-1 arm {first_arm!r}")
     return study.stage2.allocation, f"s2/{first_arm}"
 
 
@@ -119,7 +121,7 @@ def _shares(ratio: Mapping[str, int]) -> dict[str, float]:
 
 def _cumulative(ratio: Mapping[str, int]) -> list[tuple[str, int]]:
     """Each arm with the running total of the ratio up to and including it."""
-    running, found = 0, []
+    running, found = 0, list[tuple[str, int]]()
     for arm, weight in ratio.items():
         running += weight
         found.append((arm, running))

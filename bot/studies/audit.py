@@ -32,7 +32,7 @@ class Mismatch:
         )
 
 
-def record(participant: str, baseline: Mapping[str, Any], allocation: Allocation) -> dict:
+def record(participant: str, baseline: Mapping[str, Any], allocation: Allocation) -> dict[str, Any]:
     """What a `participant.allocated` event holds, as plain data: the audit reads it back."""
     return {
         "participant": participant,

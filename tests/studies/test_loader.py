@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.interventions.types import Type
+from bot.interventions.validate import intervention_folders
 from bot.studies.checks import Catalogue
 from bot.studies.format import Minimisation, Stratified
 from bot.studies.loader import STUDY, StudyError, load_study, read_study
@@ -131,9 +132,10 @@ def test_a_broken_study_is_refused_at_its_line(
 
 
 def test_the_shipped_walk_pilot_loads_as_stratified_blocks() -> None:
-    folder = Path(__file__).resolve().parents[2] / "studies" / "walk-pilot"
+    root = Path(__file__).resolve().parents[2]
+    shipped = {folder.name for folder in intervention_folders(root / "interventions")}
 
-    study = load_study(folder, INTERVENTIONS)
+    study = load_study(root / "studies" / "walk-pilot", shipped)
 
     assert isinstance(study.allocation, Stratified)
     assert study.allocation.strata == ["activity_level"]

@@ -66,3 +66,8 @@ def test_stage_two_needs_the_stage_one_arm() -> None:
 
 def test_the_arm_values_hold_the_arms_name() -> None:
     assert arm_values(TRIAL, "b") == {"name": "b"}
+
+
+def test_stage_two_refuses_a_stage_one_arm_it_does_not_concern() -> None:
+    with pytest.raises(ValueError, match="does not concern"):
+        allocate(TRIAL, SEED, [], LOW, stage=2, first_arm="b")
