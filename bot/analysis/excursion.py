@@ -43,7 +43,7 @@ from statsmodels.tools.numdiff import approx_fprime
 
 EFFECT = "(effect)"  # the term of the effect where every moderator is 0
 Method = Literal["wcls", "emee"]
-Arms = Mapping[str, tuple[str, "str | float"]]  # option -> (its 0/1 column, its probability)
+Arms = Mapping[str, tuple[str, str | float]]  # option -> (its 0/1 column, its probability)
 _TOLERANCE = 1e-10
 _MAX_REFITS = 200
 
@@ -195,6 +195,15 @@ class _Design:
             raise ValueError("each point chooses one option: arm columns are 0/1, at most one 1")
         if np.isnan(probs).any() or (probs <= 0).any() or (probs.sum(axis=1) >= 1).any():
             raise ValueError("the logged probabilities must lie in (0, 1), the reference's too")
+        references = len(rows) - int(chosen.sum())
+        for k, option in enumerate(arms):
+            if chosen[:, k].sum() == 0 or references == 0:
+                raise ValueError(f"{option!r} and the reference must each be chosen at least once")
+        for name in moderators:
+            if rows[name].nunique() < 2:
+                raise ValueError(
+                    f"the moderator {name!r} does not vary: its effect has no estimate"
+                )
         tilde = tuple(float(reference_probs.get(o, probs[:, k].mean())) for k, o in enumerate(arms))
         if min(tilde) <= 0 or sum(tilde) >= 1:
             raise ValueError(f"numerator probabilities {tilde} leave the reference none")

@@ -95,7 +95,9 @@ def frame() -> pd.DataFrame:
     return heartsteps_like(seed=11)
 
 
-def test_wcls_equals_weighted_least_squares_with_a_participant_sandwich(frame) -> None:
+def test_wcls_equals_weighted_least_squares_with_a_participant_sandwich(
+    frame: pd.DataFrame,
+) -> None:
     found = wcls(frame, "logstep_30min", "intervention", "rand_prob", "avail", "userid",
                  moderators=[MODERATOR])  # fmt: skip
     beta, cov = Direct(frame).wcls("logstep_30min")
@@ -104,7 +106,7 @@ def test_wcls_equals_weighted_least_squares_with_a_participant_sandwich(frame) -
     assert np.allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
-def test_emee_solves_mrtanalysis_estimating_equation_with_its_sandwich(frame) -> None:
+def test_emee_solves_mrtanalysis_estimating_equation_with_its_sandwich(frame: pd.DataFrame) -> None:
     found = emee(frame, "walked", "intervention", "rand_prob", "avail", "userid",
                  moderators=[MODERATOR])  # fmt: skip
     theta, cov, at_root = Direct(frame).emee("walked")
@@ -114,13 +116,29 @@ def test_emee_solves_mrtanalysis_estimating_equation_with_its_sandwich(frame) ->
     assert np.allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
-def test_emee_reports_the_risk_ratio_as_the_exponent_of_the_log_ratio(frame) -> None:
+def test_emee_reports_the_risk_ratio_as_the_exponent_of_the_log_ratio(frame: pd.DataFrame) -> None:
     found = emee(frame, "walked", "intervention", "rand_prob", "avail", "userid").term(EFFECT)
     assert found.ratio == pytest.approx(tuple(np.exp([found.estimate, found.low, found.high])))
 
 
-def test_counts_say_participants_decision_points_and_available_points(frame) -> None:
+def test_counts_say_participants_decision_points_and_available_points(frame: pd.DataFrame) -> None:
     found = wcls(frame, "logstep_30min", "intervention", "rand_prob", "avail", "userid")
     assert found.n_decisions == len(frame)
     assert found.n_available == int(frame["avail"].sum())
     assert found.n_participants == frame.loc[frame["avail"] == 1, "userid"].nunique()
+
+
+def test_a_moderator_that_does_not_vary_is_refused(frame: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="does not vary"):
+        wcls(frame.assign(same=1.0), "logstep_30min", "intervention", "rand_prob", "avail",
+             "userid", moderators=["same"])  # fmt: skip
+
+
+def test_an_option_never_chosen_is_refused(frame: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="chosen at least once"):
+        emee(frame.assign(never=0), "walked", "never", "rand_prob", "avail", "userid")
+
+
+def test_probabilities_outside_zero_and_one_are_refused(frame: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"in \(0, 1\)"):
+        wcls(frame, "logstep_30min", "intervention", 1.0, "avail", "userid")

@@ -33,14 +33,14 @@ def no_effects() -> pd.DataFrame:
     return simulate_trial(SEED, NULL)
 
 
-def test_wcls_recovers_the_additive_effect_and_its_moderation(effects) -> None:
+def test_wcls_recovers_the_additive_effect_and_its_moderation(effects: pd.DataFrame) -> None:
     found, truth = fit("wcls", effects), Truth()
     assert found.term(EFFECT).low <= truth.effect <= found.term(EFFECT).high
     assert found.term(STRESSED).low <= truth.effect_stressed <= found.term(STRESSED).high
     assert found.term(EFFECT).low > 0 and found.term(STRESSED).low > 0  # both are detected
 
 
-def test_emee_recovers_the_risk_ratio_and_its_moderation(effects) -> None:
+def test_emee_recovers_the_risk_ratio_and_its_moderation(effects: pd.DataFrame) -> None:
     found, truth = fit("emee", effects), Truth()
     _, ratio_low, ratio_high = found.term(EFFECT).ratio or (0, 0, 0)
     assert ratio_low <= truth.risk_ratio <= ratio_high
@@ -49,12 +49,14 @@ def test_emee_recovers_the_risk_ratio_and_its_moderation(effects) -> None:
     assert ratio_low > 1  # the effect is detected
 
 
-def test_wcls_interval_covers_zero_when_sending_does_nothing(no_effects) -> None:
+def test_wcls_interval_covers_zero_when_sending_does_nothing(no_effects: pd.DataFrame) -> None:
     found = fit("wcls", no_effects)
     assert all(c.low <= 0 <= c.high for c in found.coefficients)
 
 
-def test_emee_interval_covers_a_risk_ratio_of_one_when_sending_does_nothing(no_effects) -> None:
+def test_emee_interval_covers_a_risk_ratio_of_one_when_sending_does_nothing(
+    no_effects: pd.DataFrame,
+) -> None:
     found = fit("emee", no_effects)
     assert all(c.ratio is not None and c.ratio[1] <= 1 <= c.ratio[2] for c in found.coefficients)
 

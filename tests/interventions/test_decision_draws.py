@@ -31,7 +31,9 @@ def test_a_replay_draws_the_same_number() -> None:
     [(b"other-seed", "p1", "nudge", 7), (SEED, "p2", "nudge", 7),
      (SEED, "p1", "tip", 7), (SEED, "p1", "nudge", 8), (SEED, "p1n", "udge", 7)],
 )  # fmt: skip
-def test_another_seed_participant_decision_or_index_draws_another_number(other) -> None:
+def test_another_seed_participant_decision_or_index_draws_another_number(
+    other: tuple[bytes, str, str, int],
+) -> None:
     assert uniform_draw(*other) != uniform_draw(SEED, "p1", "nudge", 7)
 
 
@@ -68,7 +70,9 @@ def test_an_option_with_probability_zero_is_never_chosen() -> None:
     {"a": 0.6, "b": 0.6}, {"a": 0.5, "b": 0.4999999}, {"a": 1.2, "b": -0.2}, {},
     {"a": float("nan"), "b": 1.0},
 ])  # fmt: skip
-def test_probabilities_that_do_not_sum_to_one_are_refused_not_renormalised(probabilities) -> None:
+def test_probabilities_that_do_not_sum_to_one_are_refused_not_renormalised(
+    probabilities: dict[str, float],
+) -> None:
     with pytest.raises(ProbabilityError):
         choose(probabilities, 0.3)
 

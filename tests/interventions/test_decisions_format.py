@@ -118,7 +118,9 @@ def expected_line(text: str, broken: str) -> int:
 
 
 @pytest.mark.parametrize(("broken", "old", "new", "phrase"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_a_broken_decision_file_is_refused_at_its_line(broken, old, new, phrase) -> None:
+def test_a_broken_decision_file_is_refused_at_its_line(
+    broken: str, old: str, new: str, phrase: str
+) -> None:
     assert old in GOOD, broken
     text = GOOD.replace(old, new, 1)
     problems = decision_problems(FILE, text, type_of)
