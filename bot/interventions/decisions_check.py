@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.interventions.conditions import condition
 from bot.interventions.decisions_format import (
     MODERATOR_KINDS,
     NAME,
@@ -21,9 +22,13 @@ from bot.interventions.decisions_format import (
     WINDOW,
     Decision,
 )
-from bot.interventions.intervention import Source
+from bot.interventions.expressions import ConditionError
+from bot.interventions.intervention import Intervention, Source
 from bot.interventions.loader import parse_file
 from bot.interventions.problems import Problem
+from bot.interventions.references import name_problems
+from bot.interventions.typecheck import expression_type
+from bot.interventions.types import name_types
 
 # The kind of an expression ("yes/no", "integer", "number", "text", ... or "any": unknown and
 # already reported); ValueError, with the reason, for one that cannot be used.
@@ -99,6 +104,27 @@ def decision_type_problems(decision: Decision, source: Source, type_of: TypeOf) 
         what = f"moderator `{name}` ({moderator.type})"
         check(moderator.value, ("moderators", name, "value"), wanted, what)
     return problems.problems
+
+
+def intervention_type_of(intervention: Intervention) -> TypeOf:
+    """The intervention's own type checker as a `TypeOf`: an expression's kind, or ValueError
+    with the checker's words (a construct not allowed, an unknown name, a misused type)."""
+    types = name_types(intervention)
+
+    def type_of(expression: str) -> str:
+        try:
+            compiled = condition(expression)
+        except ConditionError as exc:
+            raise ValueError(str(exc)) from None
+        problems = name_problems(compiled.names(), intervention)
+        found = None
+        if not problems:
+            found, problems = expression_type(compiled, types)
+        if problems or found is None:
+            raise ValueError("; ".join(problems))
+        return found.kind
+
+    return type_of
 
 
 class _Problems:

@@ -36,7 +36,7 @@ def _not_bool(value: Any) -> Any:
 Probability = Annotated[
     float | str,
     BeforeValidator(_not_bool),
-    WithJsonSchema({"type": ["number", "string"], "examples": [0.5, "0.2 + 0.1 * x"]}),
+    WithJsonSchema({"type": ["number", "string"], "examples": [0.5, "0.2 + profile.boost"]}),
 ]
 
 

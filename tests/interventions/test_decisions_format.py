@@ -6,7 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from bot.interventions.decisions_check import decision_problems, read_decision
+from bot.interventions.decisions_check import (
+    decision_problems,
+    intervention_type_of,
+    read_decision,
+)
+from bot.interventions.loader import load_intervention
 
 FILE = "interventions/walk/decisions/walk_nudge.md"
 GOOD = """---
@@ -31,16 +36,16 @@ outcome:
 moderators:
   hour:
     type: int
-    value: participant.local_hour
+    value: participant.hour
 ---
 Why this decision exists, for the researchers.
 """
 KINDS = {
     "step.turns > 2": "yes/no",
     "step.turns": "integer",
-    "participant.local_hour": "integer",
+    "participant.hour": "integer",
     "participant.name": "text",
-    "0.2 + 0.02 * step.turns": "number",
+    "0.2 + profile.boost": "number",
 }
 MARK = "  # <-"
 
@@ -60,8 +65,8 @@ BROKEN = [
      "is 0, outside the bounds 0.1-0.9"),
     ("window shorter than the question's delay", "  window: 4h", "  window: 90m" + MARK,
      "window (90m) must be longer than the question's delay (after 2h)"),
-    ("untyped moderator", "  hour:\n    type: int\n    value: participant.local_hour",
-     "  hour: participant.local_hour" + MARK, "moderator `hour` has no type"),
+    ("untyped moderator", "  hour:\n    type: int\n    value: participant.hour",
+     "  hour: participant.hour" + MARK, "moderator `hour` has no type"),
     ("availability not yes/no", "available: step.turns > 2", "available: step.turns" + MARK,
      "`available` must be yes or no, but `step.turns` is integer"),
     ("unknown option action", "    start: plan_walk", "    email: plan_walk" + MARK,
@@ -84,12 +89,12 @@ BROKEN = [
      "    probability: participant.name" + MARK,
      "the probability of `nudge` must be a number, but `participant.name` is text"),
     ("a moderator whose value is not its type", "    type: int", "    type: bool",
-     "moderator `hour` (bool) must be yes or no, but `participant.local_hour` is integer"),
+     "moderator `hour` (bool) must be yes or no, but `participant.hour` is integer"),
     ("a single option", "  - name: plan\n    start: plan_walk\n    probability: 0.3\n"
      "  - name: nothing\n    probability: 0.3\n", "", "at least 2 items"),
     ("an unknown key", "outcome:", "reward: 1" + MARK + "\noutcome:", "unknown key `reward`"),
     ("expressions that cannot make the sum 1", "0.4\n  - name: plan\n    start: plan_walk\n"
-     "    probability: 0.3", "0.2 + 0.02 * step.turns\n  - name: plan\n    start: plan_walk\n"
+     "    probability: 0.3", "0.2 + profile.boost\n  - name: plan\n    start: plan_walk\n"
      "    probability: 0.65", "cannot sum to 1"),
     ("a yes as a probability", "    probability: 0.4", "    probability: yes" + MARK,
      "a probability is a number"),
@@ -160,7 +165,7 @@ def test_the_good_file_reads_as_typed_values() -> None:
 
 def test_a_probability_expression_defers_the_sum_to_run_time() -> None:
     text = GOOD.replace("    probability: 0.3\n  - name: nothing", "    probability: "
-                        "0.2 + 0.02 * step.turns\n  - name: nothing")  # fmt: skip
+                        "0.2 + profile.boost\n  - name: nothing")  # fmt: skip
     decision, _, problems = read_decision(FILE, text)
     assert problems == [] and decision is not None and decision.probabilities() is None
 
@@ -171,3 +176,18 @@ def test_a_reply_outcome_is_yes_or_no_and_its_latency_a_number() -> None:
                             f"  reply: {reply}\n  within: 60m")  # fmt: skip
         decision, _, problems = read_decision(FILE, text)
         assert problems == [] and decision is not None and decision.outcome.kind() == kind
+
+
+def test_the_interventions_type_checker_plugs_in_as_type_of() -> None:
+    type_of = intervention_type_of(load_intervention("tests/interventions/fixtures/good"))
+    assert (type_of("step.turns > 2"), type_of("step.turns + 1")) == ("yes/no", "integer")
+    assert decision_problems(FILE, GOOD, type_of) == []
+    broken = GOOD.replace("available: step.turns > 2", "available: step.turns")
+    assert any("must be yes or no" in p.message for p in decision_problems(FILE, broken, type_of))
+
+
+@pytest.mark.parametrize("expression", ["nothing.here > 1", "step.turns * 2", "step.turns >"])
+def test_the_type_checker_refuses_what_the_condition_language_refuses(expression: str) -> None:
+    type_of = intervention_type_of(load_intervention("tests/interventions/fixtures/good"))
+    with pytest.raises(ValueError):
+        type_of(expression)
