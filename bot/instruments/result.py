@@ -110,7 +110,7 @@ def _bands(instrument: Instrument, subscale: str | None) -> Type:
 
 @dataclass(frozen=True)
 class Column:
-    """A column of instruments.csv: its name, type and meaning (as bot.store.results.Column,
+    """A column of instruments.csv: its name, type and meaning (as bot.reporting.results.Column,
     kept here so this package imports no storage)."""
 
     name: str
