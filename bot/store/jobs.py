@@ -1,50 +1,26 @@
 """Processes that share out the chunks of an export or a replay (`tandem export --jobs`,
-`tandem replay --jobs`: bot.store.replay does its part of the work as described there).
+`tandem replay --jobs`; bot.store.replay describes its part).
 
-An export spends most of its time on Python work on one core: the per-participant files
-(messages, results, retrievals, forms) and the events file's lines, made as those files read
-each event. With `jobs` of 2 or more, `bot.reporting.export.export` runs in that many processes,
-its own and `jobs` - 1 workers it forks. It cuts the participants, in order of enrollment,
-into chunks by their events, largest first (`chunk_shares`, placed on the participants by
-`cut`), and every process, the export's own too, takes the next chunk no process has taken
-(`Workers.claimed`, one shared counter), writes it (its rows of each file to
-`.<name>.<fmt>.part-K`, its events lines to sorted runs: bot.reporting.merge), and takes
-another, until none is left; so the processes end together, within one of the last, small
-chunks, whatever else each does and however fast each runs. The export's own process first
-writes participants.csv and reads the events of no participant; at the end it joins the
-parts, in order, into each file and merges the runs into the events file. The files are the
-ones one process writes, byte for byte. Between its own chunks' rows it reads what the
-workers have sent (`Workers.poll`), so that no worker waits on a full pipe to report its
-progress.
+What: `Workers` forks `jobs` - 1 worker processes; every process, the caller's too, takes the
+next chunk none has taken (`Workers.claimed`, one shared counter) until none is left. An
+export's chunks are participants in order of enrollment, cut by their events, largest first
+(`chunk_shares`, placed by `cut`); each chunk's rows go to `.<name>.<fmt>.part-K` files and its
+events lines to sorted runs (bot.reporting.merge), which the caller joins in order at the end:
+the files one process writes, byte for byte. The caller reads what workers send between its
+own chunks (`Workers.poll`), so none waits on a full pipe.
 
-All in one snapshot: every worker reads the database as the export's own transaction sees it.
-- PostgreSQL: the export's REPEATABLE READ transaction exports its snapshot and each worker's
-  transaction takes it (bot.store.prefetch: `pg_export_snapshot`, `SET TRANSACTION
-  SNAPSHOT`), as `pg_dump --jobs` does.
-- SQLite cannot share a snapshot between connections; a transaction's snapshot (WAL) is taken
-  at its first read. So the export holds the writer lock (BEGIN IMMEDIATE: `hold_writes`) from
-  before its own first read until every worker has made its first: nothing commits between
-  them, so all of them see the same database. Writers wait meanwhile, for milliseconds: the
-  workers are already running and only begin their transactions.
-Each worker checks that the last event its snapshot holds is the export's last, and fails
-otherwise.
-
-Forked, not spawned: a new interpreter took 0.9-1.3 s to import Tandem on this machine, as long
-as an export of 4,000 participants takes. The workers are forked when the export starts,
-before it opens any transaction, so no lock or transaction is carried into them. They open
-connections of their own (SQLAlchemy's `Engine.dispose(close=False)`) and never use or close
-the ones they inherit: SQLite's rule for fork() is that a connection is used in the process
-that opened it. A forked worker has only the thread that forked it, so a lock another thread
-held at that moment stays held in the worker: the export forks from `tandem export` and the
-replay from `tandem replay`, whose processes run no other thread of their own then (their
-progress bars, whose monitor thread tqdm starts, are made after the fork); a web process (the
-console's downloads) does not fork (Python 3.12 and later warn of fork() in a process with
-threads). One thread may run in any process that has committed often enough: SQLite's
-checkpoint thread (bot.store.database.Checkpointer). The workers are forked while it is held
-(`Checkpointer.held`), so that none inherits SQLite's own mutex held mid-checkpoint (a test
-run's export hung so, its workers waiting for ever in sqlite3.connect). A worker that fails
-sends its exception and traceback, and the export raises it;
-leaving the export ends any worker still running.
+Why so: taking chunks in turn, largest first, makes the processes end within one small chunk
+of each other however fast each runs. All read one snapshot: PostgreSQL's is exported and
+imported (`pg_export_snapshot`, `SET TRANSACTION SNAPSHOT`, as `pg_dump --jobs`); SQLite cannot
+share one, so the caller holds the writer lock (`hold_writes`) until every worker has made its
+first read. Each worker checks that its snapshot's last event is the caller's. Forked, not
+spawned, because importing Tandem afresh costs as much as a whole export; forked before any
+transaction opens, and only where no other thread runs (the progress bars start after the
+fork; a web process never forks), except SQLite's checkpoint thread, which is held still
+(`Checkpointer.held`) so no worker inherits SQLite's mutex mid-checkpoint. Workers open
+connections of their own (`Engine.dispose(close=False)`) and never touch inherited ones. A
+worker's exception is raised by the caller with its traceback; leaving ends every worker.
+Figures: docs/performance.md (Export, Replay).
 """
 
 from __future__ import annotations
@@ -119,9 +95,8 @@ def chunk_shares(processes: int, participants: int, per_part: int) -> list[float
     (2 or more: `process_count`) share out among themselves, largest first: each a
     2 x `processes`-th of what is left, but at least half of `per_part` participants' worth,
     the last taking what is left. The processes end within a small chunk of each other
-    however each one's other work delays it (equal chunks, four for each process, left them
-    up to one large chunk apart: an export in parts 10 % slower at 4,000 participants), and
-    a small chunk costs a few queries of its own (at 32 chunks, 0.1 s more than at 4)."""
+    however each one's other work delays it (equal chunks left them up to one large chunk
+    apart), and a small chunk costs a few queries of its own, so not many of them."""
     least = max(per_part // 2, 1) / participants
     shares: list[float] = []
     left = 1.0

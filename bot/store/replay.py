@@ -3,9 +3,14 @@
 A projection's row is a fold of the events whose key is the row's, in global order, and of no
 others (`Projection.key`, `apply`). So the rows can be rebuilt in parts, each part folding the
 events of some streams, as long as no row takes events of two parts. `check(jobs=N)` does that
-in worker processes (bot.store.jobs), all in one snapshot: the streams are split into N ranges
-of stream ids of about as many events each, at participants' streams (the system's and staff's
-streams fall in the last). Each worker folds its range's events, in global order, and compares
+in worker processes (bot.store.jobs), all in one snapshot: the streams are split into chunks,
+ranges of stream ids of about as many events each (four for each process), at participants'
+streams (the system's and staff's streams fall in the last), which every process, the caller's
+too, takes in turn until none is left, so that they end together whatever else each does.
+Equal chunks, not the export's largest-first: each chunk's read scans its stream range on
+PostgreSQL, so more, smaller chunks cost more there. A chunk's events are read in global order
+by the seqs the streams' index holds for its range, so that SQLite does not sort the range's
+rows. Each worker folds its chunk's events, in global order, and compares
 the rows it rebuilt whose participant (`participant_id`) is in its range with the stored rows
 of those participants; it sends the others (a row of no participant: staff, a system alert)
 to the caller, which compares them with the stored rows of no participant meanwhile read. The
@@ -14,7 +19,10 @@ touched, and if a key was touched in two parts, or a worker rebuilt a row of a p
 of its range, or the parts disagree about one row (missing in one, extra in another), the
 check is made again in one process and the report says why (`ReplayReport.again`). A worker
 sends only the rebuilt rows that differ (all that `repair` writes): rows cost more to send
-between processes than to rebuild.
+between processes than to rebuild. Stored rows are read as tuples (bot.store.scan.value_rows)
+and compared with the rebuilt rows' values in column order, not as a dict per row. A replay
+keeps all it builds until it ends and makes no cyclic garbage, so it runs with the cyclic
+collector running rarely (bot.store.bulk_gc). Figures: docs/performance.md (Replay).
 """
 
 from __future__ import annotations
