@@ -21,12 +21,10 @@ from bot.store.database import backend_name
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
 # `tandem worker`'s nice increment, by database engine, unless told otherwise. On PostgreSQL a
 # turn's commit locks one participant's row, which only that participant's next webhook waits
-# for: the web processes can have the CPU first and the turns the rest. The Procfile's layout
-# on one 2-core machine (bench/webhook.py --layouts production), 200 webhooks/s, two runs of
-# two rounds each, alternating: +5 answered 0.89 and 0.85 x no-op, p99 ack 1.7 and 1.9 s; +19
-# 0.96 and 0.93, p99 0.68 and 0.82 s. On SQLite the worker holds the database's one writer
-# lock for its commits, and far down the run queue it keeps every webhook waiting behind it,
-# as `tandem serve`'s child did at +10 (bot.runtime.background.NICENESS).
+# for: the web processes can have the CPU first and the turns the rest (+19 answered more webhooks
+# than +5: docs/performance.md, Webhook). On SQLite the worker holds the database's one writer lock
+# for its commits, and far down the run queue it keeps every webhook waiting behind it, as `tandem
+# serve`'s child did at +10 (bot.runtime.background.NICENESS).
 WORKER_NICENESS = {"postgresql": 19, "sqlite": NICENESS}
 
 log = logging.getLogger(__name__)

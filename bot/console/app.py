@@ -34,8 +34,8 @@ SESSION_HOURS = 12
 class ConsoleSessions(SecureCookieSessionInterface):
     """Flask's signed-cookie sessions, with no signing work for a request that sends no
     session cookie: a webhook or an API call (the cookie's path is /console) gets an empty
-    session at once, where Flask builds its signing serializer for every request (30 us of
-    the web process's CPU per webhook on the 2-core machine, against 5). A request with the
+    session at once, where Flask builds its signing serializer for every request (most of the
+    session's CPU per webhook). A request with the
     cookie is verified as by Flask; a session filled in by a request without one (a sign-in)
     is signed as by Flask."""
 

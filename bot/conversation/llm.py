@@ -325,7 +325,7 @@ class ChatClient:
         """POST the request body as built here to /chat/completions through the SDK client's
         public `post` (its retries, timeouts, headers and error types), not through
         `chat.completions.create`/`parse`: those re-walk the whole body with the SDK's
-        `maybe_transform` against the param TypedDicts (1-4 ms a turn with a long transcript,
+        `maybe_transform` against the param TypedDicts (costly with a long transcript,
         issue 15), which changes nothing in a body of plain JSON values like this one. The body
         goes as JSON bytes made by orjson (`_json_body`)."""
         started = time.perf_counter()
@@ -415,8 +415,8 @@ class ChatClient:
 
 def _json_body(request: dict[str, Any]) -> dict[str, Any]:
     """The SDK's `post` argument for the request: its JSON as the SDK would make it (compact,
-    UTF-8, `openapi_dumps`) by orjson, as `content` (5 us where the SDK's `json.dumps` took 110
-    for a prompt with 50 messages). A body orjson cannot encode as the SDK would (a key that is
+    UTF-8, `openapi_dumps`) by orjson, as `content` (a fraction of the SDK's `json.dumps`'s
+    cost for a long prompt). A body orjson cannot encode as the SDK would (a key that is
     not a string; a NaN, which the SDK refuses and orjson writes as null) goes as `body`, for
     the SDK to encode."""
     if any(isinstance(value, float) and not math.isfinite(value) for value in request.values()):

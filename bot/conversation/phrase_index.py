@@ -1,13 +1,13 @@
 """The crisis screen's phrases indexed by the words they can start with.
 
 The screen's phrases compile to one alternation of some 400 branches, which the regex engine
-tries one by one at every word of a message: 0.5 ms for a short message, 2 ms for a long one,
-a tenth of a turn's CPU (issue 15). A phrase can only match where the message's word is one its
+tries one by one at every word of a message: a tenth of a turn's CPU (issue 15).
+A phrase can only match where the message's word is one its
 first word matches: that word itself, a word its stem (`harm*`) begins, or a number. The index
 keeps those per branch; at each word it tries only the branches that could start there, in
 their catalogue order, as one small alternation compiled on first use. `search` finds the match
 `re.search` finds with every branch (tests/conversation/test_phrase_index.py holds it to that),
-in 30-130 us.
+at a fraction of the cost (docs/performance.md, Turn).
 """
 
 from __future__ import annotations

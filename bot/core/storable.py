@@ -81,7 +81,7 @@ def walked(value: Any, path: str = "") -> tuple[Any, dict[str, str]]:
 
 def _plainly_storable(value: Any) -> bool:
     """Whether no string or key in a JSON value holds an unstorable character, as orjson sees
-    it: 10 us for an `llm.called` payload where the walk took 100. False also when orjson cannot
+    it, at a tenth of the walk's cost. False also when orjson cannot
     tell (a key that is not a string, a value it does not encode; a text holding a backslash and
     `u0000`): the walk decides."""
     try:

@@ -22,8 +22,8 @@ _dumps = orjson.dumps
 
 
 def iso(value: datetime) -> str:
-    """`value.isoformat()`, by orjson where the two write the same text (0.2 us against
-    isoformat's 0.65, and an export writes five times or more for each message): a time in
+    """`value.isoformat()`, by orjson where the two write the same text (cheaper, and an
+    export writes five times or more for each message): a time in
     UTC, or in a zone whose offset then is of whole minutes. An offset with seconds (a zone's
     local mean time before 1900, say), which orjson cuts to minutes, a naive time, or a zone
     orjson does not read (or a subclass of datetime, which it refuses), is written by
@@ -69,8 +69,8 @@ def _finite(value: object) -> object:
 
 def to_json(value: object) -> str:
     """A dict's or list's JSON as the export writes it (a cell, a JSON Lines row): compact, not
-    ASCII-escaped, times in ISO 8601. By orjson: a payload's cell by `json` took 3.9 us, by
-    orjson 0.3, and events.csv writes two an event. A float that is not a number (NaN or
+    ASCII-escaped, times in ISO 8601. By orjson, at a fraction of `json`'s cost: events.csv
+    writes two an event. A float that is not a number (NaN or
     infinite: no JSON holds one) is written `null`, as the store itself stores it."""
     try:
         return orjson.dumps(value, default=_iso, option=_PASS_TO_ISO).decode()
@@ -245,8 +245,7 @@ def document(out_dir: Path, name: str, text: str) -> str:
 def into_place(partial: Path, path: Path) -> None:
     """`partial`, written and closed, renamed to `path`, any file of that name (a previous
     export's) removed first. Not renamed over it: ext4 (auto_da_alloc) starts writing a file
-    renamed over another out to disk before the rename returns, which took 9-15 ms for each
-    of events.csv and messages.csv at 4,000 participants (44,000 events), in the export's own
+    renamed over another out to disk before the rename returns, which held up the export's own
     process after its workers had ended. An export's files are made again from the events
     table; a moment without the file, in a folder being exported into, costs nothing."""
     path.unlink(missing_ok=True)

@@ -187,7 +187,7 @@ def export(
             written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
             total = 0  # the events file's lines
             if not pseudonymise:  # its count and the lines of no participant's events, now:
-                # with workers, while they begin (it took 0.03 s after them, 4,000 participants)
+                # with workers, while they begin (not after them, when this process works alone)
                 _add_other_lines(reads, fmt, runs)
                 total = _count_events(conn, upto, since, ids)
             if chunks:
@@ -343,8 +343,8 @@ def _spans(conn: Connection, shares: Sequence[float]) -> list[Span]:
     """The participants, in order of enrollment, in up to len(`shares`) spans of about those
     shares of the events each (a participants row's version is its stream's events: cut by
     bot.store.jobs.cut). Read as `value_rows` reads them, not by a typed select, which
-    converts each enrolled_at through SQLAlchemy's chain: 4,000 rows in 4.4 ms against 6.9
-    (best of ten), while the workers wait for their chunks."""
+    converts each enrolled_at through SQLAlchemy's costlier chain, while the workers wait
+    for their chunks."""
     order = [participants.c.enrolled_at, participants.c.participant_id]
     columns = ("enrolled_at", "participant_id", "version")
     rows = [row for rows in value_rows(conn, participants, columns, order_by=order) for row in rows]
@@ -652,9 +652,8 @@ def _participant_batches(
     """Participant rows (these columns; of `ids`, or in `span`) in order of enrollment, in
     lists of `batch`: one query, sorted once and streamed (a server-side cursor on
     PostgreSQL). No index holds that order, so paging it (a LIMIT per page after the last
-    row) sorted every participant for every page: quadratic, 4,000 participants' pages took 3
-    to 5 times as long as 2,000's. Each value converted column by column (bot.store.scan's
-    `records`), not by a typed select: participants.csv's 4,000 rows in 26 ms against 38."""
+    row) sorted every participant for every page: quadratic. Each value converted column by
+    column (bot.store.scan's `records`), not by a typed select, which costs more a value."""
     key = participants.c.participant_id
     names = list(dict.fromkeys([*columns, "enrolled_at", "participant_id"]))
     where = [*in_span(span), key.in_(ids)] if ids else in_span(span)
@@ -687,8 +686,7 @@ def _count_events(
     if conn.dialect.name == "sqlite" and len(clauses) == 1:
         # every event up to `upto`: counted through SQLite's smallest index that holds the
         # rowid (every index does) when the bound is on an expression of it, not through the
-        # table's own b-tree, rows and all, as it is when the bound is on the rowid itself:
-        # 1.4 ms against 8 at 44,000 events
+        # table's own b-tree, rows and all, as it is when the bound is on the rowid itself
         clauses = [events.c.seq + 0 <= upto]
     query = select(func.count()).select_from(events).where(*clauses)
     return int(conn.execute(query).scalar_one())
@@ -714,7 +712,7 @@ def _other_events(
     reads those), in global order within each `_OTHER_STREAMS` of them: the streams found
     first (`_other_streams`), then their events read through the streams' index. (One scan of
     the events table, each row's stream looked up in participants' primary key, read every
-    event to find the few: 26 ms for 44,000 events on SQLite, against 6 now.)"""
+    event to find the few.)"""
     others = _other_streams(conn)
     for start in range(0, len(others), _OTHER_STREAMS):
         where = [

@@ -132,7 +132,7 @@ def message_lines(
 ) -> list[str]:
     """messages.csv's rows of `message_records`' records, as `csv_line` writes each (its
     values in MESSAGE_COLUMNS order), made straight from the plain payloads: a record and
-    then its row through `csv_line` cost 7 us a message, as much as reading the event. A row
+    then its row through `csv_line` cost as much as reading the event. A row
     the plain reading refuses is made into its record, then its row.
     tests/store/test_export_messages.py holds the two ways to the same text."""
     tz_name = participant["timezone"]

@@ -1,8 +1,8 @@
 """`tandem serve`'s background process: its workers, dispatcher and scheduler, in a child.
 
-A turn is CPU work in Python (deciding, rendering, decoding, the store's append), about 10-20 ms
-of it. In the web's process, worker threads held the GIL while webhooks waited for it: at 200
-webhooks/s the embedded server answered half of what a no-op endpoint did, p99 ack 4.5 s. So
+A turn is CPU work in Python (deciding, rendering, decoding, the store's append). In the web's
+process, worker threads held the GIL while webhooks waited for it, and under load the embedded
+server answered far fewer webhooks than a no-op endpoint (docs/performance.md, Webhook). So
 `tandem serve` runs what `tandem worker` runs in a child process it starts itself, at a lower
 CPU priority (`NICENESS`), and keeps only the web app in its own: the web threads have a GIL to
 themselves and the first claim on the CPU, the turns take the rest. The child runs at most
@@ -45,14 +45,13 @@ log = logging.getLogger(__name__)
 
 # The child's nice increment: the web's threads come first when both want the CPU. Not more:
 # the child holds the SQLite writer lock for its commits, and a child too far down the run
-# queue keeps every webhook waiting behind it. 200 webhooks/s on a loaded machine, 3 rounds
-# each: +0 p50 86 ms, p99 425-451 ms; +5 p50 17 ms, p99 33-147 ms; +10 p50 17 ms, p99 0.2-3.5 s.
+# queue keeps every webhook waiting behind it (+0, +5 and +10 compared: docs/performance.md).
 NICENESS = 5
 # How long a thread may keep the GIL while another waits for it (Python's default: 5 ms), in
 # both processes of `tandem serve`. A thread back from SQLite with the writer lock held waited
 # up to that long for the GIL after each statement while a turn (or another request) computed,
-# and every writer queued behind it: at 200 webhooks/s, lock waits p99 38 ms at 5 ms, 15 ms at
-# 0.5 ms; p99 ack 35-188 ms against 23-25 ms (two rounds each).
+# and every writer queued behind it; a shorter interval cut both the lock waits and the acks'
+# tail (docs/performance.md, Webhook).
 SWITCH_INTERVAL = 0.0005
 # The signal on which the child writes every thread's stack to stderr (`faulthandler`, from C:
 # it works while the child's Python threads are stuck), as `stop()` asks before terminating it.

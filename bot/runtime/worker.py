@@ -515,7 +515,7 @@ def _first_pending(participant_id: Any) -> Select[Any]:
 
 
 # Statements are built once (building one costs more than a short query's execution); those
-# of every turn run on the driver's cursor (bot.store.direct: 0.1 ms less CPU each).
+# of every turn run on the driver's cursor (bot.store.direct: less CPU each).
 # Participant `pid`'s head item.
 _HEAD = _first_pending(bindparam("pid"))
 # The participant row, with the id of their head item (as `_read_head` finds it) beside it.

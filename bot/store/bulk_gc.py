@@ -4,16 +4,12 @@ makes objects by the million (export).
 CPython's cyclic collector runs a young collection every 700 net allocations of container
 objects, a middle one every 10 of those, and a full one (every object alive) once enough has
 survived. Replay keeps what it builds (every projection's rows, then every stored row to compare
-with) until it ends, so the middle and full collections walk a heap that only grows: about 30 %
-of a replay of 2,000 participants on either engine (`python bench/export.py`). Replay makes no
-cyclic garbage (measured: `gc.collect()` after a replay of 1,000 participants found none), so
+with) until it ends, so the middle and full collections walk a heap that only grows, a large
+share of a replay. Replay makes no cyclic garbage (`gc.collect()` after one finds none), so
 collecting rarely loses no memory; reference counting frees everything else as before.
 An export holds one batch of participants' events at a time, but a batch's rows live long
-enough to be promoted, so full collections still come: in an export of 4,000 participants
-(44,000 events), 3-4 full collections besides some 400 young and 35 middle ones took 12 % of
-its time on SQLite and 16 % on PostgreSQL, most of it the full ones (gc.callbacks, one export
-each). An export leaves about 140 objects of cyclic garbage, whatever its size (`gc.collect()`
-after one run with the collector off).
+enough to be promoted, so full collections still come, and an export leaves only a little
+cyclic garbage whatever its size. Figures: docs/performance.md (Export, Replay).
 
 The thresholds are the process's, so `fewer_collections` counts who is inside it: the first to
 enter raises them, the last to leave puts back what they were. A threshold already higher is

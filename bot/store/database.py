@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 
 def json_dumps(value: Any) -> str:
     """The JSON of a stored column (events' payloads, projections' JSON columns), by orjson:
-    an append encodes three of them and a turn reads a hundred, and `json` took 23 us for a
-    participant's conversation memory where orjson takes 1.4. What orjson refuses and `json`
+    an append encodes three of them and a turn reads a hundred, and orjson takes a fraction of
+    `json`'s time for a participant's conversation memory. What orjson refuses and `json`
     writes (a key that is not a string, an integer past 64 bits) is written by `json`."""
     try:
         return orjson.dumps(value).decode()
@@ -157,11 +157,11 @@ class Checkpointer:
     """Copies a SQLite database's WAL into the database file in a thread of its own when a
     commit asks, and has a later commit finish the copy.
 
-    A checkpoint copies pages for milliseconds (12-15 ms at 200 webhooks/s; 0.66 s after a
-    bulk write). Run by the commit that asked, after it let the writer lock go, it still held
-    up that commit's caller: in `tandem serve`'s web process, a webhook's ack, once every
-    CHECKPOINT_EVERY commits. Here its bulk runs beside the callers (`checkpoint`: PASSIVE,
-    on a connection opened for it, with the GIL released while SQLite copies).
+    A checkpoint copies pages for milliseconds (longer after a bulk write). Run by the commit
+    that asked, after it let the writer lock go, it still held up that commit's caller: in
+    `tandem serve`'s web process, a webhook's ack, once every CHECKPOINT_EVERY commits. Here its
+    bulk runs beside the callers (`checkpoint`: PASSIVE, on a connection opened for it, with the
+    GIL released while SQLite copies).
 
     Copying is not all a checkpoint is for: the WAL starts again from its beginning only when
     a writer begins with every frame copied. Commits go on during the bulk copy, and it leaves
@@ -278,8 +278,8 @@ CHECKPOINTS = Checkpointer()
 # `-writer-gate` file while it waits for the writer lock, and a "yield" writer (the background
 # child: turns, sends, timers) neither starts waiting while one does nor keeps a lock it took
 # as one began to. The dispatcher's and the workers' transactions were what a webhook waited
-# behind: at 200 webhooks/s, the web's lock wait p99 34 ms. Writers with no priority (separate
-# `tandem web` and `tandem worker` processes) take the writer lock alone, as before.
+# behind. Writers with no priority (separate gunicorn and `tandem worker` processes) take the
+# writer lock alone, as before.
 WriterPriority = Literal["first", "yield"]
 
 
@@ -400,8 +400,8 @@ class WriterLockedConnection(sqlite3.Connection):
 
 def _begin(conn: Any, dbapi_connection: sqlite3.Connection, sql: str) -> None:
     """Say `sql` (BEGIN or BEGIN IMMEDIATE) on the driver's connection: every transaction
-    does, and SQLAlchemy's execution of it (`exec_driver_sql`) cost 31 us against the driver's
-    2 on the 2-core machine. A failure is SQLAlchemy's exception, as from `exec_driver_sql`
+    does, and SQLAlchemy's execution of it (`exec_driver_sql`) cost many times the driver's
+    own. A failure is SQLAlchemy's exception, as from `exec_driver_sql`
     (`OperationalError` for "database is locked")."""
     try:
         dbapi_connection.execute(sql).close()

@@ -1,9 +1,8 @@
 """Hot statements compiled once and run on the driver's cursor.
 
-SQLAlchemy's execution of a compiled, cached statement costs about 28 us on SQLite and 50 us on
-PostgreSQL on top of the driver's own work (measured on the 2-core machine: a one-row SELECT is
-31 us through `Connection.execute`, 2.7 us on the sqlite3 cursor). An append issues four
-statements, so that overhead was most of what separated it from a bare INSERT+COMMIT.
+SQLAlchemy's execution of a compiled, cached statement costs many times the driver's own
+work for a short statement (docs/performance.md, Append). An append issues four statements, so
+that overhead was most of what separated it from a bare INSERT+COMMIT.
 
 `Direct` keeps everything that makes SQLAlchemy's execution safe and runs only the rest itself:
 the statement is a Core construct compiled by the dialect (quoting, casts, RETURNING, ON
@@ -126,9 +125,7 @@ class Direct:
         dialect = conn.dialect
         # Whether it returns rows, from the statement (a SELECT, or a RETURNING), not from the
         # cursor: psycopg builds `cursor.description` anew at each read, a Column object for
-        # each column. A webhook on PostgreSQL spent 37-39 us of its 1.07 ms of CPU on that
-        # (its two reads; in one process, blocks of 100 webhooks alternated with the check
-        # on the cursor)
+        # each column, a noticeable share of a webhook's CPU on PostgreSQL
         if not self._for(dialect).results:
             if not keep_open:
                 cursor.close()

@@ -80,7 +80,7 @@ def decode(
     if version != model.schema_version:
         raise UnknownEventType(event_type, schema_version, seq)
     try:
-        # what `model.model_validate(payload)` runs, without its Python frame (0.2 us an event)
+        # what `model.model_validate(payload)` runs, without its Python frame
         return model.__pydantic_validator__.validate_python(payload)
     except ValidationError as exc:
         where = f" at seq {seq}" if seq is not None else ""
@@ -170,7 +170,7 @@ def stored_event(  # noqa: PLR0913 - an Event's fields, in their order
     """The Event `Event(...)` makes of these fields, with its participant, made for a read of
     many stored rows (a replay's, a turn's history): its fields set in one update of its
     `__dict__` rather than by the frozen dataclass's `__init__`, which sets each through
-    `object.__setattr__` (timeit, a message.received event: 0.67 us against 1.49).
+    `object.__setattr__`, at about twice the cost.
     tests/store/test_events.py holds it to `Event`'s fields and to what `Event(...)` gives."""
     made = _new(Event)
     made.__dict__.update(

@@ -113,8 +113,8 @@ def equal_shares(processes: int, participants: int, per_part: int) -> list[float
     """Equal shares of the work for `processes` (2 or more: `process_count`) to share out:
     EQUAL_CHUNKS for each process, each of at least half of `per_part` participants, and never
     fewer than the processes. For a replay, where each chunk costs a scan of the events on
-    PostgreSQL (`chunk_shares`' smaller chunks made a replay in parts 4 % slower there, and
-    no faster on SQLite)."""
+    PostgreSQL (`chunk_shares`' smaller chunks made a replay in parts slower there, and no
+    faster on SQLite)."""
     least = max(per_part // 2, 1)
     count = max(processes, min(processes * EQUAL_CHUNKS, participants // least))
     return [1 / count] * count

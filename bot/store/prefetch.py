@@ -1,8 +1,8 @@
 """Reads run one step ahead of the work that uses them, in the same snapshot.
 
 An export reads each batch of participants' events, then spends most of its time turning them
-into lines. On PostgreSQL the reading is mostly waiting on the server (a fifth of an export's
-time: `bench/export.py`), which a second connection can do while this one works: `ahead`
+into lines. On PostgreSQL the reading is mostly waiting on the server (a large share of an
+export's time: docs/performance.md), which a second connection can do while this one works: `ahead`
 exports the snapshot of the caller's REPEATABLE READ transaction (`pg_export_snapshot`), and a
 thread of its own reads on a second connection that imports it (`SET TRANSACTION SNAPSHOT`),
 so what it reads is what the caller's connection would have read, to the row (what `pg_dump

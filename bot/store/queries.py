@@ -28,7 +28,7 @@ def _by_phone() -> Select:
 
 
 # Built once: every inbound webhook runs one of these, and building and compiling a select
-# with a join costs several times its execution (293 against 44 µs on SQLite). The webhook's
+# with a join costs several times its execution. The webhook's
 # (locked, in its write transaction) runs on the driver's cursor (bot.store.direct).
 _BY_PHONE = _by_phone()
 _BY_PHONE_LOCKED = Direct(_by_phone().with_for_update())

@@ -35,8 +35,8 @@ if WINDOW_TYPES != WINDOW_EVENT_TYPES:  # the partial index ix_events_window is 
 # ix_events_window: walked backwards, it stops after `n` rows whatever the stream's length.
 # `stream_version > 0` (always true) keeps PostgreSQL on that ordered walk before it has
 # statistics: without it, at 100,000 events in a fresh table, it guessed a few rows for the
-# stream, fetched all 40,000 of its messages through the index as a bitmap and sorted them
-# (20 ms a turn, growing with the stream).
+# stream, fetched all of its messages through the index as a bitmap and sorted them (a
+# turn's cost growing with the stream).
 _WINDOW = (
     select(events)
     .where(
@@ -51,7 +51,7 @@ _WINDOW = (
 )
 # The window's events recorded after stream version `after` (the newest `n` of them): that
 # bound alone, or SQLite walked the index down to `stream_version > 0`, every message of the
-# stream, looking for the few after it (6 ms a turn at 100,000 events).
+# stream, looking for the few after it (a turn's cost growing with the stream).
 _SINCE = (
     select(events)
     .where(

@@ -45,9 +45,8 @@ def raw_columns(dialect: Any, columns: Sequence[Any]) -> list[Any]:
     """What a query selects of `columns` for `processors` to convert: each column as the
     driver returns it (no result processing), labelled with its name; on PostgreSQL a JSON
     column as its text (`CAST(... AS TEXT)`), which `processors` decodes. psycopg's own JSONB
-    loader, a Python call for each value, took twice as long as fetching the text and decoding
-    it with the engine's reader (22,000 events' payloads and meta: 0.18-0.26 s against 0.14 s,
-    `bench/export.py`'s data)."""
+    loader, a Python call for each value, costs more than fetching the text and decoding it
+    with the engine's reader."""
     return [
         type_coerce(cast(c, Text) if _pg_json(c, dialect) else c, NullType()).label(c.name)
         for c in columns
@@ -119,12 +118,12 @@ def value_rows(
     *,
     order_by: Sequence[Any] = (),
 ) -> Iterator[list[tuple[Any, ...]]]:
-    """`records`' rows as tuples of the values of `columns`, in that order, for a reader that
-    needs no names (a replay's comparison: a dict for each row of the outbox cost 1.3 us more
-    than its tuple). Each value as a typed select reads it: the columns read as stored, then
-    converted by their `processors`, column by column (each processor mapped over its column
-    and the rows zipped back, the loops over the rows running in C; a typed select converts
-    and wraps each value of each row in Python: 10 us a row of the outbox against 3)."""
+    """`records`' rows as tuples of the values of `columns`, in that order, for a reader that needs
+    no names (a replay's comparison, where a dict for each row costs more than its tuple). Each
+    value as a typed select reads it: the columns read as stored, then converted by their
+    `processors`, column by column (each processor mapped over its column and the rows zipped back,
+    the loops over the rows running in C; a typed select converts and wraps each value of each
+    row in Python, at several times the cost)."""
     query = select(*raw_columns(conn.dialect, [table.c[n] for n in columns]))
     query = query.where(*where).order_by(*order_by)
     with _streamed(conn, query, batch) as result:  # a reader that stops early closes it now
@@ -207,11 +206,10 @@ def maker(dialect: Any) -> Callable[[Any], StoredEvent]:
 def _sqlite_utc(generic: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """A UTC column's processor on SQLite: what `generic` (SQLAlchemy's chain: the dialect's
     `datetime.fromisoformat` of the stored text, then `UtcDateTime`'s UTC) returns, parsed
-    directly as the stored text with a UTC offset (0.3 us a value against the chain's 2.1:
-    attaching the zone with `replace` costs four parses); SQL NULL is None at once (through
-    the fast path's exception and `generic`, 0.46 us, where most of the outbox's `sent_at`
-    are NULL); any other value the fast path refuses (one that carries its own offset, not
-    text) goes through `generic` itself."""
+    directly as the stored text with a UTC offset (cheaper: attaching the zone with `replace` costs
+    four parses); SQL NULL is None at once (not through the fast path's exception and `generic`:
+    most of the outbox's `sent_at` are NULL); any other value the fast path refuses (one that
+    carries its own offset, not text) goes through `generic` itself."""
     parse = datetime.fromisoformat
 
     def utc(value: Any) -> Any:

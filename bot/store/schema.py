@@ -95,8 +95,8 @@ events = Table(
     Index("ix_events_recorded_at", "recorded_at"),
     # A turn's window of last messages (bot.store.recent) walks this backwards and stops after
     # a fixed number of rows. Without it PostgreSQL's planner intersects the stream's index
-    # with the event-type index and sorts every message of the stream (43 ms at 100,000
-    # events, growing with the stream). The predicate must read as the window's WHERE does.
+    # with the event-type index and sorts every message of the stream (a turn's cost growing
+    # with the stream). The predicate must read as the window's WHERE does.
     Index(
         "ix_events_window",
         "stream_id",

@@ -89,10 +89,10 @@ def opened_raw(
     read in a few milliseconds): each made into its StoredEvent with its sealed payload
     already opened, by `Sealer.open_with` with its stream's data key looked up once
     (`Sealer.opening_key`), not for each row. A row is made once, opened, not once sealed
-    and again once opened (0.8 us a row less, some 13 % of making and opening an export's
-    rows). A payload that needs more (its fields erased, originals kept aside, no master key
-    to open it) goes through `opened_row`. Where `maker` converts other columns than the
-    four of `typed_four` (neither SQLite nor PostgreSQL), each row is made by `maker` first.
+    and again once opened (half the rows to make). A payload that needs more (its fields
+    erased, originals kept aside, no master key to open it) goes through `opened_row`. Where
+    `maker` converts other columns than the four of `typed_four` (neither SQLite nor
+    PostgreSQL), each row is made by `maker` first.
     tests/store/test_sealing.py holds it to `opened_row`."""
     four = typed_four(dialect)
     if four is None:

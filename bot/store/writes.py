@@ -89,11 +89,9 @@ def event_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # by `jsonb_to_recordset` and inserted in the order of their `n`: one parameter and one
 # statement text for any number of rows. psycopg converts a query to PostgreSQL's placeholders
 # in Python, and caches the conversion only for 50 parameters or fewer (its
-# MAX_CACHED_STATEMENT_PARAMS), so `insert_events(6)` (60) was converted again at every turn:
-# 301 us a conversion on the 2-core machine; inserting 6 message rows cost 725-766 us of client
-# CPU that way and 267-309 us this way (min-median, 300 inserts a round, six rounds
-# alternating, on a loaded machine). Arrays over `unnest` (`write_many`) cost more than
-# VALUES: each element passes its type's bind processor.
+# MAX_CACHED_STATEMENT_PARAMS), so `insert_events(6)` (60) was converted again at every turn,
+# costing more client CPU than this way (docs/performance.md, Append). Arrays over `unnest`
+# (`write_many`) cost more than VALUES: each element passes its type's bind processor.
 _RECORDS = (
     func.jsonb_to_recordset(cast(bindparam("records", type_=Text), JSONB))
     .table_valued(
