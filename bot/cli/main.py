@@ -14,6 +14,7 @@ from bot.cli import (  # noqa: F401  (each module registers its commands on the 
     run,
     safety,
     store,
+    study,
     timers,
     users,
     withdraw,

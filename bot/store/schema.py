@@ -119,6 +119,8 @@ participants = Table(
     Column("status", String(16), nullable=False),
     Column("timezone", String(64), nullable=False),
     Column("intervention", String(100), nullable=False),
+    Column("study", String(100), nullable=True),  # studies/<slug>: set by participant.allocated
+    Column("arm", String(100), nullable=True),
     Column("conversation_state", String(64), nullable=False),
     Column("current_step", String(200), nullable=True),
     Column("name", Text, nullable=True),
@@ -254,6 +256,30 @@ staff = Table(
     Column("updated_at", UtcDateTime, nullable=False),
 )
 
+allocations = Table(
+    "allocations",
+    metadata,
+    Column("allocation_id", String(80), primary_key=True),  # "<participant_id>:<stage>"
+    Column("participant_id", String(36), nullable=False),
+    Column("study", String(100), nullable=False),
+    Column("stage", Integer, nullable=False),
+    Column("arm", String(100), nullable=False),
+    Column("first_arm", String(100), nullable=True),
+    Column("method", String(16), nullable=False),
+    Column("sequence", String(120), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("stratum", Text, nullable=False),
+    Column("block", Integer, nullable=True),
+    Column("block_size", Integer, nullable=True),
+    Column("position", Integer, nullable=True),
+    Column("probabilities", Json, nullable=False),
+    Column("conditional", Json, nullable=False),
+    Column("factors", Json, nullable=False),
+    Column("allocated_at", UtcDateTime, nullable=False),
+    Column("seq", Seq, nullable=False),  # the event's: the order allocations were made in
+    Index("ix_allocations_study", "study", "seq"),
+)
+
 takeovers = Table(
     "takeovers",
     metadata,
@@ -331,4 +357,5 @@ PROJECTION_TABLES: dict[str, Table] = {
     "alerts": alerts,
     "staff": staff,
     "takeovers": takeovers,
+    "allocations": allocations,
 }

@@ -31,7 +31,7 @@ CATEGORICAL = ("choice", "bool")
 
 
 @dataclass(frozen=True)
-class Catalogue:
+class ArmInterventions:
     """What the loader knows of the interventions: their slugs and, where given, the typed
     names a stage-2 condition may read and their step names (unchecked where not given)."""
 
@@ -40,7 +40,7 @@ class Catalogue:
     steps: Mapping[str, Collection[str]] = field(default_factory=dict)
 
 
-def study_problems(study: Study, source: Source, catalogue: Catalogue) -> list[Problem]:
+def study_problems(study: Study, source: Source, catalogue: ArmInterventions) -> list[Problem]:
     """Every problem of a study whose keys and types are already valid."""
     checks = _Checks(study, source, catalogue)
     checks.names()
@@ -54,7 +54,7 @@ def study_problems(study: Study, source: Source, catalogue: Catalogue) -> list[P
 
 
 class _Checks:
-    def __init__(self, study: Study, source: Source, catalogue: Catalogue) -> None:
+    def __init__(self, study: Study, source: Source, catalogue: ArmInterventions) -> None:
         self.study, self.source, self.catalogue = study, source, catalogue
         self.problems: list[Problem] = []
 

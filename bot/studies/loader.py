@@ -1,6 +1,6 @@
 """Reading a study folder (studies/<slug>/study.yaml) into a Study, or the problems found, each
 at file:line. The only part of bot.studies that touches files; the interventions arms may run
-are passed in (a Catalogue, or just their slugs), never imported."""
+are passed in (an ArmInterventions, or just their slugs), never imported."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from bot.interventions.intervention import Source
 from bot.interventions.loader import parse_yaml
 from bot.interventions.problems import InterventionError, Problem
-from bot.studies.checks import Catalogue, study_problems
+from bot.studies.checks import ArmInterventions, study_problems
 from bot.studies.format import METHODS, Study
 
 STUDY = "study.yaml"
@@ -24,7 +24,7 @@ class StudyError(InterventionError):
     """A study that cannot be used; `problems` says why, line by line."""
 
 
-def load_study(folder: Path | str, interventions: Collection[str] | Catalogue) -> Study:
+def load_study(folder: Path | str, interventions: Collection[str] | ArmInterventions) -> Study:
     """The study in `folder`; StudyError lists every problem found reading it."""
     study, problems = read_study(folder, interventions)
     if problems or study is None:
@@ -33,7 +33,7 @@ def load_study(folder: Path | str, interventions: Collection[str] | Catalogue) -
 
 
 def read_study(
-    folder: Path | str, interventions: Collection[str] | Catalogue
+    folder: Path | str, interventions: Collection[str] | ArmInterventions
 ) -> tuple[Study | None, list[Problem]]:
     """The study (None if it cannot be built) and every problem found reading it."""
     path = Path(folder) / STUDY
@@ -51,13 +51,13 @@ def read_study(
 
 
 def parse_study(
-    text: str, file: str, interventions: Collection[str] | Catalogue
+    text: str, file: str, interventions: Collection[str] | ArmInterventions
 ) -> tuple[Study | None, list[Problem]]:
     """A study.yaml's text (shown to authors as `file`) read and checked."""
     catalogue = (
         interventions
-        if isinstance(interventions, Catalogue)
-        else Catalogue(frozenset(interventions))
+        if isinstance(interventions, ArmInterventions)
+        else ArmInterventions(frozenset(interventions))
     )
     try:
         meta, lines = parse_yaml(text, 1)

@@ -94,6 +94,7 @@ def test_all_projections_lists_each_with_participants_first():
     assert names[0] == "participants"
     assert sorted(names[1:]) == names[1:]
     assert {"alerts", "outbox", "staff", "takeovers", "timers", "work_items"} <= set(names)
+    assert "allocations" in names
     assert [p.name for p in all_projections() if p.stream_head] == ["participants"]
 
 
@@ -117,6 +118,8 @@ def test_enrollment_makes_the_whole_row():
         "status": "active",
         "timezone": "America/Toronto",
         "intervention": "demo",
+        "study": None,
+        "arm": None,
         "conversation_state": ENROLLED.conversation_state,
         "current_step": None,
         "name": "Ana",

@@ -8,7 +8,7 @@ import pytest
 
 from bot.interventions.types import Type
 from bot.interventions.validate import intervention_folders
-from bot.studies.checks import Catalogue
+from bot.studies.checks import ArmInterventions
 from bot.studies.format import Minimisation, Stratified
 from bot.studies.loader import STUDY, StudyError, load_study, read_study
 
@@ -151,7 +151,7 @@ def test_a_smart_study_with_a_second_stage_loads(tmp_path: Path) -> None:
 def test_a_stage2_condition_is_typed_against_the_interventions_names(tmp_path: Path) -> None:
     text = STAGE2.replace('baseline.level == "low"', "judgements.walked.days < 2")
     names = {"habit-coach": {"judgements.walked.days": Type("text", optional=True)}}
-    catalogue = Catalogue(frozenset(INTERVENTIONS), names=names)
+    catalogue = ArmInterventions(frozenset(INTERVENTIONS), names=names)
 
     _, problems = read_study(write(tmp_path, text), catalogue)
 
@@ -161,7 +161,7 @@ def test_a_stage2_condition_is_typed_against_the_interventions_names(tmp_path: P
 def test_a_stage2_condition_over_an_unknown_intervention_name_is_refused(tmp_path: Path) -> None:
     text = STAGE2.replace('baseline.level == "low"', "judgements.walkd.days < 2")
     names = {"habit-coach": {"judgements.walked.days": Type("integer", optional=True)}}
-    catalogue = Catalogue(frozenset(INTERVENTIONS), names=names)
+    catalogue = ArmInterventions(frozenset(INTERVENTIONS), names=names)
 
     _, problems = read_study(write(tmp_path, text), catalogue)
 
@@ -170,7 +170,7 @@ def test_a_stage2_condition_over_an_unknown_intervention_name_is_refused(tmp_pat
 
 def test_a_stage2_step_must_be_a_step_of_the_first_arms_intervention(tmp_path: Path) -> None:
     text = STAGE2.replace("{after: 28d}", "{step: reviw}")
-    catalogue = Catalogue(frozenset(INTERVENTIONS), steps={"habit-coach": {"review"}})
+    catalogue = ArmInterventions(frozenset(INTERVENTIONS), steps={"habit-coach": {"review"}})
 
     _, problems = read_study(write(tmp_path, text), catalogue)
 

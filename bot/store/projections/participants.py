@@ -25,6 +25,7 @@ from bot.store.event_types.interventions import (
     StepTurnTaken,
 )
 from bot.store.event_types.participants import ParticipantErased, ParticipantWithdrawn
+from bot.store.event_types.studies import ParticipantAllocated
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
@@ -37,6 +38,8 @@ COLUMNS = (
     "status",
     "timezone",
     "intervention",
+    "study",
+    "arm",
     "conversation_state",
     "current_step",
     "name",
@@ -67,6 +70,9 @@ def _enrolled(row: Row | None, event: Event) -> Row:
         "status": "active",
         "timezone": data.timezone,
         "intervention": data.intervention,
+        # The study and arm stay over a re-enrollment until a new allocation (allocations).
+        "study": row.get("study") if row is not None else None,
+        "arm": row.get("arm") if row is not None else None,
         "conversation_state": data.conversation_state,
         "current_step": None,
         "name": data.name,
@@ -109,6 +115,11 @@ def _unenrolled(row: Row, event: Event) -> Row:
     return {**row, "status": "unenrolled"}
 
 
+def _allocated(row: Row, event: Event) -> Row:
+    data: ParticipantAllocated = event.data  # type: ignore[assignment]
+    return {**row, "study": data.study, "arm": data.arm}
+
+
 def _received(row: Row, event: Event) -> Row:
     last = row.get("last_inbound_at")
     newest = event.occurred_at if last is None or event.occurred_at > last else last
@@ -147,6 +158,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     ParticipantErased.event_type: _erased,
     ParticipantUnenrolled.event_type: _unenrolled,
     MessageReceived.event_type: _received,
+    ParticipantAllocated.event_type: _allocated,
     **FORM_CASES,  # bot.store.projections.participant_forms: the `forms` column
 }
 
