@@ -99,9 +99,9 @@ def test_every_tandem_command_named_in_the_docs_exists() -> None:
 
 
 def test_an_unbuilt_command_is_refused_unless_marked_planned() -> None:
-    lines = [("x.md", 1, "run `tandem study check SLUG`"), ("x.md", 2, "`tandem web`")]
-    lines.append(("x.md", 3, "`tandem study check SLUG` (planned)"))
-    assert unknown_commands(lines, cli) == ["x.md:1: tandem study", "x.md:2: tandem web"]
+    lines = [("x.md", 1, "run `tandem simulate interventions/demo`"), ("x.md", 2, "`tandem web`")]
+    lines.append(("x.md", 3, "`tandem simulate interventions/demo` (planned)"))
+    assert unknown_commands(lines, cli) == ["x.md:1: tandem simulate", "x.md:2: tandem web"]
 
 
 def test_a_subcommand_named_in_the_docs_is_checked_under_its_group() -> None:

@@ -91,8 +91,8 @@ def _event(data: EventData, seq: int, event_id: str | None = None) -> Event:
 
 def _setup() -> dict[str, dict[str, Row]]:
     """Every projection's rows after an enrollment (with its work item), a queued message, a
-    scheduled timer, a raised alert, a staff account, a takeover and an allocation: rows for the payloads
-    above to move."""
+    scheduled timer, a raised alert, a staff account, a takeover and an allocation: rows for
+    the payloads above to move."""
     first = ["participant.enrolled", "message.queued", "timer.scheduled", "alert.raised"]
     first += ["staff.added", "takeover.started", "participant.allocated"]
     rows: dict[str, dict[str, Row]] = {p.name: {} for p in all_projections()}
