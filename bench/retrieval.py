@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import percentile  # noqa: E402
 from bench.rounds import alternate  # noqa: E402
-from bot.interventions.format import Library as LibrarySpec  # noqa: E402
-from bot.interventions.libraries import Document, Library, tokens  # noqa: E402
+from bot.interventions.language.format import Library as LibrarySpec  # noqa: E402
+from bot.interventions.language.libraries import Document, Library, tokens  # noqa: E402
 
 K1, B = 1.5, 0.75
 

@@ -1,5 +1,5 @@
 """The step module: runs the participant's intervention (`interventions/<slug>/`, the slug in
-their `intervention` column) one turn at a time, as bot.interventions.runtime decides it.
+their `intervention` column) one turn at a time, as bot.interventions.interpreter.turn decides it.
 
 Its prompt (prompts/step.md) frames every completion of every step; the intervention's files
 say the rest (docs/interventions.md). An intervention is loaded and validated once per
@@ -17,11 +17,11 @@ from typing import Any
 from bot.conversation.module import ModuleContext, ModuleReply
 from bot.conversation.prompts import Prompt, load_prompt
 from bot.conversation.tone import tone_guide
-from bot.interventions.completion import Asker
-from bot.interventions.intervention import Intervention
-from bot.interventions.loader import CONFIG, read_intervention
-from bot.interventions.runtime import StepResult, TurnInput, run_turn
-from bot.interventions.validate import check
+from bot.interventions.interpreter.completion import Asker
+from bot.interventions.interpreter.turn import StepResult, TurnInput, run_turn
+from bot.interventions.language.intervention import Intervention
+from bot.interventions.language.loader import CONFIG, read_intervention
+from bot.interventions.validation.validate import check
 from bot.store.event_types.conversation import StateTransitioned
 from bot.store.events import Event, EventData
 from bot.store.memory import remembered

@@ -61,9 +61,9 @@ TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
     "local time": (("bot/core/localtime.py",), "tests/core/test_localtime.py"),
     "conditions": (
         (
-            "bot/interventions/expressions.py",
-            "bot/interventions/typecheck.py",
-            "bot/interventions/conditions.py",
+            "bot/interventions/language/expressions.py",
+            "bot/interventions/language/typecheck.py",
+            "bot/interventions/interpreter/conditions.py",
         ),
         "tests/interventions/test_expressions.py tests/interventions/test_typecheck.py "
         "tests/interventions/test_participant_values.py",

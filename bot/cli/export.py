@@ -13,7 +13,7 @@ import click
 from tqdm import tqdm
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.interventions.settings import INTERVENTIONS
+from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.reporting import codebook
 from bot.reporting.export import UnknownParticipant, export, intervention_slugs, parse_since
 from bot.runtime.bootstrap import build_store

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 
 from bot.cli.root import cli, settings_from_env
-from bot.interventions.graph import mermaid
-from bot.interventions.loader import CONFIG, read_intervention
-from bot.interventions.module_graph import CycleTimes
-from bot.interventions.schema import schemas
-from bot.interventions.validate import intervention_folders, validate_folder
+from bot.interventions.language.graph import mermaid
+from bot.interventions.language.loader import CONFIG, read_intervention
+from bot.interventions.language.module_graph import CycleTimes
+from bot.interventions.language.schema import schemas
+from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
 

@@ -33,8 +33,8 @@ from bot.conversation.classifier import SafetyClassifier, load_prompt
 from bot.conversation.llm import ChatClient
 from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.conversation.safety_eval import CorpusError, Labelled, evaluate, read_corpus, table
-from bot.interventions.loader import CONFIG, read_intervention
-from bot.interventions.settings import INTERVENTIONS
+from bot.interventions.interpreter.applied import INTERVENTIONS
+from bot.interventions.language.loader import CONFIG, read_intervention
 
 
 @cli.group(name="safety")

@@ -25,7 +25,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     users,
 )
 from bot.console.blueprint import console
-from bot.interventions.settings import INTERVENTIONS
+from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.store.services import Services
 
 SESSION_HOURS = 12

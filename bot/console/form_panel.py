@@ -1,6 +1,7 @@
 """A participant's forms on their page: each field's value and where it came from, and the
 clock (fields known/wanted, critical known/total, missing, turns and each domain against its
-target), computed by `bot.interventions.forms` exactly as prompts, conditions and the API see it.
+target), computed by `bot.interventions.interpreter.forms` exactly as prompts, conditions
+and the API see it.
 """
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.interventions.forms import clock, fields
-from bot.interventions.intervention import Intervention
+from bot.interventions.interpreter.forms import clock, fields
+from bot.interventions.language.intervention import Intervention
 from bot.store.projections.participant_forms import state
 
 

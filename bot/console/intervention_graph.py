@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.interventions.graph import mermaid, node_id
-from bot.interventions.intervention import Intervention
-from bot.interventions.loader import read_intervention
+from bot.interventions.language.graph import mermaid, node_id
+from bot.interventions.language.intervention import Intervention
+from bot.interventions.language.loader import read_intervention
 
 HIGHLIGHT = "style {node} fill:#ffd54f,stroke:#e65100,stroke-width:4px"
 _cache: dict[str, tuple[tuple[float, ...], Drawn]] = {}

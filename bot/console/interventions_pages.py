@@ -10,7 +10,7 @@ from flask import current_app, render_template
 from bot.console import intervention_graph
 from bot.console.blueprint import console
 from bot.console.guard import refused, requires
-from bot.interventions.validate import intervention_folders, validate_folder
+from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
 

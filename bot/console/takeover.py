@@ -18,7 +18,7 @@ from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.console.participant_page import show
 from bot.core.localtime import parse_quiet_hours
-from bot.interventions.settings import quiet_hours_by_intervention
+from bot.interventions.interpreter.applied import quiet_hours_by_intervention
 from bot.reporting.transcript import zone
 from bot.store.event_types.takeover import TakeoverEnded, TakeoverStarted
 from bot.store.events import EventData, NewEvent, participant_stream

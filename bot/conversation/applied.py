@@ -1,6 +1,9 @@
-"""What the flow applies to a participant: a crisis screen, a safety message, supervisors and
-quiet hours. The server's own come from settings; each intervention's own are built by
-`bot.interventions.settings.InterventionSettings`, which the composition root hands the flow.
+"""What the flow applies to a participant (one word: "applied", never "settings", which are the
+process's own in bot.core.config): a crisis screen, a safety message, supervisors, quiet hours,
+model sampling and redaction. The server's own come from its settings; each intervention's own
+are built from its configuration (intervention.yaml) by
+`bot.interventions.interpreter.applied.AppliedByIntervention`, which the composition root hands
+the flow.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class Applied:
     redact_for_llm: bool = False
 
 
-class AppliedSettings(Protocol):
+class AppliedLookup(Protocol):
     """Picks what applies to a participant (by their intervention)."""
 
     def of(self, participant: Mapping[str, Any]) -> Applied: ...

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from bot.channel.outbound import to_participant
 from bot.conversation import turn_retry
-from bot.conversation.applied import AppliedSettings, ServerOnly, server_default
+from bot.conversation.applied import AppliedLookup, ServerOnly, server_default
 from bot.conversation.classifier import SafetyClassifier, both_lines
 from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events, honest_messages
@@ -78,7 +78,7 @@ class ConversationFlow:
         reply_parser: ReplyParser | None = None,
         safety_message: str | None = None,
         max_rounds: int = 10,
-        interventions: AppliedSettings | None = None,
+        interventions: AppliedLookup | None = None,
     ) -> None:
         if DEFAULT_STATE not in modules:
             raise ValueError(f"the modules must include {DEFAULT_STATE!r}")

@@ -206,9 +206,9 @@ def measurement(fired: FiredTimer) -> list[EventData]:
 def _asked_again(fired: FiredTimer, name: str) -> bool:
     """Whether this one-off ask of question `name` was superseded: another ask of it is
     pending. A step entered again cancels its earlier ask not yet sent
-    (bot.interventions.actions), but one the scheduler fired while that turn was decided is
-    past cancelling (`timer.fired` leaves a turn's decision standing): the newer ask sends
-    the question, not both."""
+    (bot.interventions.interpreter.actions), but one the scheduler fired while that turn was
+    decided is past cancelling (`timer.fired` leaves a turn's decision standing): the newer ask
+    sends the question, not both."""
     if not one_shot.asks(str(fired.timer.get("kind")), fired.payload, name):
         return False
     return any(

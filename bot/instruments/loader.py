@@ -1,7 +1,7 @@
 """Reading instruments: one `instruments/<name>.yaml` file, or a folder of them (the
 researcher's own, beside `interventions/`, or the shipped library at the repository's top
 level). The only part of the package that touches files. Problems are collected as
-`file:line: message` (bot.interventions.problems) rather than raised one by one."""
+`file:line: message` (bot.interventions.language.problems) rather than raised one by one."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from bot.instruments.checks import instrument_problems
 from bot.instruments.format import Instrument
 from bot.instruments.wording import errors_in_authors_words
 from bot.instruments.yaml_text import YamlSyntaxError, line_of, read_yaml
-from bot.interventions.problems import InterventionError, Problem
+from bot.interventions.language.problems import InterventionError, Problem
 
 SHIPPED = Path(__file__).resolve().parents[2] / "instruments"
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # instruments.<name> in conditions

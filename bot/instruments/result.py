@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from bot.instruments.format import Instrument
 from bot.instruments.scoring import Score
-from bot.interventions.types import Type
+from bot.interventions.language.types import Type
 
 Status = Literal["completed", "abandoned"]
 STATUSES: tuple[Status, ...] = ("completed", "abandoned")

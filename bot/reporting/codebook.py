@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.interventions.format import FieldSpec
-from bot.interventions.intervention import Intervention, Source
-from bot.interventions.loader import read_intervention
+from bot.interventions.language.format import FieldSpec
+from bot.interventions.language.intervention import Intervention, Source
+from bot.interventions.language.loader import read_intervention
 from bot.reporting.form_results import FORM_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 

@@ -19,8 +19,8 @@ from bot.conversation.module import Module
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
-from bot.interventions.catalogue import Catalogue
-from bot.interventions.settings import INTERVENTIONS, InterventionSettings
+from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
+from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
 from bot.store.services import Services
 from modules import MODULES
@@ -66,7 +66,7 @@ def build_handler(
     )
     # Interventions' own safety settings come from where the step module reads interventions.
     root = getattr(modules.get("step"), "root", INTERVENTIONS)
-    interventions = InterventionSettings(settings, screen, root=root)
+    interventions = AppliedByIntervention(settings, screen, root=root)
     timer_turns.register(
         escalation.KIND,
         escalation.escalation_handler(

@@ -56,7 +56,7 @@ class Runtime:
             dispatcher = Dispatcher(self.services, self.messenger, f"{name}/dispatch-{n}")
             self._spawn(f"dispatcher-{n}", dispatcher.run_forever)
         if self.options.scheduler:
-            from bot.interventions.settings import quiet_hours_by_intervention
+            from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.timers import scheduler
 
             # Interventions with quiet hours of their own use them instead of QUIET_HOURS.

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.core.clock import FakeClock
-from bot.interventions.forms import clock
+from bot.interventions.interpreter.forms import clock
 from bot.sandbox import views
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import StateTransitioned

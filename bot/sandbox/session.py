@@ -28,7 +28,7 @@ from bot.conversation.llm import ChatClient
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone, format_address
 from bot.core.clock import FakeClock, SystemClock
 from bot.core.config import Settings
-from bot.interventions.loader import CONFIG
+from bot.interventions.language.loader import CONFIG
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker

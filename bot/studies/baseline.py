@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.interventions.types import value_problem
+from bot.interventions.language.types import value_problem
 from bot.studies.format import Study
 from bot.studies.stage2 import field_type
 

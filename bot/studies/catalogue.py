@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.interventions.catalogue import Catalogue
-from bot.interventions.loader import load_intervention
-from bot.interventions.problems import Problem
-from bot.interventions.types import name_types
+from bot.interventions.language.loader import load_intervention
+from bot.interventions.language.problems import Problem
+from bot.interventions.language.types import name_types
+from bot.interventions.validation.catalogue import Catalogue
 from bot.studies.checks import ArmInterventions
 from bot.studies.format import Study
 from bot.studies.loader import STUDY as STUDY_FILE

@@ -10,11 +10,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.interventions.expressions import ConditionError, compile_condition
-from bot.interventions.intervention import Source
-from bot.interventions.problems import Problem
-from bot.interventions.typecheck import condition_type_problems
-from bot.interventions.types import Type, value_problem
+from bot.interventions.language.expressions import ConditionError, compile_condition
+from bot.interventions.language.intervention import Source
+from bot.interventions.language.problems import Problem
+from bot.interventions.language.typecheck import condition_type_problems
+from bot.interventions.language.types import Type, value_problem
 from bot.studies.format import AllocationMethod, Blocks, Minimisation, Stratified, Study
 from bot.studies.stage2 import (
     CONDITION_ROOTS,

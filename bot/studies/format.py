@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from bot.interventions.format import Duration, FieldSpec, Strict, Text
+from bot.interventions.language.format import Duration, FieldSpec, Strict, Text
 
 ArmValue = str | int | float | bool
 Ratio = dict[str, Annotated[int, Field(ge=1)]]

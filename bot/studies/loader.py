@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from bot.interventions.intervention import Source
-from bot.interventions.loader import parse_yaml
-from bot.interventions.problems import InterventionError, Problem
+from bot.interventions.language.intervention import Source
+from bot.interventions.language.loader import parse_yaml
+from bot.interventions.language.problems import InterventionError, Problem
 from bot.studies.checks import ArmInterventions, study_problems
 from bot.studies.format import METHODS, Study
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.interventions.schema import DIALECT
+from bot.interventions.language.schema import DIALECT
 from bot.studies.format import Study
 
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.interventions.conditions import holds
-from bot.interventions.context import ROOTS
-from bot.interventions.format import FieldSpec
-from bot.interventions.types import ANY, Type, of_spec
+from bot.interventions.interpreter.conditions import holds
+from bot.interventions.interpreter.context import ROOTS
+from bot.interventions.language.format import FieldSpec
+from bot.interventions.language.types import ANY, Type, of_spec
 from bot.studies.format import ArmValue, Study
 
 STUDY_ROOTS = ("baseline", "arm")
@@ -54,7 +54,8 @@ def stage2_applies(
     """Whether a participant of stage-1 arm `first_arm` is re-randomised: the arm is one stage
     2 concerns and its condition holds over the baseline, the arm and `data` (the stage-1
     intervention's names: judgements, measurements, profile...). A condition that cannot be
-    evaluated raises bot.interventions.failures.ConditionFailure, never silently false."""
+    evaluated raises bot.interventions.interpreter.failures.ConditionFailure, never silently
+    false."""
     if study.stage2 is None or first_arm not in first_arms(study):
         return False
     values = {**data, "baseline": dict(baseline), "arm": arm_values(study, first_arm)}

@@ -7,7 +7,7 @@ from flask_openapi3 import Info, OpenAPI
 from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
-from bot.interventions.catalogue import Catalogue
+from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import check_interventions, intervention_catalogue
 from bot.store.services import Services

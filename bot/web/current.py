@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import current_app
 
-from bot.interventions.catalogue import Catalogue
+from bot.interventions.validation.catalogue import Catalogue
 from bot.store.services import Services
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from flask import Response
 
-from bot.interventions.forms import clock, fields
-from bot.interventions.loader import read_intervention
+from bot.interventions.interpreter.forms import clock, fields
+from bot.interventions.language.loader import read_intervention
 from bot.store.projections.participant_forms import state
 from bot.web.api_models import FormFieldOut, FormListResponse, FormOut, ParticipantPath
 from bot.web.current import interventions

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flask.testing import FlaskClient
 
-from bot.interventions.settings import INTERVENTIONS
+from bot.interventions.interpreter.applied import INTERVENTIONS
 from tests.console.conftest import PASSWORD, get, sign_in, staff_member
 
 

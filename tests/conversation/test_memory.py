@@ -12,7 +12,7 @@ import pytest
 from bot.conversation.daily_cycle import questions
 from bot.conversation.supervisors import last_texted
 from bot.conversation.transcript_llm import shown
-from bot.interventions.context import flagged
+from bot.interventions.interpreter.context import flagged
 from bot.store import delivery, memory
 from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised
 from bot.store.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked

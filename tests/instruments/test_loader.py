@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.instruments.loader import SHIPPED, load_instrument, read_instruments
-from bot.interventions.problems import InterventionError
+from bot.interventions.language.problems import InterventionError
 
 BROKEN = "title: Broken\ncitation: test\nitems:\n  - id: a\n    txt: A\n"
 

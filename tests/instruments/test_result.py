@@ -13,7 +13,7 @@ from bot.instruments.format import Instrument
 from bot.instruments.loader import load_instruments
 from bot.instruments.result import COLUMNS, Result, last_values, result_types, row
 from bot.instruments.scoring import score
-from bot.interventions.types import Type, value_problem
+from bot.interventions.language.types import Type, value_problem
 
 SHIPPED = load_instruments()
 PHQ9 = SHIPPED["phq9"]

@@ -3,8 +3,8 @@ template code; only the last speakable slot is sent, and every slot is kept."""
 
 from __future__ import annotations
 
-from bot.interventions.completion import Asker, complete
-from bot.interventions.templates import TemplateSet
+from bot.interventions.interpreter.completion import Asker, complete
+from bot.interventions.language.templates import TemplateSet
 from tests.modules.step_harness import ScriptedLLM
 
 INJECTION = "{{ 7*7 }} {% for x in range(3) %}boom{% endfor %} [[reply]]"

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bot.interventions.decision_draws import ProbabilityError, choose, clipped, uniform_draw
+from bot.interventions.interpreter.decision_draws import (
+    ProbabilityError,
+    choose,
+    clipped,
+    uniform_draw,
+)
 
 SEED = b"study-seed-for-tests"
 LOGGED = {"tip": 0.4, "nudge": 0.35, "nothing": 0.25}

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from bot.interventions.decisions_check import (
+from bot.interventions.language.loader import load_intervention
+from bot.interventions.validation.decisions_check import (
     decision_problems,
     intervention_type_of,
     read_decision,
 )
-from bot.interventions.loader import load_intervention
 
 FILE = "interventions/walk/decisions/walk_nudge.md"
 GOOD = """---

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.interventions.conditions import condition, holds, lookup
-from bot.interventions.expressions import ConditionError, Evaluation, compile_condition
+from bot.interventions.interpreter.conditions import condition, holds, lookup
+from bot.interventions.language.expressions import ConditionError, Evaluation, compile_condition
 
 ROOTS = {"judgements", "step", "profile", "notes", "measurements"}
 CONTEXT = {
@@ -238,7 +238,8 @@ def test_compiled_conditions_never_raise_on_json_like_contexts(source, context):
     assert result.value is False or result.error is None
 
 
-# Boundaries single-change mutants of bot/interventions/expressions.py survived (make mutation)
+# Boundaries single-change mutants of bot/interventions/language/expressions.py survived
+# (make mutation)
 
 
 def test_a_condition_of_exactly_500_characters_and_200_parts_is_accepted():
@@ -250,8 +251,8 @@ def test_a_condition_of_exactly_500_characters_and_200_parts_is_accepted():
     assert "501 characters, max 500" in reject("(" + "step.turns == 1" + " " * 484 + ")")
 
 
-# The edges of each message and value (make mutation: bot/interventions/expressions.py and
-# bot/interventions/conditions.py)
+# The edges of each message and value (make mutation: bot/interventions/language/expressions.py and
+# bot/interventions/interpreter/conditions.py)
 
 
 def test_a_refused_part_of_40_characters_is_shown_whole():
@@ -304,7 +305,7 @@ def test_a_condition_too_big_for_memory_is_refused(monkeypatch):
     def out_of_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr("bot.interventions.expressions.ast.parse", out_of_memory)
+    monkeypatch.setattr("bot.interventions.language.expressions.ast.parse", out_of_memory)
     assert reject("step.turns > 1") == "the condition is nested too deeply"
 
 

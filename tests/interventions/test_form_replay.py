@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
 
-from bot.interventions import extraction
-from bot.interventions.completion import Asker
-from bot.interventions.forms import clock, fields
-from bot.interventions.loader import load_intervention
+from bot.interventions.interpreter import extraction
+from bot.interventions.interpreter.completion import Asker
+from bot.interventions.interpreter.forms import clock, fields
+from bot.interventions.language.loader import load_intervention
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.projections.participant_forms import state

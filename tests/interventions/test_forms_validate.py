@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.interventions.validate import validate_folder
+from bot.interventions.validation.validate import validate_folder
 
 SHIPPED = Path(__file__).resolve().parents[2] / "interventions"
 

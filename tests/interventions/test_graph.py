@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.interventions.graph import mermaid
-from bot.interventions.loader import load_intervention
-from bot.interventions.module_graph import CycleTimes
+from bot.interventions.language.graph import mermaid
+from bot.interventions.language.loader import load_intervention
+from bot.interventions.language.module_graph import CycleTimes
 from tests.interventions.variants import FIXTURES, GOOD
 
 HABIT_COACH = Path(__file__).resolve().parents[2] / "interventions" / "habit-coach"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.format import Library as LibrarySpec
-from bot.interventions.libraries import Document, Library
+from bot.interventions.language.format import Library as LibrarySpec
+from bot.interventions.language.libraries import Document, Library
 from tests.interventions.variants import FIXTURES, problems
 
 LIBRARY = FIXTURES / "library"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.loader import load_intervention, read_intervention
-from bot.interventions.problems import InterventionError
+from bot.interventions.language.loader import load_intervention, read_intervention
+from bot.interventions.language.problems import InterventionError
 from tests.interventions.variants import GOOD, problems, variant
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.interventions.context import data
-from bot.interventions.loader import load_intervention
+from bot.interventions.interpreter.context import data
+from bot.interventions.language.loader import load_intervention
 from bot.store.event_types.alerts import AlertRaised
 from tests.interventions.variants import problems, variant
 from tests.modules.step_harness import Run

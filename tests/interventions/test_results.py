@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from bot.conversation.llm import check_strict
-from bot.interventions.format import FieldSpec
-from bot.interventions.results import result_model
+from bot.interventions.language.format import FieldSpec
+from bot.interventions.language.results import result_model
 
 FIELDS = {
     "level": FieldSpec(type="choice", options={"none": "no risk", "high": "talk of self-harm"}),

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from bot.cli.main import cli
-from bot.interventions.format import KINDS
-from bot.interventions.loader import CONFIG, FOLDERS, PARTIALS, parse_file
-from bot.interventions.schema import schemas
+from bot.interventions.language.format import KINDS
+from bot.interventions.language.loader import CONFIG, FOLDERS, PARTIALS, parse_file
+from bot.interventions.language.schema import schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p.parent for p in (ROOT / "interventions").glob(f"*/{CONFIG}"))

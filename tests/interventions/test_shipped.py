@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.validate import intervention_folders, validate_folder
+from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "interventions"

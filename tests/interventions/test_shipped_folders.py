@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.core.config import load_settings
-from bot.interventions.graph import mermaid
-from bot.interventions.loader import load_intervention
-from bot.interventions.validate import intervention_folders
+from bot.interventions.language.graph import mermaid
+from bot.interventions.language.loader import load_intervention
+from bot.interventions.validation.validate import intervention_folders
 from modules.step import StepModule
 
 SHIPPED = Path(__file__).resolve().parents[2] / "interventions"

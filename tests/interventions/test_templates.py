@@ -6,7 +6,13 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from bot.interventions.templates import RenderError, Slot, SlotError, TemplateSet, parse_slot
+from bot.interventions.language.templates import (
+    RenderError,
+    Slot,
+    SlotError,
+    TemplateSet,
+    parse_slot,
+)
 
 
 def render(source: str, **context: object):

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.expressions import compile_condition
-from bot.interventions.typecheck import (
+from bot.interventions.language.expressions import compile_condition
+from bot.interventions.language.typecheck import (
     assignable,
     condition_type_problems,
     expression_type,
     literal_type,
 )
-from bot.interventions.types import INTEGER, NUMBER, TEXT, WEEKDAYS, YES_NO, Type
+from bot.interventions.language.types import INTEGER, NUMBER, TEXT, WEEKDAYS, YES_NO, Type
 from tests.interventions.variants import problems, variant
 
 WHEN_YES = 'when: judgements.ready.answer == "yes"'
@@ -64,7 +64,7 @@ def test_a_text_index_with_a_minus_is_refused_when_compiled() -> None:
         compile_condition('notes.TOPICS[-"a"] == 1', ["notes"])
 
 
-# The checker's every message (make mutation: each branch of bot/interventions/typecheck.py)
+# The checker's every message (make mutation: each branch of bot/interventions/language/typecheck.py)
 
 TYPES = {
     "profile.goal": TEXT.maybe(),

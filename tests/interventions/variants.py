@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.interventions.problems import Problem
-from bot.interventions.validate import validate_folder
+from bot.interventions.language.problems import Problem
+from bot.interventions.validation.validate import validate_folder
 from bot.runtime.tool_registry import TOOLS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.format import Question
-from bot.interventions.questions import numbered, parse
+from bot.interventions.interpreter.questions import numbered, parse
+from bot.interventions.language.format import Question
 from bot.store.event_types.interventions import (
     MeasurementRecorded,
     MeasurementRejected,

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.conversation.embeddings import EmbeddingCache
-from bot.interventions.loader import load_intervention
-from bot.interventions.retrieval import retrieved
+from bot.interventions.interpreter.retrieval import retrieved
+from bot.interventions.language.loader import load_intervention
 from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
 from bot.store.events import Event, EventData, decode, encode, new_id
 from bot.store.memory import Memory, fold

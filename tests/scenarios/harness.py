@@ -23,7 +23,7 @@ from bot.channel.dispatcher import Dispatcher
 from bot.channel.factory import build_messenger
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
-from bot.interventions.settings import INTERVENTIONS
+from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.interventions.types import Type
-from bot.interventions.validate import intervention_folders
+from bot.interventions.language.types import Type
+from bot.interventions.validation.validate import intervention_folders
 from bot.studies.checks import ArmInterventions
 from bot.studies.format import Minimisation, Stratified
 from bot.studies.loader import STUDY, StudyError, load_study, read_study

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.interventions.failures import ConditionFailure
+from bot.interventions.interpreter.failures import ConditionFailure
 from bot.studies.allocation import Prior, allocate
 from bot.studies.stage2 import arm_values, stage2_applies
 from tests.studies.studies import study

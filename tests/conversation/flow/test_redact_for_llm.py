@@ -13,7 +13,7 @@ from bot.conversation.redaction import Redactor
 from modules import MODULES
 from modules.step import StepModule
 from tests.conversation.flow.conftest import Conversation
-from tests.conversation.flow.test_intervention_settings import study
+from tests.conversation.flow.test_applied import study
 from tests.fakes.openai_api import ScriptedReply
 
 SAID = "I'm Rosalind Featherstone, call me on 415 555 0134 or rosalind.f@example.org"
@@ -119,13 +119,13 @@ def test_tool_call_arguments_are_redacted_too() -> None:
 def test_redact_for_llm_is_a_checked_key_of_intervention_yaml_and_in_its_schema() -> None:
     from pydantic import ValidationError
 
-    from bot.interventions.format import Config
-    from bot.interventions.schema import schemas
+    from bot.interventions.language.format import Configuration
+    from bot.interventions.language.schema import schemas
 
     base = {"title": "T", "version": "1", "module": "intake"}
-    assert Config.model_validate({**base, "redact_for_llm": True}).redact_for_llm is True
-    assert Config.model_validate(base).redact_for_llm is False
+    assert Configuration.model_validate({**base, "redact_for_llm": True}).redact_for_llm is True
+    assert Configuration.model_validate(base).redact_for_llm is False
     with pytest.raises(ValidationError, match="redact_for_llm"):
-        Config.model_validate({**base, "redact_for_llm": "maybe"})
+        Configuration.model_validate({**base, "redact_for_llm": "maybe"})
     properties = schemas()["intervention.schema.json"]["properties"]
     assert properties["redact_for_llm"]["type"] == "boolean"
