@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from bot.interventions.conditions import condition
 from bot.interventions.context import PARTICIPANT_KEYS, STEP_KEYS
@@ -124,7 +124,7 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
     return problems
 
 
-def is_expression(value: Any) -> bool:
+def is_expression(value: Any) -> TypeGuard[str]:
     """Whether a `set:` value is an expression: text, unless it is one bare word such as
     `plan` (never a name: names have a dot), which is stored as that word."""
     if not isinstance(value, str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import jsonify
+from flask.typing import ResponseReturnValue
 from flask_openapi3 import OpenAPI, Tag
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -18,7 +19,7 @@ TAG = Tag(name="health", description="Liveness and database reachability")
 
 def register(app: OpenAPI) -> None:
     @app.get("/health", tags=[TAG], summary="Liveness and database reachability")
-    def health():  # noqa: ANN202
+    def health() -> ResponseReturnValue:
         """A superset of PromptPipe's answer (`status` healthy|degraded, `timestamp`,
         `active_participants`, `error`), so that its monitors keep working."""
         current = services()
