@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import quote
 
 from flask import Response, abort, request
-from flask.typing import ResponseReturnValue
 from flask_openapi3 import OpenAPI, Tag
 from flask_openapi3.types import ResponseDict
 from sqlalchemy import Connection, select
@@ -115,7 +114,7 @@ def register(app: OpenAPI) -> None:
         responses=RESPONSES,
         openapi_extensions=INBOUND_FORM,
     )
-    def twilio_inbound() -> ResponseReturnValue:
+    def twilio_inbound() -> Response:
         form = _verified_form("inbound", verifying)
         message = _parsed("inbound", inbound.parse_message, form)
         svc = services()
@@ -159,7 +158,7 @@ def register(app: OpenAPI) -> None:
         responses=RESPONSES,
         openapi_extensions=STATUS_FORM,
     )
-    def twilio_status() -> ResponseReturnValue:
+    def twilio_status() -> Response:
         form = _verified_form("status", verifying)
         report = _parsed(
             "status",
