@@ -109,4 +109,4 @@ class StepModule:
             pending=ctx.pending,
         )
         result = run_turn(turn, Asker(ctx.converse, ctx.structured, embed=ctx.embed))
-        return ModuleReply(result, intervention.config.fallback)  # type: ignore[arg-type]
+        return ModuleReply(result, intervention.config.fallback)

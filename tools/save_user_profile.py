@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -186,8 +187,8 @@ def _why_unchanged(update: tone.Update, current: tone.Tone, ctx: ToolContext) ->
 def _result(
     status: Literal["success", "noop"],
     profile: dict[str, Any],
-    updated: list[str],
-    cleared: list[str],
+    updated: Sequence[str],
+    cleared: Sequence[str],
     notes: list[str],
     saved: ProfileSaved | None = None,
 ) -> ToolOutcome:

@@ -223,7 +223,7 @@ class Dispatcher:
 
     def run_once(self, limit: int = 50) -> int:
         """Act on up to `limit` due rows (send, fail, suppress, defer); returns how many."""
-        handled, seen = 0, set()
+        handled, seen = 0, set[str]()
         while handled < limit:
             batch = self._candidates(min(limit - handled, self.batch), seen)
             if not batch:
@@ -318,7 +318,7 @@ class Dispatcher:
             Claimed(
                 dict(r._mapping),
                 heads[r.stream_id],
-                r.position in queued and queued[r.position].to_participant,  # type: ignore[attr-defined]
+                r.position in queued and queued[r.position].to_participant,  # type: ignore[attr-defined]  # `queued` holds message.queued events
             )
             for r in rows
         ]
@@ -416,6 +416,7 @@ class Dispatcher:
             staged = []
             for claimed, outcome in sorted(outcomes, key=lambda o: o[0].row["stream_id"]):
                 stream, participant = claimed.row["stream_id"], heads[claimed.row["stream_id"]]
+                assert participant is not None  # checked above: every head was read
                 if outcome and claimed.to_their_phone:
                     outcome = outcome + self._opted_out(tx, participant, outcome[0])
                 if outcome:

@@ -124,7 +124,7 @@ def _in_transaction(
         )
         erased = ParticipantErased(
             reason=reason,
-            requested_by=requested_by,  # type: ignore[arg-type]
+            requested_by=requested_by,
             sealed_events=sealing.sealed,
         )
         decided = [*suppressed, *cancelled, erased]

@@ -38,7 +38,7 @@ def to_address(
         MessageQueued(
             outbox_id=new_id(),
             to_address=address,
-            channel=channel,  # type: ignore[arg-type]
+            channel=channel,
             kind=kind,
             body=part,
             to_participant=to_participant,

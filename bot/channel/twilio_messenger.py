@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import requests
@@ -40,7 +41,7 @@ class BaseUrlHttpClient(TwilioHttpClient):
         parts = urlsplit(base_url)
         self._scheme, self._netloc = parts.scheme, parts.netloc
 
-    def request(self, method, url, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         redirected = urlsplit(url)._replace(scheme=self._scheme, netloc=self._netloc)
         return super().request(method, urlunsplit(redirected), *args, **kwargs)
 
@@ -112,7 +113,7 @@ class TwilioMessenger:
         if self.messaging_service_sid:
             params["messaging_service_sid"] = self.messaging_service_sid
         else:
-            params["from_"] = format_address(message.channel, self.from_number)  # type: ignore[arg-type]
+            params["from_"] = format_address(message.channel, self.from_number)  # type: ignore[arg-type]  # from_number is set without a messaging service (checked at init)
         if message.content_sid:
             # A template replaces the body: WhatsApp refuses Body outside the 24-hour window.
             params["content_sid"] = message.content_sid

@@ -37,5 +37,5 @@ def withdraw(
     ]
     after = {**participant, "status": "withdrawn"}
     cancelled = lifecycle.on_status_change(after, list(pending_timers), "withdrawn", now)
-    withdrawn = ParticipantWithdrawn(reason=reason.strip(), requested_by=requested_by)  # type: ignore[arg-type]
+    withdrawn = ParticipantWithdrawn(reason=reason.strip(), requested_by=requested_by)
     return [*suppressed, *cancelled, withdrawn]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import sys
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -15,7 +16,14 @@ from tqdm import tqdm
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.reporting import codebook
-from bot.reporting.export import UnknownParticipant, export, intervention_slugs, parse_since
+from bot.reporting.cells import Format
+from bot.reporting.export import (
+    FreeText,
+    UnknownParticipant,
+    export,
+    intervention_slugs,
+    parse_since,
+)
 from bot.runtime.bootstrap import build_store
 from bot.store.jobs import CannotFork
 
@@ -99,11 +107,11 @@ class ParticipantId(click.ParamType):
 @database_errors
 def export_command(
     out_dir: Path,
-    fmt: str,
+    fmt: Format,
     since: datetime | None,
     participant_ids: tuple[str, ...],
     pseudonymise: bool,
-    free_text: str,
+    free_text: FreeText,
     jobs: int,
     progress: bool | None,
 ) -> None:
@@ -125,13 +133,13 @@ def export_command(
     store = build_store(settings_from_env())
     bars: list[tqdm] = []
 
-    def bar(name: str, total: int | None) -> Callable[[int], None]:
+    def bar(name: str, total: int | None) -> Callable[[int], object]:
         shown = tqdm(
             total=total,
             desc=name,
             unit="row",
             disable=not progress if progress is not None else None,
-            file=click.get_text_stream("stderr"),
+            file=sys.stderr,
         )
         bars.append(shown)
         return shown.update
@@ -146,7 +154,7 @@ def export_command(
             participant_ids=participant_ids,
             progress=bar,
             pseudonymise=pseudonymise,
-            free_text=free_text,  # type: ignore[arg-type]
+            free_text=free_text,
             actor=f"cli:{getpass.getuser()}",
             documents=codebook.documents(INTERVENTIONS, slugs),
             jobs=jobs,

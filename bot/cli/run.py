@@ -7,6 +7,7 @@ import logging
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,11 @@ from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
 from bot.runtime.threads import Runtime, RuntimeOptions
 from bot.store.database import backend_name
+
+if TYPE_CHECKING:
+    from bot.core.config import Settings
+    from bot.runtime.background import Background
+    from bot.store.services import Services
 
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
 # `tandem worker`'s nice increment, by database engine, unless told otherwise. On PostgreSQL a
@@ -31,7 +37,7 @@ log = logging.getLogger(__name__)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def _runtime(settings, services, options: RuntimeOptions) -> Runtime:  # noqa: ANN001
+def _runtime(settings: Settings, services: Services, options: RuntimeOptions) -> Runtime:
     from bot.channel.factory import build_messenger
     from bot.runtime.routing import build_handler
 
@@ -115,7 +121,11 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     # work would otherwise hold this process's GIL while webhooks wait.
     background = Background(settings, RuntimeOptions(workers=workers))
     if settings.messenger == "console":  # the conversation is shown here: what arrives...
-        services.store.listeners.append(build_messenger(settings).received)
+        from bot.channel.console import ConsoleMessenger
+
+        shown = build_messenger(settings)
+        assert isinstance(shown, ConsoleMessenger)
+        services.store.listeners.append(shown.received)
     services.store.listeners.append(background.committed)  # ...and wakes the child's threads
     stop = _ready_to_run()
     background.start()
@@ -140,7 +150,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         raise click.ClickException(f"the background process exited with code {code}")
 
 
-def _stop_when_gone(background, stop: StopRequest) -> None:  # noqa: ANN001
+def _stop_when_gone(background: Background, stop: StopRequest) -> None:
     """Serving without the background process would take messages nobody answers: stop."""
     background.wait_exit()
     if not stop.is_set():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 from tqdm import tqdm
 
@@ -92,7 +94,7 @@ def replay(
                 tqdm(
                     unit="ev",
                     disable=not progress if progress is not None else None,
-                    file=click.get_text_stream("stderr"),
+                    file=sys.stderr,
                 )
             )
         bars[0].update(events)

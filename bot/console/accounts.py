@@ -80,7 +80,7 @@ def add(store: EventStore, email: str, role: str, by: str, now: datetime) -> str
     with store.transaction() as tx:
         if tx.version(staff_stream(email)) != 0:
             raise AccountError("email", f"{email} already has an account")
-        added = StaffAdded(email=email, role=role, by=by)  # type: ignore[arg-type]
+        added = StaffAdded(email=email, role=role, by=by)
         tx.append(staff_stream(email), [NewEvent(added, meta={"actor": by})], 0)
         _store_secret(tx, email, code, one_time=True, expires_at=now + ONE_TIME_VALID, now=now)
     return code
@@ -140,7 +140,7 @@ def change_role(store: EventStore, email: str, role: str, by: str) -> bool:
             raise AccountError("role", f"{email} is disabled")
         if row.role == role:
             return False
-        changed = StaffRoleChanged(email=email, role=role, previous=row.role, by=by)  # type: ignore[arg-type]
+        changed = StaffRoleChanged(email=email, role=role, previous=row.role, by=by)
         tx.append(staff_stream(email), [NewEvent(changed, meta={"actor": by})])
     return True
 

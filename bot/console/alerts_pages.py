@@ -77,6 +77,7 @@ def _change(alert_id: str, decide: Callable[[dict[str, Any]], EventData | str]) 
             tx.append(stream, [NewEvent(decided, meta={"actor": actor()})])
     if problem is not None:
         return _stale(problem)
+    assert not isinstance(decided, str)  # a refusal was returned just above
     log.info("console: alert %s %s", alert_id, decided.event_type)
     return redirect(url_for("console.alerts"))
 

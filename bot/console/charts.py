@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup, escape
 
@@ -32,7 +32,7 @@ def bars(items: Sequence[tuple[str, int]], width: int = 420) -> Markup:
     )
 
 
-def daily(days: Sequence[str], series: dict[str, Sequence[int]], width: int = 560) -> Markup:
+def daily(days: Sequence[str], series: Mapping[str, Sequence[int]], width: int = 560) -> Markup:
     """Grouped bars per day (one colour per series), with a legend and the first/last day."""
     if not days:
         return Markup("<p>No day yet.</p>")

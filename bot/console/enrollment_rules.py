@@ -56,7 +56,7 @@ def check(
     enrolled = ParticipantEnrolled(
         participant_id=new_id(),
         phone=phone,
-        channel=channel,  # type: ignore[arg-type]
+        channel=channel,
         timezone=timezone,
         intervention=intervention,
         conversation_state="intake",

@@ -54,7 +54,7 @@ def export_file(name: str, fmt: str) -> Any:
         return refused(400, f"since: {exc}")
     log.info("console: %s.%s exported", name, fmt)
     # The stream runs after the request has ended: the actor is read now.
-    body = stream_file(services().store, name, fmt, since=since, actor=actor())  # type: ignore[arg-type]
+    body = stream_file(services().store, name, fmt, since=since, actor=actor())  # type: ignore[arg-type]  # fmt checked against the formats above
     response = Response(body, mimetype=TYPES[fmt].split(";")[0], content_type=TYPES[fmt])
     response.headers["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
@@ -64,7 +64,7 @@ def codebook_file(fmt: str) -> Any:
     """codebook.md or codebook.json, as `tandem export` writes it, recorded like a download."""
     store = services().store
     exported = ExportWritten(
-        format=fmt,  # type: ignore[arg-type]
+        format=fmt,
         files=[f"codebook.{fmt}"],
         pseudonymised=False,
         free_text="keep",

@@ -81,7 +81,7 @@ def _decide(tx: Any, row: dict[str, Any], name: str | None, tz: str, status: str
     changes = {k: v for k, v in given.items() if row.get(k) != v}
     decided: list[EventData] = [ParticipantUpdated(changes=changes)] if changes else []
     if status != row["status"]:
-        decided.append(ParticipantStatusChanged(status=status, reason="researcher (console)"))  # type: ignore[arg-type]
+        decided.append(ParticipantStatusChanged(status=status, reason="researcher (console)"))
         decided += lifecycle.on_status_change(
             {**row, **changes, "status": status},
             pending_timers(tx.conn, row["participant_id"]),

@@ -103,4 +103,4 @@ def overview(conn: Connection, now: datetime) -> Overview:
 
 
 def _count(conn: Connection, table: Any, where: Any) -> int:
-    return int(conn.execute(select(func.count()).select_from(table).where(where)).scalar())
+    return int(conn.execute(select(func.count()).select_from(table).where(where)).scalar_one())

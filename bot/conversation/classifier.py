@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import frontmatter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -83,7 +83,7 @@ def load_prompt(path: Path = PROMPT) -> ClassifierPrompt:
         raise ValueError(f"{path}: unknown front matter key(s) {unknown}")
     if not post.content.strip():
         raise ValueError(f"{path}: the prompt is empty")
-    meta = post.metadata
+    meta: dict[str, Any] = post.metadata  # YAML front matter: the author's values, as written
     choice = ModelChoice(meta.get("model"), meta.get("temperature"), meta.get("max_tokens"))
     return ClassifierPrompt(post.content.strip(), choice)
 

@@ -32,9 +32,12 @@ _STATUS_BODY = re.compile(r"\b(HTTP \d{3}):[^;()]*?(?=\s*[;(]|\s*$)")
 class ToolLine(Protocol):
     """A tool call as the tool loop traces it (bot.conversation.tool_loop.ToolTrace)."""
 
-    name: str
-    ok: bool
-    excerpt: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def excerpt(self) -> str: ...
 
 
 @dataclass(frozen=True)

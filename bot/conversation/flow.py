@@ -49,7 +49,7 @@ from bot.core.config import Settings
 from bot.core.model_choice import ModelChoice
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import StateTransitioned
-from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.retries import TurnRetryDue
 from bot.store.event_types.timers import TransitionRequested
@@ -123,6 +123,7 @@ class ConversationFlow:
         if not isinstance(message, MessageReceived):
             log.warning("work item %s: its message is missing", turn.item["work_id"])
             return []
+        assert turn.trigger is not None  # its payload is the message
         history = turn.history()
         working = Working(turn.participant, history, turn.now, turn.pending)
         events: list[EventData] = []
@@ -263,7 +264,7 @@ class ConversationFlow:
         working.add(result.events)
         text = (result.text or "").strip()
         failure = None if text and not result.error else (result.error or EMPTY_REPLY)
-        kind = "greeting" if trigger == "enrolled" else "reply"
+        kind: MessageKind = "greeting" if trigger == "enrolled" else "reply"
         if failure:
             log.warning("participant %s: turn failed (%s)", working.row["participant_id"], failure)
             failed, text = turn_retry.failed_turn(

@@ -82,7 +82,9 @@ def _declaration(name: str, model_cls: type[BaseModel]) -> dict[str, Any]:
         raise StrictSchemaError(f"tool name {name!r} must match {_TOOL_NAME.pattern}")
     if not description:
         raise StrictSchemaError(f"{name!r}: {model_cls.__name__} needs a docstring")
-    declared = dict(openai.pydantic_function_tool(model_cls, name=name, description=description))
+    declared: dict[str, Any] = dict(
+        openai.pydantic_function_tool(model_cls, name=name, description=description)
+    )
     problems = list(schema_problems(declared["function"]["parameters"], "arguments"))
     if problems:
         raise StrictSchemaError(f"{name!r} is not strict-compatible: " + "; ".join(problems))
@@ -378,7 +380,7 @@ class ChatClient:
     ) -> LLMCalled:
         """The `llm.called` of one request; `model` is the one that answered, if it said."""
         body = sent.body or {}
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        usage = body.get("usage") or {} if isinstance(body.get("usage"), dict) else {}
         response = None
         if answer is not None and self.store_prompts:
             response = {**answer.message, "thinking": thinking} if thinking else answer.message

@@ -21,6 +21,7 @@ from bot.core.model_choice import ModelChoice
 from bot.store.events import Event, EventData
 
 if TYPE_CHECKING:
+    from bot.conversation.debug_trace import ToolLine
     from bot.conversation.tool_loop import LoopResult
 
 Trigger = Literal["inbound", "enrolled"]
@@ -89,13 +90,27 @@ class ModuleContext:
     pending: Sequence[Mapping[str, Any]] | None = None
 
 
+class TurnResult(Protocol):
+    """What a module's turn produced: the tool loop's LoopResult, or the step module's
+    StepResult (bot.interventions.runtime), which is shaped like it."""
+
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def events(self) -> list[EventData]: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def tools_called(self) -> Sequence[ToolLine]: ...
+
+
 @dataclass(frozen=True)
 class ModuleReply:
     """The loop's result and the text to send instead if it produced no reply; `greeting` is
     the one to send instead of a failed greeting (None: send nothing rather than a text that
     reads as a reply to a message the participant never sent)."""
 
-    result: LoopResult
+    result: TurnResult
     fallback: str
     greeting: str | None = None
 
@@ -109,8 +124,8 @@ class Module(Protocol):
     enrolled into their intervention's root step).
     """
 
-    name: str
-
+    @property
+    def name(self) -> str: ...
     @property
     def tools(self) -> Sequence[str]: ...
 

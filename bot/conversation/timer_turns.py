@@ -144,7 +144,7 @@ def daily(fired: FiredTimer) -> list[EventData]:
     rule = fired.payload.get("reminder") or {}
     if sent and rule.get("text"):
         after = timedelta(minutes=float(rule.get("after_minutes", 30)))
-        about = sent[-1].outbox_id  # type: ignore[attr-defined]
+        about = sent[-1].outbox_id  # type: ignore[attr-defined]  # _send returns to_participant's MessageQueued events
         sent.append(one_shot.reminder(fired.participant, about, after, rule["text"], fired.now))
     return sent
 
@@ -190,7 +190,7 @@ def measurement(fired: FiredTimer) -> list[EventData]:
     if not sent:
         return []
     window = timedelta(minutes=float(fired.payload.get("answer_minutes", 60)))
-    outbox_id = sent[-1].outbox_id  # type: ignore[attr-defined]
+    outbox_id = sent[-1].outbox_id  # type: ignore[attr-defined]  # _send returns to_participant's MessageQueued events
     return [
         *sent,
         MeasurementAsked(

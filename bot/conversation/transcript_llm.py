@@ -72,7 +72,7 @@ def _continues(previous: Event | None, ev: Event) -> bool:
     if previous is None or not isinstance(previous.data, MessageQueued):
         return False
     return (
-        previous.data.kind == ev.data.kind  # type: ignore[attr-defined]
+        previous.data.kind == ev.data.kind  # type: ignore[attr-defined]  # callers pass message.queued events
         and previous.recorded_at == ev.recorded_at
         and ev.seq == previous.seq + 1
     )

@@ -137,7 +137,7 @@ def _parse_failure(raw: str, region: str | None, error: NumberParseException) ->
 
 
 def _invalid_reason(number: phonenumbers.PhoneNumber) -> str:
-    region = phonenumbers.region_code_for_country_code(number.country_code)
+    region = phonenumbers.region_code_for_country_code(number.country_code or 0)
     where = f"+{number.country_code} ({region})"
     reason = phonenumbers.is_possible_number_with_reason(number)
     if reason == ValidationResult.TOO_SHORT:

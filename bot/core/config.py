@@ -11,6 +11,7 @@ from typing import Any, Literal
 import phonenumbers
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from bot.core import promptpipe_env
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
@@ -374,7 +375,7 @@ def load_settings(
     return settings
 
 
-def _describe(err: dict) -> list[str]:
+def _describe(err: ErrorDetails) -> list[str]:
     loc = err.get("loc") or ()
     message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     if not loc:

@@ -189,11 +189,9 @@ def fmt_local(instant: datetime, tz: ZoneInfo) -> str:
 
 def _offsets_around(wall: datetime, tz: ZoneInfo) -> tuple[timedelta, timedelta]:
     """The UTC offsets (before, after) of the change whose gap holds the naive time `wall`."""
-    offsets = (
-        wall.replace(tzinfo=tz, fold=0).utcoffset(),
-        wall.replace(tzinfo=tz, fold=1).utcoffset(),
-    )
-    return min(offsets), max(offsets)
+    before, after = (wall.replace(tzinfo=tz, fold=f).utcoffset() for f in (0, 1))
+    assert before is not None and after is not None  # a ZoneInfo always has an offset
+    return min(before, after), max(before, after)
 
 
 def _wall_time(value: time) -> time:

@@ -23,7 +23,8 @@ TIMER_TYPES = {"timer.scheduled", "timer.deferred", "timer.cancelled"}
 class Typed(Protocol):
     """Anything with an `event_type`: the store's committed events."""
 
-    event_type: str
+    @property
+    def event_type(self) -> str: ...
 
 
 class Wakeup:

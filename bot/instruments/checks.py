@@ -164,7 +164,7 @@ def _item_problems(instrument: Instrument) -> Found:
 
 
 def _answer_problems(answer: Answer) -> Found:
-    kind, found = answer.type, []
+    kind, found = answer.type, Found()
     given = {key for key in ("codes", "options", "min", "max") if getattr(answer, key) is not None}
     allowed = {
         "scale": {"codes", "min", "max"},

@@ -98,6 +98,7 @@ def scrub_files(store: EventStore) -> dict[str, Any]:
         try:
             with engine.connect() as conn:
                 raw = conn.connection.driver_connection
+                assert raw is not None  # an open Connection holds its driver's
                 raw.execute("PRAGMA secure_delete=ON")
                 raw.execute("VACUUM")
                 busy, _, _ = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

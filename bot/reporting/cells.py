@@ -3,6 +3,7 @@ default dialect writes) or JSON Lines, into an owner-only `.partial` file rename
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -11,7 +12,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, overload
+from typing import Any, Literal, overload
 
 import orjson
 
@@ -115,13 +116,13 @@ def _text(value: object) -> str:
     quoting. The commonest types first, by exact type."""
     kind = type(value)
     if kind is str:
-        return value  # type: ignore[return-value]
+        return value  # type: ignore[return-value]  # narrowed by exact type above
     if value is None:
         return ""
     if kind is int or kind is float:
         return str(value)
     if kind is datetime:
-        return iso(value)  # type: ignore[arg-type]
+        return iso(value)  # type: ignore[arg-type]  # narrowed by exact type above
     if kind is dict or kind is list:
         if not value:
             return "{}" if kind is dict else "[]"
@@ -183,7 +184,7 @@ class Writer:
         self.fmt = fmt
         self.columns = columns
         self.header = part is None and fmt == "csv"
-        self.file: IO[str] | None = None
+        self.file: io.TextIOWrapper | None = None
 
     def __enter__(self) -> Writer:
         self.file = private(self.partial, newline="")
@@ -253,12 +254,14 @@ def into_place(partial: Path, path: Path) -> None:
 
 
 @overload
-def private(partial: Path, newline: str | None = None) -> IO[str]: ...
+def private(partial: Path, newline: str | None = None) -> io.TextIOWrapper: ...
 @overload
-def private(partial: Path, *, binary: Literal[True]) -> IO[bytes]: ...
+def private(partial: Path, *, binary: Literal[True]) -> io.BufferedWriter: ...
 
 
-def private(partial: Path, newline: str | None = None, *, binary: bool = False) -> IO[Any]:
+def private(
+    partial: Path, newline: str | None = None, *, binary: bool = False
+) -> io.TextIOWrapper | io.BufferedWriter:
     """`partial` created anew for writing (as text, or `binary`), owner-only from the start:
     an export holds participants' phone numbers and texts."""
     partial.unlink(missing_ok=True)

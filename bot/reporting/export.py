@@ -84,10 +84,11 @@ SYSTEM_STREAM = "system"
 # Columns that name a person, left out of a pseudonymised export.
 IDENTIFYING = ("phone_number", "name")
 # Columns of free text a participant (or the model) wrote, dropped with free_text="drop".
+FREE_TEXT: tuple[str, ...]
 FREE_TEXT = ("text", "media", "error_message", "profile", "notes", "judgements", "background")
 FREE_TEXT += ("query",)
 # progress(file name, rows expected or None) -> advance(rows written)
-Progress = Callable[[str, int | None], Callable[[int], None]]
+Progress = Callable[[str, int | None], Callable[[int], object]]
 
 PARTICIPANT_COLUMNS = (
     "participant_id", "phone_number", "channel", "status", "opted_out", "timezone",
@@ -790,7 +791,9 @@ def stream_file(
         store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
 
 
-def _file_lines(store: EventStore, name: str, fmt: Format, since: datetime | None) -> Iterator[str]:
+def _file_lines(
+    store: EventStore, name: str, fmt: Format, since: datetime | None
+) -> Generator[str, None, None]:
     """A file's lines, read in one snapshot (closing the generator ends it)."""
     with store.snapshot() as conn:
         yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn))
@@ -1006,6 +1009,7 @@ def _histories(
 
 
 # What a message's record takes from its outbox row.
+_OUTBOX_COLUMNS: tuple[str, ...]
 _OUTBOX_COLUMNS = ("outbox_id", "status", "error_code", "error_message", "provider_sid")
 _OUTBOX_COLUMNS += ("sent_at", "updated_at")
 

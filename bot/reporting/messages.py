@@ -168,7 +168,7 @@ def _message_rows(
             data = plain_payload(row)
             if data is None:
                 sent = decode(row).data
-                outbox_id, count = sent.outbox_id, sent.segments  # type: ignore[attr-defined]
+                outbox_id, count = sent.outbox_id, sent.segments  # type: ignore[attr-defined]  # a SENT row decodes to MessageSent
             else:
                 outbox_id, count = data["outbox_id"], data["segments"]
             if count is not None:

@@ -71,6 +71,7 @@ RETRIEVAL_COLUMNS = (
     Column("score", "number", "its BM25 score or cosine similarity"),
     Column("digest", "text", "a hash of the document's text as the model read it"),
 )
+RESULT_TYPES: tuple[str, ...]
 RESULT_TYPES = ("measurement.asked", "measurement.recorded", "measurement.rejected")
 RESULT_TYPES += ("measurement.missed", "timer.scheduled")
 RETRIEVAL_TYPES = ("retrieval.done",)
@@ -104,9 +105,9 @@ def result_rows(
             occasions.append(occasion)
             by_outbox[data.outbox_id] = occasion
         else:
-            occasion = _occasion(data, by_outbox, occasions)
-            if occasion is not None:
-                _settle(occasion, data, ev.occurred_at, tz)
+            settled = _occasion(data, by_outbox, occasions)
+            if settled is not None:
+                _settle(settled, data, ev.occurred_at, tz)
     return [o for o in occasions if since is None or o["asked_at"] >= since]
 
 

@@ -165,7 +165,7 @@ class Worker:
                             return handled
                         after = self._process(item, release=name)
                         handled += 1
-                        if after is RELEASED:
+                        if isinstance(after, _Released):
                             released = True
                             return handled
                         item = after
@@ -365,10 +365,10 @@ class Worker:
             if item["kind"] != "timer":
                 trigger = next((e for e in window if e.event_id == item["ref"]), None)
                 if trigger is None:
-                    found = conn.execute(
+                    record = conn.execute(
                         select(events).where(events.c.event_id == item["ref"])
                     ).first()
-                    trigger = row_to_event(found, self.store.sealer, conn) if found else None
+                    trigger = row_to_event(record, self.store.sealer, conn) if record else None
         row = dict(participant)
         del row["head_work_id"]
         stored: dict[str, Any] | None = dict(row)  # the row as stored, at the turn's version

@@ -107,14 +107,14 @@ class Sandbox:
         self.steps = StepModule(root=self.root, modules=[n for n in MODULES if n != "step"])
         # (a new one re-reads the intervention's files)
         modules = {**MODULES, self.steps.name: self.steps}
-        handler = build_handler(self.services, client=self.llm, modules=modules)
+        handler = build_handler(self.services, client=self.llm, modules=modules)  # type: ignore[arg-type]  # NoLLM answers ChatClient's calls offline
         self.worker = Worker(self.services, handler, "chat-worker")
         self.phone_line = CollectingMessenger()
         self.dispatcher = Dispatcher(self.services, self.phone_line, "chat-dispatcher")
         found, _ = self.steps.intervention(self.slug)
         quiet = {self.slug: found.quiet_hours()} if found else {}
         self.scheduler = Scheduler(self.services, intervention_quiet_hours=quiet)
-        self.seen, self.remarks = 0, []
+        self.seen, self.remarks = 0, list[str]()
 
     def close(self) -> None:
         """Throw the database away."""

@@ -63,7 +63,7 @@ def parse_duration(text: str) -> timedelta:
 
 def span(delta: timedelta) -> str:
     """A duration as "1d 2h", "45m", "30s"."""
-    seconds, parts = int(abs(delta.total_seconds())), []
+    seconds, parts = int(abs(delta.total_seconds())), list[str]()
     for unit, size in UNITS.items():
         if seconds >= size or (unit == "s" and not parts):
             parts.append(f"{seconds // size}{unit}")
@@ -90,7 +90,9 @@ def _fields(values: Mapping[str, Any], limit: int = 40) -> str:
 
 def describe(event: Event, zone: ZoneInfo, timer_kind: TimerKind) -> str:
     """One line on what an event says (the type is printed beside it)."""
-    d, kind = event.data, event.event_type
+    # Each branch reads the fields of the payload class its event type names: duck-typed on purpose.
+    d: Any = event.data
+    kind = event.event_type
     if kind == "message.received":
         return f'"{_short(d.body)}"' + (f" (keyword {d.keyword})" if d.keyword else "")
     if kind == "message.queued":
@@ -151,7 +153,7 @@ def events_view(events: Sequence[Event], zone: ZoneInfo, timer_kind: TimerKind) 
 def notes_view(row: Mapping[str, Any], failed: Sequence[Event]) -> str:
     notes = row.get("notes") or {}
     lines = [f"notes.{name}: {value}" for name, value in notes.items()]
-    lines += [f"note {ev.data.note} failed: {ev.data.reason}" for ev in failed]  # type: ignore[attr-defined]
+    lines += [f"note {ev.data.note} failed: {ev.data.reason}" for ev in failed]  # type: ignore[attr-defined]  # `failed` holds note.failed events
     return "\n".join(lines) or "(no notes taken yet)"
 
 

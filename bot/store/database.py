@@ -18,7 +18,7 @@ from typing import Any, Literal
 try:
     import fcntl
 except ImportError:  # not on Windows: SQLite's own busy wait alone orders the writers there
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on Windows: no writer lock there
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
@@ -441,7 +441,7 @@ def _sqlite_engine(url: str, echo: bool, writer_priority: WriterPriority | None)
         },
     )
     lock_path = writer_lock_path(url)
-    database = os.path.abspath(make_url(url).database) if lock_path is not None else ""
+    database = os.path.abspath(make_url(url).database or "") if lock_path is not None else ""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

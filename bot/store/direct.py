@@ -26,8 +26,10 @@ from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.engine.interfaces import DBAPIModule
+from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.sql import ClauseElement, Select
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import UpdateBase
 
 Processor = Callable[[Any], Any] | None
@@ -61,12 +63,13 @@ class Direct:
             return found
         with self._lock:
             compiled = self.statement.compile(dialect=dialect, column_keys=self.keys)
+            assert isinstance(compiled, SQLCompiler)  # Core statements compile to SQL
             binds = tuple(
                 (name, bind.type.dialect_impl(dialect).bind_processor(dialect))
                 for name, bind in compiled.binds.items()
             )
             results = tuple(_returned(self.statement))
-            positional = tuple(compiled.positiontup) if dialect.positional else None
+            positional = tuple(compiled.positiontup or ()) if dialect.positional else None
             fixed = {
                 name: bind.effective_value
                 for name, bind in compiled.binds.items()
@@ -100,6 +103,7 @@ class Direct:
         dispatch = conn.dispatch
         before, after = dispatch.before_cursor_execute, dispatch.after_cursor_execute
         dbapi_connection = conn.connection.dbapi_connection
+        assert dbapi_connection is not None  # a Connection in use holds its driver's
         cursor = dbapi_connection.cursor()
         try:
             if before:
@@ -161,7 +165,9 @@ class Direct:
             cursor.close()
 
 
-def driver_error(conn: Connection, exc: Exception, sql: str, bound: Any, cursor: Any) -> DBAPIError:
+def driver_error(
+    conn: Connection, exc: DBAPIModule.Error, sql: str, bound: Any, cursor: Any
+) -> StatementError:
     """SQLAlchemy's exception for the driver's `exc` (an IntegrityError stays one), its values
     hidden; a lost connection is invalidated, as SQLAlchemy's own execution does."""
     dialect = conn.dialect
@@ -182,7 +188,7 @@ def driver_error(conn: Connection, exc: Exception, sql: str, bound: Any, cursor:
 def _returned(statement: ClauseElement) -> list[tuple[str, Any]]:
     """The columns a SELECT or a RETURNING gives back: name and type, in order."""
     if isinstance(statement, Select):
-        return [(c.key, c.type) for c in statement.selected_columns]
+        return [(str(c.key), c.type) for c in statement.selected_columns]  # a SELECT's are named
     if isinstance(statement, UpdateBase):
         return [(d["name"], d["type"]) for d in statement.returning_column_descriptions]
     return []

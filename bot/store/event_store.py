@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import RootTransaction
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.base import Executable
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
 from bot.core.clock import Clock, SystemClock
@@ -352,8 +353,9 @@ class Transaction:
         if len(rows) == 1:
             seqs.append(INSERT_EVENT.rows(self.conn, rows[0])[0]["seq"])
         elif rows:
+            inserted: Sequence[Mapping[str, Any]]
             if len(rows) > INSERT_EVENTS_AT_MOST:
-                inserted = [r._mapping for r in self.conn.execute(INSERT_EVENTS, rows)]
+                inserted = [dict(r._mapping) for r in self.conn.execute(INSERT_EVENTS, rows)]
             elif self.conn.dialect.name == "postgresql":
                 records = event_records(rows, self.conn.dialect)
                 inserted = INSERT_EVENT_RECORDS.rows(self.conn, records)
@@ -418,10 +420,11 @@ class Transaction:
         if head is None or participant_of(stream_id) is None:
             raise ValueError(f"stream {stream_id!r} has no head row to adopt")
         key = (head.name, str(participant_of(stream_id)))
-        self._rows[key] = {name: row[name] for name in head.columns}
+        adopted = {name: row[name] for name in head.columns}
+        self._rows[key] = adopted
         self._locked_rows.add(key)
         self._locked_streams.add(stream_id)
-        return self._rows[key]
+        return adopted
 
     def adopt_row(self, projection: Projection, key: str, row: Row | None) -> None:
         """Take `row` as `projection`'s row for `key` (None: there is none), so that an append
@@ -510,12 +513,15 @@ class Transaction:
                     write_many(projection, kind, columns).run(self.conn, params)
                 elif kind == "insert":
                     statement = insert_row(projection.name, columns).statement
+                    assert isinstance(statement, Executable)
                     self.conn.execute(statement, [row for _, row in rows])
                 else:
                     many = [
                         {**{f"v_{c}": row[c] for c in columns}, "key": key} for key, row in rows
                     ]
-                    self.conn.execute(update_row(projection, frozenset(columns)).statement, many)
+                    updating = update_row(projection, frozenset(columns)).statement
+                    assert isinstance(updating, Executable)
+                    self.conn.execute(updating, many)
         except IntegrityError as exc:
             raise refused(writes, exc) from exc
 
@@ -691,11 +697,6 @@ class EventStore:
                 and_(events.c.stream_id == stream_id, events.c.idempotency_key == key)
             )
             return conn.execute(query).first() is not None
-
-    def _locked_version(self, stream_id: str) -> int:
-        """Take the stream's lock (`lock`) and return its version."""
-        head = self.lock(stream_id)
-        return int(head["version"]) if head is not None else self.version(stream_id)
 
     def version(self, stream_id: str) -> int:
         with self.reading() as conn:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
 from psycopg import ClientCursor
 from sqlalchemy.exc import IntegrityError
 
@@ -55,6 +56,7 @@ def commit_in_one_flight(
         raise RuntimeError("a flight ends a transaction the connection began")
     appends = [statement for append in staged for statement in append.statements]
     driver = conn.connection.dbapi_connection
+    assert isinstance(driver, psycopg.Connection)  # checked above: PostgreSQL's driver
     texts, shapes = [], []  # with the values written in; with placeholders (what is shown)
     with ClientCursor(driver) as quoting:  # quotes; runs nothing
         for statement, params in [*appends, *then]:

@@ -271,7 +271,7 @@ class Workers:
     ) -> None:
         for pipe in wait(list(self._waiting.values()), timeout):
             index = next(i for i, p in self._waiting.items() if p is pipe)
-            while index in self._waiting and pipe.poll():
+            while index in self._waiting and self._waiting[index].poll():
                 message = self._receive(index)
                 if message[0] == "step":
                     report(message[1])

@@ -228,9 +228,9 @@ def apply(memory: Mapping[str, Any] | None, ev: Event) -> dict[str, Any]:  # noq
     elif isinstance(data, MeasurementAsked):
         _await(new, data.outbox_id)
     elif isinstance(data, MeasurementRecorded | MeasurementRejected):
-        kept = dict(new["verdicts"].get(data.measurement) or {})
-        kept[ev.event_type] = version
-        new["verdicts"] = {**new["verdicts"], data.measurement: kept}
+        verdicts = dict(new["verdicts"].get(data.measurement) or {})
+        verdicts[ev.event_type] = version
+        new["verdicts"] = {**new["verdicts"], data.measurement: verdicts}
     elif isinstance(data, TimerScheduled):
         new["timers"] = _ring(new["timers"], [data.timer_id, version], RING)
         about = data.payload.get("about")

@@ -501,8 +501,10 @@ def repair(store: EventStore, report: ReplayReport, names: Sequence[str] = ()) -
             table = PROJECTION_TABLES[projection.name]
             row = report.rebuilt[projection.name].get(diff.key)
             if diff.kind == "missing":
+                assert row is not None  # the rebuild holds the row it found missing
                 tx.conn.execute(insert(table).values(row))
             elif diff.kind == "changed":
+                assert row is not None  # and the row it found changed
                 tx.conn.execute(
                     update(table)
                     .where(table.c[projection.key_column] == diff.key)

@@ -212,7 +212,7 @@ class Sealer:
                 # A sealed event whose key row is gone entirely reads as erased.
                 return _ERASED
             fresh_key = AESGCM.generate_key(bit_length=256)
-            conn.execute(  # type: ignore[union-attr]
+            conn.execute(  # type: ignore[union-attr]  # seal, which creates keys, always passes a conn
                 insert(data_keys).values(
                     participant_id=pid,
                     wrapped=self.wrap(pid, fresh_key),

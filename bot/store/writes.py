@@ -6,13 +6,17 @@ over `unnest`), with the ConstraintViolation a refused write raises."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 from orjson import Fragment
 from sqlalchemy import (
+    Insert,
     Integer,
+    Table,
     Text,
+    Update,
     and_,
     bindparam,
     cast,
@@ -25,14 +29,16 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import Insert as PostgreSQLInsert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import Insert as SQLiteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from bot.store.database import json_dumps
 from bot.store.direct import Direct
 from bot.store.projections import Projection, Row
-from bot.store.schema import PROJECTION_TABLES, events
+from bot.store.schema import PROJECTION_TABLES, UtcDateTime, events
 
 
 class ConstraintViolation(Exception):
@@ -146,7 +152,9 @@ def event_records(
     the payloads as the engine's JSON text (`json_dumps`, the serializer a single-row INSERT
     sends them through), embedded as they are; the times as their column's type (UtcDateTime,
     both) binds them: in UTC, a naive one refused."""
-    utc = events.c.occurred_at.type.process_bind_param
+    utc_type = events.c.occurred_at.type
+    assert isinstance(utc_type, UtcDateTime)
+    utc = utc_type.process_bind_param
     records = [
         {
             **row,
@@ -169,7 +177,9 @@ def insert_keyed(dialect: str) -> Direct:
     """INSERT of an event carrying an idempotency key that writes nothing (and returns no seq)
     when the stream already holds the key: the duplicate check and the insert in one statement.
     Only a clash on the key is absorbed; any other unique clash still raises."""
-    build = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[dialect]
+    builds: dict[str, Callable[[Table], SQLiteInsert | PostgreSQLInsert]]
+    builds = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
+    build = builds[dialect]
     return Direct(
         build(events)
         .on_conflict_do_nothing(
@@ -186,7 +196,9 @@ def insert_many(dialect: str) -> Any:
     """INSERT of many event rows, keyed or not, in one statement (SQLAlchemy's "insertmanyvalues"
     renders one multi-row VALUES), RETURNING each written row's event_id and seq; a row whose
     key its stream holds already is not written and not returned."""
-    return insert_keyed(dialect).statement.returning(events.c.event_id)
+    statement = insert_keyed(dialect).statement
+    assert isinstance(statement, Insert)
+    return statement.returning(events.c.event_id)
 
 
 @functools.cache
@@ -255,7 +267,8 @@ def write_all(shape: WriteShape) -> Direct:
     ctes = []
     for n, (projection, kind, columns) in enumerate(shape):
         table = PROJECTION_TABLES[projection.name]
-        values = {c: bindparam(f"w{n}_{c}") for c in columns}
+        values: dict[str, Any] = {c: bindparam(f"w{n}_{c}") for c in columns}
+        write: Insert | Update
         if kind == "insert":
             write = insert(table).values(values)
         else:

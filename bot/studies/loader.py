@@ -74,7 +74,10 @@ def parse_study(
 def duplicate_keys(text: str, file: str) -> list[Problem]:
     """A key written twice in one mapping (YAML would silently keep the last one)."""
     problems: list[Problem] = []
-    stack: list[tuple[yaml.Node, str]] = [(yaml.compose(text, Loader=yaml.SafeLoader), "")]
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if root is None:  # an empty file
+        return []
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
     while stack:
         node, where = stack.pop()
         if isinstance(node, yaml.MappingNode):

@@ -167,8 +167,8 @@ def _fire_batch(
     timers_projection = next((p for p in tx.store.projections if p.name == "timers"), None)
     if head is None or timers_projection is None:  # a store without them: the plain path
         return {t: _fire_in(tx, t, now, policy) for t in ids}
-    for row in tx.conn.execute(_lock_participants(head), {"ids": ids}):
-        tx.adopt_head(participant_stream(row.participant_id), dict(row._mapping))
+    for locked in tx.conn.execute(_lock_participants(head), {"ids": ids}):
+        tx.adopt_head(participant_stream(locked.participant_id), dict(locked._mapping))
     decided: dict[str, Decision] = {}
     recording: list[tuple[str, Decision]] = []
     for found in tx.conn.execute(_READ_TIMERS, {"ids": ids}):

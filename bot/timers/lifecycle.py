@@ -30,7 +30,7 @@ RESUMING = {"active", "opted_in"}
 
 def on_status_change(
     participant: Mapping[str, Any],
-    pending_timers: list[Mapping[str, Any]],
+    pending_timers: Sequence[Mapping[str, Any]],
     change: str,
     now: datetime,
     events: Sequence[Event] | None = None,

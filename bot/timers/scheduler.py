@@ -204,7 +204,7 @@ class Scheduler:
         pending = timers.c.status == "scheduled"
         if self._horizon_end is None or self._since is None:
             query = select(*_PENDING).where(pending, timers.c.due_at <= horizon_end)
-            return [tuple(r) for r in conn.execute(query)]  # type: ignore[misc]
+            return [tuple(r) for r in conn.execute(query)]
         entered = select(*_PENDING).where(
             pending, timers.c.due_at > self._horizon_end, timers.c.due_at <= horizon_end
         )
@@ -214,7 +214,7 @@ class Scheduler:
             .order_by(timers.c.updated_at)
         )
         rows = [*conn.execute(entered), *conn.execute(changed)]
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [tuple(r) for r in rows]
 
     def _loop(self) -> None:
         next_sweep = time.monotonic() + self.sweep_seconds
@@ -283,7 +283,7 @@ class Scheduler:
             return
         slot.timer_ids.discard(timer_id)
         if not slot.timer_ids:
-            del self._slots[due]  # type: ignore[arg-type]
+            del self._slots[due]  # type: ignore[arg-type]  # due is set: a slot was found for it
             try:
                 if self._aps is not None:
                     self._aps.remove_job(slot.job_id)

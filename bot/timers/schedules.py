@@ -114,7 +114,7 @@ def create_daily(
     measurement, text, answer_minutes). `draw` fixes the first window draw (tests)."""
     schedule = ScheduleCreated(
         schedule_id=schedule_id or new_id(),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         when=when,
         payload=dict(payload),
     )

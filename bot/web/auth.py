@@ -7,6 +7,7 @@ import hmac
 import logging
 
 from flask import Flask, Response, g, request
+from flask_openapi3.types import SecuritySchemesDict
 
 from bot.core.config import ConfigError, Settings
 from bot.web.api_models import error_response
@@ -14,14 +15,14 @@ from bot.web.api_models import error_response
 log = logging.getLogger(__name__)
 
 SCHEME = "bearerAuth"
-SECURITY_SCHEMES = {
+SECURITY_SCHEMES: SecuritySchemesDict = {
     SCHEME: {
         "type": "http",
         "scheme": "bearer",
         "description": "One of the tokens in TANDEM_API_TOKENS: `Authorization: Bearer <token>`.",
     }
 }
-SECURITY = [{SCHEME: []}]
+SECURITY: list[dict[str, list[str]]] = [{SCHEME: []}]
 INSECURE_ACTOR = "api:insecure-local"
 WARNED = "tandem.auth.warned"
 

@@ -9,6 +9,7 @@ import threading
 import time
 
 from flask import Response, jsonify, request
+from flask.typing import ResponseReturnValue
 from flask_openapi3 import OpenAPI
 from sqlalchemy.exc import DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
@@ -31,16 +32,16 @@ def install(app: OpenAPI, settings: Settings) -> None:
     outage = _OutageLog()
 
     @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # noqa: ANN202
+    def http_error(exc: HTTPException) -> ResponseReturnValue:
         response = jsonify(status="error", message=exc.description or exc.name)
         # Keep what the error's own headers say (a 405's `Allow`), in the JSON body's type.
         for name, value in exc.get_headers():
             if name.lower() != "content-type":
                 response.headers[name] = value
-        return response, exc.code
+        return response, exc.code or 500  # (an HTTPException raised by Flask has its code)
 
     @app.errorhandler(Exception)
-    def unexpected(exc: Exception):  # noqa: ANN202
+    def unexpected(exc: Exception) -> ResponseReturnValue:
         if is_outage(exc):
             outage.report(exc)
             answer = jsonify(status="error", message="database unavailable; try again shortly")

@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Response, jsonify, request
 from flask_openapi3 import APIBlueprint, OpenAPI, Tag
+from flask_openapi3.types import ResponseDict
 from pydantic import BaseModel
 
 from bot.core.storable import unstorable_paths
@@ -30,8 +31,8 @@ from bot.web.current import services
 
 TAG = Tag(name="participants", description="Enroll participants and read their conversations")
 MAX_BODY = 64 * 1024
-ERRORS: dict[int, type[BaseModel]] = {400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse}
-BODY_ERRORS: dict[int, type[BaseModel]] = {**ERRORS, 413: ErrorResponse, 415: ErrorResponse}
+ERRORS: ResponseDict = {400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse}
+BODY_ERRORS: ResponseDict = {**ERRORS, 413: ErrorResponse, 415: ErrorResponse}
 
 api = APIBlueprint(
     "participants",

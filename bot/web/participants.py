@@ -9,7 +9,7 @@ for an LLM.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Response, g
@@ -108,6 +108,7 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
         ) from None
     log.info("participant %s enrolled (%s)", data.participant_id, data.channel)
     row = services.store.projection_row("participants", data.participant_id)
+    assert row is not None  # appended just above
     return participant_response(row, "Conversation participant enrolled successfully", 201)
 
 
@@ -203,7 +204,7 @@ def withdraw(path: ParticipantPath, body: WithdrawRequest) -> tuple[Response, in
     participant_id = canonical_id(path.participant_id)
     services = current_services()
 
-    def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
+    def decide(tx: Transaction, row: dict[str, Any]) -> Sequence[EventData | NewEvent]:
         try:
             return withdrawal.withdraw(
                 row,
@@ -267,7 +268,7 @@ def _new(data: EventData | NewEvent) -> NewEvent:
 def _in_transaction(
     store: EventStore,
     participant_id: str,
-    decide: Callable[[Transaction, dict[str, Any]], list[EventData | NewEvent]],
+    decide: Callable[[Transaction, dict[str, Any]], Sequence[EventData | NewEvent]],
 ) -> dict[str, Any]:
     """Decide on the participant's current row and append in one transaction; on a concurrent
     change, decide again (a few times) before answering 409."""

@@ -33,7 +33,10 @@ class EmbeddedServer(Protocol):
 
 class _Waitress:
     def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
-        self._server = create_server(app, host=host, port=port, threads=threads, ident="tandem")
+        # Any: what shutdown uses of it (its trigger, its socket map) is not in waitress's stubs.
+        self._server: Any = create_server(
+            app, host=host, port=port, threads=threads, ident="tandem"
+        )
         self._stopped = threading.Event()
 
     def serve_forever(self) -> None:

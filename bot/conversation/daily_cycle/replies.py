@@ -67,8 +67,8 @@ def _intensity(
         IntensityAnswered(
             question_id=question.question_id,
             answer=answer,
-            previous=previous,  # type: ignore[arg-type]
-            level=level,  # type: ignore[arg-type]
+            previous=previous,
+            level=level,
         )
     ]
     if level != previous:

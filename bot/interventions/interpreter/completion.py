@@ -110,7 +110,7 @@ def _typed(
     value, events = asker.structured(ask, slot.model(), purpose, model=asker.model)
     into.events += events
     if value is None:
-        reason = next((e.error for e in reversed(events) if getattr(e, "error", None)), None)
+        reason = next((err for e in reversed(events) if (err := getattr(e, "error", None))), None)
         into.error = f"{purpose}: no valid {slot.kind} value ({reason or 'no reply'})"
         return None
-    return value.value  # type: ignore[attr-defined]
+    return value.value  # type: ignore[attr-defined]  # slot.model() is made at runtime with a `value` field

@@ -25,6 +25,7 @@ from bot.timers.one_shot import zone_of
 
 ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms")
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
+PARTICIPANT_KEYS: tuple[str, ...]
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
 PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged")
 NO_MESSAGES = "(no messages yet)"
@@ -189,7 +190,7 @@ def _continues(previous: Event | None, ev: Event) -> bool:
     if previous is None or not isinstance(previous.data, MessageQueued):
         return False
     return (
-        previous.data.kind == ev.data.kind  # type: ignore[attr-defined]
+        previous.data.kind == ev.data.kind  # type: ignore[attr-defined]  # callers pass message.queued events
         and previous.recorded_at == ev.recorded_at
         and ev.seq == previous.seq + 1
         and ev.seq > 0

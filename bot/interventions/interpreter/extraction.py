@@ -11,7 +11,7 @@ with the reason (shown to the model next time), never a value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -59,7 +59,7 @@ class NewField(BaseModel):
     model_config = ConfigDict(extra="forbid")
     key: str = Field(description="a new key: lower case letters, digits and _")
     domain: str | None = Field(description="one of the form's domains")
-    type: Literal[TYPES] = Field(description="the value's type")  # type: ignore[valid-type]
+    type: Literal[TYPES] = Field(description="the value's type")  # type: ignore[valid-type]  # a Literal of the TYPES tuple, read by pydantic at runtime
     options: list[str] | None = Field(description="for type choice: the options, else null")
     description: str = Field(description="what the field records")
     why: str = Field(description="why this person's answers call for it")
@@ -104,7 +104,7 @@ def extraction_model(name: str, form: Form) -> type[BaseModel]:
         str | None,
         Field(None, description="The field or domain to ask about next (null: nothing)."),
     )
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         class_name(name, "Extraction"),
         __config__=ConfigDict(extra="forbid"),
         __doc__=f"What the latest message tells us for the form {form.title!r}.",
@@ -139,7 +139,7 @@ def extract(
         model=model,
     )
     if value is None:
-        reason = next((e.error for e in reversed(events) if getattr(e, "error", None)), None)
+        reason = next((err for e in reversed(events) if (err := getattr(e, "error", None))), None)
         failed = FormFailed(
             form=name, reason=reason or "no reply", step=step, message_id=message_id
         )
@@ -358,7 +358,7 @@ def instructions(
     return "\n\n".join(parts)
 
 
-def _option(value: str, options: Sequence[str]) -> str:
+def _option(value: str, options: Iterable[str]) -> str:
     """The option `value` names, ignoring case and surrounding spaces ("Widowed " is
     "widowed"): the option as declared, so the export has one spelling; `value` unchanged when
     it names none (or, options differing only in case, more than one), to be rejected."""

@@ -61,6 +61,7 @@ def condition_location(intervention: Intervention, condition: str) -> tuple[str,
     """The file and line a condition (or `set:` expression) is written at (the first place, if
     it is written twice)."""
     for slug, step in intervention.steps.items():
+        places: list[tuple[tuple[str | int, ...], str | None]]
         places = [(("transitions", n, "when"), t.when) for n, t in enumerate(step.transitions)]
         places.append((("return_when",), step.return_when))
         if step.interrupt is not None:
@@ -70,10 +71,10 @@ def condition_location(intervention: Intervention, condition: str) -> tuple[str,
                 source = intervention.source("step", slug)
                 return source.file, source.line(*path)
     for key, path, action in intervention.actions():
-        places = [(("when",), action.when)]
-        places += [(("set", name), value) for name, value in (action.set or {}).items()]
-        for part, written in places:
-            if isinstance(written, str) and written.strip() == condition.strip():
+        written_at: list[tuple[tuple[str, ...], object]] = [(("when",), action.when)]
+        written_at += [(("set", name), value) for name, value in (action.set or {}).items()]
+        for part, value in written_at:
+            if isinstance(value, str) and value.strip() == condition.strip():
                 source = intervention.sources[key]
                 return source.file, source.line(*path, *part)
     return str(intervention.folder), None

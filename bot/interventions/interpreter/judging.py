@@ -62,7 +62,7 @@ def judge(
         model=model,
     )
     if value is None:
-        reason = next((e.error for e in reversed(events) if getattr(e, "error", None)), None)
+        reason = next((err for e in reversed(events) if (err := getattr(e, "error", None))), None)
         return [*events, JudgementFailed(judgement=slug, reason=reason or "no reply", step=step)]
     result = value.model_dump(mode="json")
     return [*events, JudgementRecorded(judgement=slug, result=result, step=step, when=when)]

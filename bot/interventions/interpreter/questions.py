@@ -45,14 +45,14 @@ def parse(question: Question, reply: str) -> Any | None:
 def extraction_model(slug: str, question: Question) -> type[BaseModel]:
     """{value: the answer, or null if the reply does not answer the question}."""
     if question.answer == "options":
-        annotation: Any = Literal[tuple(question.options)]  # type: ignore[valid-type]
+        annotation: Any = Literal[tuple(question.options)]
         keywords: dict[str, Any] = {}
         what = "the option the participant chose"
     else:
         annotation, keywords = int, {"ge": question.min, "le": question.max}
         what = f"the participant's rating, a whole number from {question.min} to {question.max}"
     described = Field(None, description=f"{what}; null if not answered", **keywords)
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         "Answer",
         __config__=ConfigDict(extra="forbid"),
         __doc__=f"The answer to the question {slug!r}: {what}, or null if they did not answer.",

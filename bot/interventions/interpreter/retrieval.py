@@ -63,7 +63,7 @@ def retrieve(
             name=spec.name,
             library=spec.library,
             query=query,
-            method=library.method,  # type: ignore[arg-type]
+            method=library.method,
             model=library.model,
             k=spec.k,
             filter=dict(spec.filter),

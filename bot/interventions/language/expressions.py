@@ -4,9 +4,9 @@ import ast
 import difflib
 import operator
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from simpleeval import EvalWithCompoundTypes, InvalidExpression
 
@@ -174,7 +174,7 @@ class _Checker:
                 raise self.fail(f"{what} are not allowed", node)
         return node
 
-    def reference(self, node: ast.expr) -> list[str | int]:
+    def reference(self, node: ast.Name | ast.Attribute | ast.Subscript) -> list[str | int]:
         """Check a chain like judgements.engaged['response'] and return its keys."""
         match node:
             case ast.Name(id=name) if name in self.roots:
@@ -203,7 +203,7 @@ def _dotted(path: list[str | int]) -> str:
     return ".".join(str(key) for key in keys)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -219,7 +219,9 @@ def _is_negative(node: ast.expr) -> bool:
     )
 
 
-def _arithmetic(symbol: str, apply):
+def _arithmetic(
+    symbol: str, apply: Callable[[Any, Any], object]
+) -> Callable[[object, object], object]:
     def numbers_only(left: object, right: object) -> object:
         if not (_is_number(left) and _is_number(right)):
             raise TypeError(f"'{symbol}' works on numbers only, not {left!r} and {right!r}")
@@ -255,10 +257,11 @@ class _DataEval(EvalWithCompoundTypes):
     def __init__(self, context: Mapping[str, object]) -> None:
         super().__init__(operators=_OPERATORS, functions={}, names=context)
         self.functions.clear()
+        self.nodes: dict[type[ast.AST], Callable[[Any], object]]
         self.nodes = {kind: run for kind, run in self.nodes.items() if kind in _EVALUATED}
         self.nodes |= {ast.Name: self._read, ast.Attribute: self._read, ast.Subscript: self._read}
 
-    def _read(self, node: ast.expr) -> object:
+    def _read(self, node: ast.Name | ast.Attribute | ast.Subscript) -> object:
         if isinstance(node, ast.Name):
             container, key = self.names, node.id
         else:
@@ -271,11 +274,12 @@ class _DataEval(EvalWithCompoundTypes):
                 return container[key]
         if isinstance(container, Mapping | list | tuple):
             raise _MissingValue(f"'{ast.unparse(node)}' is not set")
-        parent = ast.unparse(node.value)  # a Name always reads from the context mapping
+        assert not isinstance(node, ast.Name)  # a Name always reads from the context mapping
+        parent = ast.unparse(node.value)
         raise _MissingValue(f"'{ast.unparse(node)}' is not set: '{parent}' is {container!r}")
 
 
-def is_expression(value: Any) -> bool:
+def is_expression(value: Any) -> TypeGuard[str]:
     """Whether a `set:` value is an expression: text, unless it is one bare word such as
     `plan` (never a name: names have a dot), which is stored as that word."""
     if not isinstance(value, str):

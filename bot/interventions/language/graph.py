@@ -101,7 +101,7 @@ def _returns(intervention: Intervention) -> list[str]:
     if intervention.interrupts() or config.sessions:
         lines.append("  anywhere((any step))")
     for slug in intervention.interrupts():
-        when = intervention.steps[slug].interrupt.when  # type: ignore[union-attr]
+        when = intervention.steps[slug].interrupt.when  # type: ignore[union-attr]  # interrupts() lists steps with an interrupt
         lines.append(f'  anywhere ==>|"{label(when)}"| {node_id("s", slug)}')
     if config.sessions and config.sessions.resume_at in intervention.steps:
         gap = f"silent for {config.sessions.gap_hours:g} h"

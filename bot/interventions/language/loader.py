@@ -174,14 +174,14 @@ class _Reader:
                 source = self.sources[key]
                 line = source.line(*prefix, "prompt")
                 self.compile(templates, compiled, f"form:{name}:prompt", form.prompt, source, line)
-        for key, path, action in intervention.actions():
+        for key, keys, action in intervention.actions():
             source = self.sources[key]
-            where = ".".join(str(part) for part in path)
+            where = ".".join(str(part) for part in keys)
             if action.send is not None:  # a template like any other, rendered when it runs
-                line = source.line(*path, "send")
+                line = source.line(*keys, "send")
                 self.compile(templates, compiled, f"{key}:send:{where}", action.send, source, line)
             if action.retrieve is not None and action.query is not None:
-                line = source.line(*path, "query")
+                line = source.line(*keys, "query")
                 self.compile(
                     templates, compiled, f"{key}:query:{where}", action.query, source, line
                 )
@@ -264,7 +264,7 @@ class _Reader:
             return None
         source = Source(file, lines, 1)
         self.sources["config"] = source
-        return self.validated(Configuration, meta, source)  # type: ignore[return-value]
+        return self.validated(Configuration, meta, source)
 
     def read_forms(self, config: Configuration | None) -> dict[str, Form]:
         """Forms under `forms:` in intervention.yaml, then one per forms/<name>.yaml file."""

@@ -31,7 +31,7 @@ def class_name(slug: str, suffix: str) -> str:
 def field_annotation(spec: FieldSpec) -> tuple[Any, dict[str, Any]]:
     """The annotation and Field keywords of one declared field."""
     if spec.type == "choice":
-        annotation: Any = Literal[tuple(spec.choices())]  # type: ignore[valid-type]
+        annotation: Any = Literal[tuple(spec.choices())]
     else:
         annotation = _PYTHON[spec.type]
     keywords: dict[str, Any] = {}
@@ -78,7 +78,7 @@ def result_model(
             )
         else:
             definitions[field_name] = (annotation, Field(description=description, **keywords))
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         class_name(name, suffix),
         __config__=ConfigDict(extra="forbid"),
         __doc__=doc.strip() or f"The result of {name}.",

@@ -79,8 +79,8 @@ class Slot:
 def _slot_model(slot: Slot) -> type[BaseModel]:
     annotation: Any = {"bool": bool, "int": int}.get(slot.kind)
     if slot.kind == "pick":
-        annotation = Literal[slot.options]  # type: ignore[valid-type]
-    return create_model(  # type: ignore[call-overload,no-any-return]
+        annotation = Literal[slot.options]
+    return create_model(
         "Slot",
         __config__=ConfigDict(extra="forbid"),
         __doc__=slot.instruction(),

@@ -104,8 +104,8 @@ class _Types:
                 return self.arithmetic("+" if isinstance(op, ast.Add) else "-", left, right)
             case ast.Compare(left=left, ops=ops, comparators=comparators):
                 sides = [left, *comparators]
-                for n, op in enumerate(ops):
-                    self.compare(op, sides[n], sides[n + 1])
+                for n, comparison in enumerate(ops):
+                    self.compare(comparison, sides[n], sides[n + 1])
                 return YES_NO
             case ast.Name() | ast.Attribute() | ast.Subscript():
                 return self.reference(node)
@@ -157,7 +157,9 @@ class _Types:
         else:
             self.equal(_SYMBOL[type(op)], left, lt, right, rt, both)
 
-    def equal(self, symbol: str, left: ast.expr, lt: Type, right: ast.expr, rt: Type, both: str):
+    def equal(
+        self, symbol: str, left: ast.expr, lt: Type, right: ast.expr, rt: Type, both: str
+    ) -> None:
         for (node, one), other in (((left, lt), rt), ((right, rt), lt)):
             if other.kind == "none" and not one.optional and one.kind != "none":
                 self.say(f"`{self.text(node)}` is {one} and is never none")

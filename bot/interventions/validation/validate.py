@@ -10,7 +10,7 @@ typed results, and the graph: steps that cannot be reached and dead ends.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,7 @@ class _Checker:
         self.problems.append(Problem(source.file, line, message))
 
     def run(self) -> None:
+        path: tuple[Any, ...] | None
         if CONFIG not in self.i.unreadable:  # else its own problems are reported
             for path, message in config_problems(self.i, self.modules):
                 self.add("config", path, message)
@@ -110,6 +111,7 @@ class _Checker:
             seen.setdefault(title, key)
 
     def primitives(self) -> list[tuple[str, Any]]:
+        kinds: tuple[tuple[str, Mapping[str, Any]], ...]
         kinds = (("step", self.i.steps), ("judgement", self.i.judgements))
         kinds += (("note", self.i.notes), ("question", self.i.questions))
         return [(f"{kind}:{slug}", model) for kind, found in kinds for slug, model in found.items()]

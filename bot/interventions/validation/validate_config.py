@@ -3,7 +3,7 @@ hours) and of each judgement, note and question file on its own (result types, m
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from bot.conversation.llm import StrictSchemaError, check_strict
@@ -21,7 +21,7 @@ Found = list[tuple[tuple[Any, ...], str]]
 def config_problems(i: Intervention, modules: Collection[str] | None = None) -> Found:
     """Problems of intervention.yaml; the `module:` name only if `modules` (the names of the
     module-based conversation modules, handed in by the caller) are given."""
-    config, found = i.config, []
+    config, found = i.config, Found()
     if config.root and config.root not in i.steps:
         found.append((("root",), unknown("step", config.root, i.steps)))
     elif config.root and i.returns(config.root):
@@ -87,6 +87,7 @@ def result_problems(i: Intervention) -> list[tuple[str, tuple[Any, ...] | None, 
                 parse_when(question.schedule)
             except ValueError as exc:
                 found.append((f"question:{slug}", ("schedule",), str(exc)))
+    models: list[tuple[str, Mapping[str, Any]]]
     models = [("judgement", i.judgements), ("note", i.notes), ("question", i.questions)]
     models = [] if CONFIG in i.unreadable else models  # the aliases are declared there
     for kind, primitives in models:

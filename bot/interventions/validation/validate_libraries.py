@@ -27,16 +27,16 @@ def library_problems(intervention: Intervention) -> Iterator[Found]:
                     f"library {name!r}: {unknown('model alias', spec.model, models)}",
                 )
     for found in intervention.retrievals():
-        spec = found.spec
+        wanted = found.spec
         at = (*found.path, "retrieve") if found.action is not None else (*found.path, "library")
-        library = intervention.libraries.get(spec.library)
+        library = intervention.libraries.get(wanted.library)
         if library is None:
             if CONFIG not in intervention.unreadable:
-                yield found.key, at, unknown("library", spec.library, intervention.libraries)
+                yield found.key, at, unknown("library", wanted.library, intervention.libraries)
             continue
         keys = library.meta_keys()
-        for key in spec.filter:
+        for key in wanted.filter:
             if key not in keys:
                 where = (*found.path, "filter", key)
-                message = unknown(f"metadata in library {spec.library!r}:", key, keys)
+                message = unknown(f"metadata in library {wanted.library!r}:", key, keys)
                 yield found.key, where, f"filter: {message}"

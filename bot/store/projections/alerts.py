@@ -28,7 +28,7 @@ TYPES = {cls.event_type for cls in (AlertRaised, AlertAcknowledged, AlertResolve
 
 
 def key(event: Event) -> str | None:
-    return event.data.alert_id if event.event_type in TYPES else None  # type: ignore[attr-defined]
+    return event.data.alert_id if event.event_type in TYPES else None  # type: ignore[attr-defined]  # every type in TYPES has it
 
 
 def apply(row: Row | None, event: Event) -> Row | None:

@@ -49,7 +49,7 @@ def _with(row: Row, form: str, **changes: Any) -> Row:
 
 
 def _extracted(row: Row, event: Event) -> Row:
-    data: FormExtracted = event.data  # type: ignore[assignment]
+    data: FormExtracted = event.data  # type: ignore[assignment]  # the reducer of this event type only
     now = state(row, data.form)
     if data.mode != "collect":
         return _with(row, data.form, rejected=[], next=None)
@@ -61,7 +61,7 @@ def _extracted(row: Row, event: Event) -> Row:
 
 
 def _value_set(row: Row, event: Event) -> Row:
-    data: FormValueSet = event.data  # type: ignore[assignment]
+    data: FormValueSet = event.data  # type: ignore[assignment]  # the reducer of this event type only
     now = state(row, data.form)
     source = {
         "at": event.occurred_at.isoformat(),
@@ -78,7 +78,7 @@ def _value_set(row: Row, event: Event) -> Row:
 
 
 def _field_added(row: Row, event: Event) -> Row:
-    data: FormFieldAdded = event.data  # type: ignore[assignment]
+    data: FormFieldAdded = event.data  # type: ignore[assignment]  # the reducer of this event type only
     now = state(row, data.form)
     spec = {
         "type": data.type,
@@ -91,7 +91,7 @@ def _field_added(row: Row, event: Event) -> Row:
 
 
 def _domain_completed(row: Row, event: Event) -> Row:
-    data: FormDomainCompleted = event.data  # type: ignore[assignment]
+    data: FormDomainCompleted = event.data  # type: ignore[assignment]  # the reducer of this event type only
     done = list(state(row, data.form)["domains_completed"])
     if data.domain not in done:
         done.append(data.domain)
@@ -99,11 +99,11 @@ def _domain_completed(row: Row, event: Event) -> Row:
 
 
 def _completed(row: Row, event: Event) -> Row:
-    return _with(row, event.data.form, completed=True)  # type: ignore[attr-defined]
+    return _with(row, event.data.form, completed=True)  # type: ignore[attr-defined]  # the reducer of this event type only
 
 
 def _rejected(row: Row, event: Event) -> Row:
-    data: FormRejected = event.data  # type: ignore[assignment]
+    data: FormRejected = event.data  # type: ignore[assignment]  # the reducer of this event type only
     said = f"{data.item} {data.key}: {data.reason}" if data.key else f"{data.item}: {data.reason}"
     return _with(row, data.form, rejected=[*state(row, data.form)["rejected"], said])
 

@@ -62,7 +62,7 @@ COLUMNS = (
 
 
 def _enrolled(row: Row | None, event: Event) -> Row:
-    data: ParticipantEnrolled = event.data  # type: ignore[assignment]
+    data: ParticipantEnrolled = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {
         "participant_id": data.participant_id,
         "phone": data.phone,
@@ -94,12 +94,12 @@ def _enrolled(row: Row | None, event: Event) -> Row:
 
 
 def _updated(row: Row, event: Event) -> Row:
-    data: ParticipantUpdated = event.data  # type: ignore[assignment]
+    data: ParticipantUpdated = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {**row, **data.changes}
 
 
 def _status_changed(row: Row, event: Event) -> Row:
-    data: ParticipantStatusChanged = event.data  # type: ignore[assignment]
+    data: ParticipantStatusChanged = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {**row, "status": data.status}
 
 
@@ -129,12 +129,12 @@ def _received(row: Row, event: Event) -> Row:
 
 
 def _transitioned(row: Row, event: Event) -> Row:
-    data: StateTransitioned = event.data  # type: ignore[assignment]
+    data: StateTransitioned = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {**row, "conversation_state": data.to_state}
 
 
 def _profile_saved(row: Row, event: Event) -> Row:
-    data: ProfileSaved = event.data  # type: ignore[assignment]
+    data: ProfileSaved = event.data  # type: ignore[assignment]  # the reducer of this event type only
     profile = {k: v for k, v in row["profile"].items() if k not in data.cleared}
     return {**row, "profile": {**profile, **data.changes}}
 
@@ -223,7 +223,7 @@ def _counters(row: Row, **changes: Any) -> Row:
 
 @register(StepEntered.event_type)
 def _step_entered(row: Row, event: Event) -> Row:
-    data: StepEntered = event.data  # type: ignore[assignment]
+    data: StepEntered = event.data  # type: ignore[assignment]  # the reducer of this event type only
     counters = row.get("step_counters") or {}
     visits = dict(counters.get("visits") or {})
     if data.via != "return":
@@ -246,26 +246,26 @@ def _step_entered(row: Row, event: Event) -> Row:
 
 @register(StepTurnTaken.event_type)
 def _step_turn_taken(row: Row, event: Event) -> Row:
-    data: StepTurnTaken = event.data  # type: ignore[assignment]
+    data: StepTurnTaken = event.data  # type: ignore[assignment]  # the reducer of this event type only
     total = (row.get("step_counters") or {}).get("total_turns", 0) + 1
     return _counters(row, turns=data.turn, total_turns=total)
 
 
 @register(JudgementRecorded.event_type)
 def _judgement_recorded(row: Row, event: Event) -> Row:
-    data: JudgementRecorded = event.data  # type: ignore[assignment]
+    data: JudgementRecorded = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {**row, "judgements": {**(row.get("judgements") or {}), data.judgement: data.result}}
 
 
 @register(NoteTaken.event_type)
 def _note_taken(row: Row, event: Event) -> Row:
-    data: NoteTaken = event.data  # type: ignore[assignment]
+    data: NoteTaken = event.data  # type: ignore[assignment]  # the reducer of this event type only
     return {**row, "notes": {**(row.get("notes") or {}), **data.values}}
 
 
 @register(MeasurementAsked.event_type)
 def _measurement_asked(row: Row, event: Event) -> Row:
-    data: MeasurementAsked = event.data  # type: ignore[assignment]
+    data: MeasurementAsked = event.data  # type: ignore[assignment]  # the reducer of this event type only
     asking = {
         "measurement": data.measurement,
         "outbox_id": data.outbox_id,
@@ -284,7 +284,7 @@ def _answered(row: Row, measurement: str) -> Row:
 
 @register(MeasurementRecorded.event_type)
 def _measurement_recorded(row: Row, event: Event) -> Row:
-    data: MeasurementRecorded = event.data  # type: ignore[assignment]
+    data: MeasurementRecorded = event.data  # type: ignore[assignment]  # the reducer of this event type only
     values = {**((row.get("step_counters") or {}).get("measurements") or {})}
     values[data.measurement] = data.value
     return _answered(_counters(row, measurements=values), data.measurement)
@@ -292,12 +292,12 @@ def _measurement_recorded(row: Row, event: Event) -> Row:
 
 @register(MeasurementMissed.event_type)
 def _measurement_missed(row: Row, event: Event) -> Row:
-    return _answered(row, event.data.measurement)  # type: ignore[attr-defined]
+    return _answered(row, event.data.measurement)  # type: ignore[attr-defined]  # the reducer of this event type only
 
 
 @register(MeasurementRejected.event_type)
 def _measurement_rejected(row: Row, event: Event) -> Row:
-    data: MeasurementRejected = event.data  # type: ignore[assignment]
+    data: MeasurementRejected = event.data  # type: ignore[assignment]  # the reducer of this event type only
     if data.final:
         return _answered(row, data.measurement)
     asking = (row.get("step_counters") or {}).get("asking")

@@ -44,7 +44,7 @@ def staff_stream(email: str) -> str:
 
 
 def key(event: Event) -> str | None:
-    return event.data.email if event.event_type in TYPES else None  # type: ignore[attr-defined]
+    return event.data.email if event.event_type in TYPES else None  # type: ignore[attr-defined]  # every type in TYPES has it
 
 
 def apply(row: Row | None, event: Event) -> Row | None:

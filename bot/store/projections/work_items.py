@@ -41,7 +41,7 @@ def _kind_and_ref(event: Event) -> tuple[str, str] | None:
 
 def key(event: Event) -> str | None:
     if event.event_type in DONE:
-        return event.data.work_id  # type: ignore[attr-defined]
+        return event.data.work_id  # type: ignore[attr-defined]  # every type in DONE has it
     if event.participant_id is None or _kind_and_ref(event) is None:
         return None
     return event.event_id
