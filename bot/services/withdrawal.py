@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any
 
+from bot.channel import withdrawal as requesters
 from bot.services import participant_lock
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore, Transaction
@@ -22,7 +23,7 @@ from bot.store.events import EventData
 from bot.store.queries import pending_outbox, pending_timers
 from bot.timers import lifecycle
 
-REQUESTERS: tuple[str, ...] = get_args(ParticipantWithdrawn.model_fields["requested_by"].annotation)
+REQUESTERS = requesters.REQUESTERS
 REASON_LIMIT = 2000
 ENDED_STATUSES = ("withdrawn", "unenrolled", "erased")
 

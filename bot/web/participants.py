@@ -12,8 +12,7 @@ import logging
 
 from flask import Response, g
 
-from bot.channel import erasure
-from bot.services import enrollment, participant_update, unenrollment, withdrawal
+from bot.services import enrollment, erasure, participant_update, unenrollment, withdrawal
 from bot.services.refusal import Refused as ServiceRefused
 from bot.web import auth
 from bot.web.api_models import (
@@ -176,8 +175,8 @@ def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
             requested_by=body.requested_by,
             actor=_actor(),
         )
-    except erasure.NotErasable as exc:
-        raise Refused(exc.status, str(exc), exc.field) from None
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
     result = ErasedOut(
         participant_id=done.participant_id,
         sealed_events=done.sealed_events,
