@@ -66,3 +66,43 @@ def test_an_unenrolled_participant_cannot_be_updated(
 
     with pytest.raises(Refused, match="no longer enrolled"):
         _update(services, pid, name="Ada")
+
+
+def test_a_change_made_on_a_stale_picture_is_refused(
+    services: Services, enrolled: Callable[[str], str]
+) -> None:
+    pid = enrolled("+14155552671")
+    version = services.store.version(participant_stream(pid))
+    _update(services, pid, name="Bo")
+
+    with pytest.raises(Refused, match="changed since this page was drawn") as refused:
+        participant_update.update(
+            services.store,
+            pid,
+            {"name": "Ada"},
+            actor="test",
+            now=services.clock.now(),
+            reason="test",
+            expected_version=version,
+        )
+
+    assert refused.value.kind == "conflict"
+    assert services.store.projection_row("participants", pid)["name"] == "Bo"
+
+
+def test_leave_withdrawn_refuses_to_resume_a_withdrawn_participant(
+    services: Services, enrolled: Callable[[str], str]
+) -> None:
+    pid = enrolled("+14155552671")
+    _update(services, pid, status="withdrawn")
+
+    with pytest.raises(Refused, match="is withdrawn; nothing was applied"):
+        participant_update.update(
+            services.store,
+            pid,
+            {"status": "active"},
+            actor="test",
+            now=services.clock.now(),
+            reason="test",
+            leave_withdrawn=True,
+        )
