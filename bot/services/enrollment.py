@@ -81,20 +81,44 @@ def check(
         field, message = next(iter(problems.items()))
         kind = "conflict" if message == ALREADY_ENROLLED else "invalid"
         raise Refused(message, field, kind, problems)
-    timezone, timezone_source = choose_timezone(given_zone, phone, settings.default_timezone)
+    return enrolled_event(
+        Enrollment(
+            phone=phone,
+            channel=channel,
+            timezone=given_zone,
+            intervention=intervention,
+            name=name,
+            gender=asked.gender,
+            ethnicity=asked.ethnicity,
+            background=asked.background,
+            debug=asked.debug,
+        ),
+        settings,
+        source,
+    )
+
+
+def enrolled_event(checked: Enrollment, settings: Settings, source: Source) -> ParticipantEnrolled:
+    """The `participant.enrolled` of a checked enrollment (an E.164 phone, a known channel,
+    timezone and intervention), with the timezone rule applied: the one given, else the
+    number's own zone when it has exactly one, else DEFAULT_TIMEZONE. The sandbox, whose
+    fictional numbers and intervention folders are its own to check, starts here."""
+    timezone, timezone_source = choose_timezone(
+        checked.timezone, checked.phone, settings.default_timezone
+    )
     return ParticipantEnrolled(
         participant_id=new_id(),
-        phone=phone,
-        channel=channel,  # type: ignore[arg-type]  # checked against CHANNELS above
+        phone=checked.phone,
+        channel=checked.channel or "sms",  # type: ignore[arg-type]  # checked against CHANNELS
         timezone=timezone,
         timezone_source=timezone_source,
-        intervention=intervention,
+        intervention=checked.intervention or settings.intervention,
         conversation_state="intake",
-        name=name,
-        gender=_blank_is_none(asked.gender),
-        ethnicity=_blank_is_none(asked.ethnicity),
-        background=_blank_is_none(asked.background),
-        debug=asked.debug,
+        name=_blank_is_none(checked.name),
+        gender=_blank_is_none(checked.gender),
+        ethnicity=_blank_is_none(checked.ethnicity),
+        background=_blank_is_none(checked.background),
+        debug=checked.debug,
         source=source,
     )
 
