@@ -7,10 +7,11 @@ import getpass
 
 import click
 
-from bot.channel import erasure, withdrawal
 from bot.cli import participant_ref
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
+from bot.services import erasure, withdrawal
+from bot.services.refusal import Refused
 
 
 @cli.command()
@@ -48,7 +49,7 @@ def erase(participant: str, reason: str, requested_by: str, yes: bool) -> None:
                 requested_by=requested_by,
                 actor=f"cli:{getpass.getuser()}",
             )
-        except erasure.NotErasable as exc:
+        except Refused as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(
             f"participant {participant_id} erased: {done.sealed_events} events now read "

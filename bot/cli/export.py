@@ -15,17 +15,10 @@ from tqdm import tqdm
 
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.interventions.interpreter.applied import INTERVENTIONS
-from bot.reporting import codebook
-from bot.reporting.cells import Format
-from bot.reporting.export import (
-    FreeText,
-    UnknownParticipant,
-    export,
-    intervention_slugs,
-    parse_since,
-)
+from bot.reporting.export import parse_since
 from bot.runtime.bootstrap import build_store
-from bot.store.jobs import CannotFork
+from bot.services import export
+from bot.services.refusal import Refused
 
 
 class Since(click.ParamType):
@@ -107,11 +100,11 @@ class ParticipantId(click.ParamType):
 @database_errors
 def export_command(
     out_dir: Path,
-    fmt: Format,
+    fmt: str,
     since: datetime | None,
     participant_ids: tuple[str, ...],
     pseudonymise: bool,
-    free_text: FreeText,
+    free_text: str,
     jobs: int,
     progress: bool | None,
 ) -> None:
@@ -145,24 +138,21 @@ def export_command(
         return shown.update
 
     try:
-        slugs = intervention_slugs(store, participant_ids)
-        counts = export(
+        counts = export.to_folder(
             store,
             out_dir,
-            fmt,
+            fmt,  # type: ignore[arg-type]  # a click.Choice of the formats
+            interventions=INTERVENTIONS,
+            actor=f"cli:{getpass.getuser()}",
             since=since,
             participant_ids=participant_ids,
-            progress=bar,
             pseudonymise=pseudonymise,
-            free_text=free_text,
-            actor=f"cli:{getpass.getuser()}",
-            documents=codebook.documents(INTERVENTIONS, slugs),
+            free_text=free_text,  # type: ignore[arg-type]  # a click.Choice of keep, drop
             jobs=jobs,
+            progress=bar,
         )
-    except UnknownParticipant as exc:
-        raise click.BadParameter(str(exc), param_hint="--participant") from None
-    except CannotFork as exc:
-        raise click.BadParameter(str(exc), param_hint="--jobs") from None
+    except Refused as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.field}") from None
     except OSError as exc:
         raise click.ClickException(f"cannot write the export to {out_dir}: {exc}") from None
     finally:

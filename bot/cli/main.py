@@ -6,6 +6,7 @@ import sys
 
 from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
     chat,
+    enroll,
     erase,
     events,
     export,

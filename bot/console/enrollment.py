@@ -1,4 +1,9 @@
-"""Enrolling from the console: one participant by form, many from a CSV with a dry run first."""
+"""Enrolling from the console: one participant by form, many from a CSV with a dry run first.
+
+Each row, the form's and every CSV line's, is checked by `bot.services.enrollment.check`, the
+rule set of the API and `tandem enroll`; the dry run shows what that check decided and the
+confirmed run records exactly those enrollments.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,14 @@ import logging
 from typing import Any
 
 from flask import current_app, redirect, render_template, request, url_for
-from sqlalchemy import select
 
 from bot.console import enrollment_rules
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
-from bot.store.event_store import ConcurrencyError, ConstraintViolation
+from bot.interventions.validation.catalogue import Catalogue
+from bot.services import enrollment
+from bot.services.refusal import Refused
 from bot.store.event_types import ParticipantEnrolled
-from bot.store.events import NewEvent, participant_stream
-from bot.store.schema import participants
 
 log = logging.getLogger(__name__)
 MAX_CSV_BYTES = 1_000_000
@@ -30,14 +34,19 @@ def enroll() -> Any:
     if request.method == "GET":
         return render_template("console/enroll.html", given={}, errors={})
     given = {name: request.form.get(name, "") for name in enrollment_rules.FIELDS}
-    enrolled, errors = enrollment_rules.check(given, services().settings, _root(), _taken())
-    if enrolled is None:
-        return render_template("console/enroll.html", given=given, errors=errors), 400
     try:
-        _append([enrolled])
-    except (ConstraintViolation, ConcurrencyError):
-        errors = {"phone": "this phone number was enrolled a moment ago"}
-        return render_template("console/enroll.html", given=given, errors=errors), 409
+        enrolled = enrollment.enroll(
+            services().store,
+            services().settings,
+            _catalogue(),
+            enrollment_rules.asked(given),
+            source="console",
+            actor=actor(),
+        )
+    except Refused as exc:
+        errors = enrollment_rules.in_console_words(exc.problems)
+        code = 409 if exc.kind == "conflict" else 400
+        return render_template("console/enroll.html", given=given, errors=errors), code
     log.info("console: participant %s enrolled", enrolled.participant_id)
     return redirect(url_for("console.participant", participant_id=enrolled.participant_id))
 
@@ -74,10 +83,9 @@ def enroll_csv() -> Any:
             good=len(good),
         ), 409
     try:
-        _append(good)
-    except (ConstraintViolation, ConcurrencyError):
-        problem = "A phone number was enrolled meanwhile; nothing was written. Check again."
-        return render_template("console/enroll_csv.html", rows=None, problem=problem), 409
+        enrollment.record(services().store, good, actor=actor())
+    except Refused as exc:
+        return render_template("console/enroll_csv.html", rows=None, problem=exc.message), 409
     log.info("console: %d participants enrolled from a CSV", len(good))
     return render_template("console/enroll_csv.html", rows=None, problem=None, done=len(good))
 
@@ -104,15 +112,18 @@ def _check_rows(content: str) -> tuple[list[dict[str, Any]], str | None]:
     if unknown:
         known = ", ".join(enrollment_rules.FIELDS)
         return [], f"Unknown column(s) {', '.join(unknown)}; the columns are {known}."
-    taken = set(_taken())
+    check = enrollment.checker(services().store, services().settings, _catalogue(), "console")
     rows: list[dict[str, Any]] = []
     for number, record in enumerate(reader, start=2):
         if len(rows) >= MAX_ROWS:
             return rows, f"More than {MAX_ROWS} rows; split the file."
         given = {(k or "").strip().lower(): (v or "") for k, v in record.items() if k}
-        enrolled, errors = enrollment_rules.check(given, services().settings, _root(), taken)
-        if enrolled is not None:
-            taken.add(enrolled.phone)
+        enrolled: ParticipantEnrolled | None = None
+        errors: dict[str, str] = {}
+        try:
+            enrolled = check(enrollment_rules.asked(given))
+        except Refused as exc:
+            errors = enrollment_rules.in_console_words(exc.problems)
         rows.append({"line": number, "given": given, "enrolled": enrolled, "errors": errors})
     if not rows:
         return rows, "The file has no rows under its header."
@@ -127,19 +138,9 @@ def _fingerprint(good: list[ParticipantEnrolled]) -> str:
     return digest.hexdigest()
 
 
-def _append(enrolled: list[ParticipantEnrolled]) -> None:
-    """All of them in one transaction: a failure writes none."""
-    meta = {"actor": actor()}
-    with services().store.transaction() as tx:
-        for e in enrolled:
-            tx.append(participant_stream(e.participant_id), [NewEvent(e, meta=meta)], 0)
-
-
-def _taken() -> set[str]:
-    with services().store.reading() as conn:
-        query = select(participants.c.phone).where(participants.c.status != "unenrolled")
-        return {r.phone for r in conn.execute(query)}
-
-
-def _root() -> Any:
-    return current_app.extensions["tandem_console"]["interventions"]
+def _catalogue() -> Catalogue:
+    """The interventions this app enrolls in: the API's catalogue, or the console's folder."""
+    found = current_app.extensions.get("tandem.interventions")
+    if isinstance(found, Catalogue):
+        return found
+    return Catalogue(current_app.extensions["tandem_console"]["interventions"])

@@ -1,4 +1,5 @@
-"""Changing a participant from their page: name, timezone and status, refused when stale.
+"""Changing a participant from their page: name, timezone and status, refused when stale
+(the act is `bot.services.participant_update`, the API's too).
 
 The form carries the participant's version; if anything was recorded for them since the page
 was drawn (a message, a judgement, another researcher's change), nothing is applied and the
@@ -16,10 +17,8 @@ from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 from bot.console.participant_page import show
 from bot.core.localtime import validate_timezone
-from bot.store.event_types import ParticipantStatusChanged, ParticipantUpdated
-from bot.store.events import EventData, NewEvent, participant_stream
-from bot.store.queries import pending_timers
-from bot.timers import lifecycle
+from bot.services import participant_update
+from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
 # Withdrawing has its own form (a reason and who asked are required): participant_withdraw.
@@ -49,44 +48,20 @@ def edit(participant_id: str) -> Any:
         problems.append("name: at most 200 characters")
     if problems:
         return show(participant_id, "; ".join(problems), 400)
-    store = services().store
-    stream = participant_stream(participant_id)
-    heads = next(p for p in store.projections if p.name == "participants")
-    with store.transaction() as tx:
-        row = tx.lock(stream) or tx.row(heads, participant_id)
-        if row is None:
+    try:
+        participant_update.update(
+            services().store,
+            participant_id,
+            {"name": name, "timezone": timezone, "status": status},
+            actor=actor(),
+            now=services().clock.now(),
+            reason="researcher (console)",
+            expected_version=int(version),
+            leave_withdrawn=True,
+        )
+    except Refused as exc:
+        if exc.kind == "not_found":
             return show(participant_id)
-        if row["status"] in ("withdrawn", "unenrolled", "erased"):
-            problem: str | None = f"The participant is {row['status']}; nothing was applied."
-        elif row["version"] != int(version):
-            stale = (
-                "The participant changed since this page was drawn (version "
-                f"{version}, now {row['version']}); nothing was applied. Check and try again."
-            )
-            problem = stale
-        else:
-            problem = None
-            decided = _decide(tx, dict(row), name, timezone, status)
-            if decided:
-                meta = {"actor": actor()}
-                tx.append(stream, [NewEvent(e, meta=meta) for e in decided], row["version"])
-    if problem is not None:
-        return show(participant_id, problem, 409)
+        return show(participant_id, exc.message, 409)
     log.info("console: participant %s changed", participant_id)
     return redirect(url_for("console.participant", participant_id=participant_id))
-
-
-def _decide(tx: Any, row: dict[str, Any], name: str | None, tz: str, status: str) -> list:
-    given = {"name": name, "timezone": tz}
-    changes = {k: v for k, v in given.items() if row.get(k) != v}
-    decided: list[EventData] = [ParticipantUpdated(changes=changes)] if changes else []
-    if status != row["status"]:
-        decided.append(ParticipantStatusChanged(status=status, reason="researcher (console)"))
-        decided += lifecycle.on_status_change(
-            {**row, **changes, "status": status},
-            pending_timers(tx.conn, row["participant_id"]),
-            status,
-            services().clock.now(),
-            events=tx.load(participant_stream(row["participant_id"])),
-        )
-    return decided

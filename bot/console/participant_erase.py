@@ -1,6 +1,6 @@
 """Erasing a participant from their page (admins only), through the one erasure service.
 
-`bot.channel.erasure.erase` does the act for the API, `tandem erase` and this page alike:
+`bot.services.erasure.erase` does the act for the API, `tandem erase` and this page alike:
 the confirmation (the participant id, typed), the reason, the data key destroyed and the rows
 rebuilt. The page names the staff member as the actor and shows `[erased]` afterwards.
 """
@@ -12,13 +12,15 @@ from typing import Any
 
 from flask import redirect, request, url_for
 
-from bot.channel import erasure, withdrawal
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 from bot.console.participant_page import show
+from bot.services import erasure, withdrawal
+from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
 REASON_LIMIT = 2000
+STATUS = {"invalid": 400, "conflict": 409, "not_found": 404}
 
 
 @console.route("/participants/<participant_id>/erase", methods=["POST"])
@@ -41,7 +43,7 @@ def erase(participant_id: str) -> Any:
             requested_by=requested_by,
             actor=actor(),
         )
-    except erasure.NotErasable as exc:
-        return show(participant_id, str(exc), exc.status, at="erase")
+    except Refused as exc:
+        return show(participant_id, str(exc), STATUS[exc.kind], at="erase")
     log.info("console: participant %s erased (%d events)", participant_id, done.sealed_events)
     return redirect(url_for("console.participant", participant_id=participant_id))

@@ -92,7 +92,7 @@ class ModuleContext:
 
 class TurnResult(Protocol):
     """What a module's turn produced: the tool loop's LoopResult, or the step module's
-    StepResult (bot.interventions.runtime), which is shaped like it."""
+    StepResult (bot.interventions.interpreter.turn), which is shaped like it."""
 
     @property
     def text(self) -> str | None: ...

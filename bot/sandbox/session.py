@@ -28,14 +28,15 @@ from bot.conversation.llm import ChatClient
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone, format_address
 from bot.core.clock import FakeClock, SystemClock
 from bot.core.config import Settings
+from bot.core.phone_zone import choose_timezone
 from bot.interventions.language.loader import CONFIG
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
 from bot.sandbox import commands, views
 from bot.sandbox.no_llm import NoLLM
-from bot.store.event_types.participants import ParticipantEnrolled
-from bot.store.events import NewEvent, new_id, participant_stream
+from bot.services import enrollment
+from bot.store.events import new_id, participant_stream
 from bot.store.migrate import upgrade
 from bot.store.projections.participants import PROJECTION
 from bot.store.queries import pending_timers
@@ -80,7 +81,10 @@ class Sandbox:
             lines = "\n".join(str(problem) for problem in problems)
             raise SandboxError(f"intervention {self.slug!r} cannot be used:\n{lines}")
         self.phone = _phone(phone, settings.default_region)
-        self.timezone = timezone or settings.default_timezone
+        # The enrollment's timezone rule (bot.services.enrollment): the number's own zone
+        # when it has exactly one, else DEFAULT_TIMEZONE.
+        self.given_timezone = timezone
+        self.timezone = choose_timezone(timezone, self.phone, settings.default_timezone)[0]
         try:
             self.zone = ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -114,7 +118,8 @@ class Sandbox:
         found, _ = self.steps.intervention(self.slug)
         quiet = {self.slug: found.quiet_hours()} if found else {}
         self.scheduler = Scheduler(self.services, intervention_quiet_hours=quiet)
-        self.seen, self.remarks = 0, list[str]()
+        self.seen = 0
+        self.remarks: list[str] = []
 
     def close(self) -> None:
         """Throw the database away."""
@@ -146,17 +151,16 @@ class Sandbox:
 
     def start(self) -> list[str]:
         """Enroll the participant in the intervention; returns what they are sent first."""
-        enrolled = ParticipantEnrolled(
-            participant_id=new_id(),
+        asked = enrollment.Enrollment(
             phone=self.phone,
-            timezone=self.timezone,
+            timezone=self.given_timezone,
             intervention=self.slug,
             name=self.name,
             debug=self.debug,
-            source="cli",
         )
+        enrolled = enrollment.enrolled_event(asked, self.settings, "cli")
         self.participant_id = enrolled.participant_id
-        self.store.append(self.stream, [NewEvent(enrolled, meta=ACTOR)], expected_version=0)
+        enrollment.record(self.store, [enrolled], actor=ACTOR["actor"])
         return self.settle()
 
     def say(self, text: str) -> list[str]:

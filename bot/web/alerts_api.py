@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -11,10 +12,9 @@ from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.conversation.supervisors import short_code
+from bot.services import alerts
+from bot.services.refusal import Refused
 from bot.store.alert_reads import list_alerts
-from bot.store.event_types.alerts import AlertAcknowledged, AlertResolved
-from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
-from bot.store.schema import alerts
 from bot.web import auth
 from bot.web.api_models import ErrorResponse, error_response
 from bot.web.current import services
@@ -89,6 +89,7 @@ def _guard() -> Response | None:
 
 
 ERRORS: dict[Any, Any] = {400: ErrorResponse, 401: ErrorResponse}
+CODES = {"invalid": 400, "conflict": 409, "not_found": 404}
 
 
 @api.get("", summary="Alerts, newest first", responses={200: AlertsResponse, **ERRORS})
@@ -108,10 +109,9 @@ def alerts_list(query: AlertsQuery) -> tuple[Response, int]:
 )
 def alert_acknowledge(path: AlertPath) -> tuple[Response, int]:
     """Acknowledge an open alert; an alert already acknowledged or resolved is a 409."""
-    return _move(
+    return _answer(
         path.alert_id,
-        ("open",),
-        lambda by: AlertAcknowledged(alert_id=path.alert_id, by=by, via="api"),
+        lambda actor: alerts.acknowledge(services().store, path.alert_id, actor=actor, via="api"),
     )
 
 
@@ -125,35 +125,21 @@ def alert_resolve(path: AlertPath, body: ResolveBody) -> tuple[Response, int]:
     note = body.note.strip()
     if not note:
         return error_response(400, "note: a resolution note is required")
-    return _move(
+    return _answer(
         path.alert_id,
-        ("open", "acknowledged"),
-        lambda by: AlertResolved(alert_id=path.alert_id, by=by, via="api", note=note),
+        lambda actor: alerts.resolve(services().store, path.alert_id, note, actor=actor, via="api"),
     )
 
 
-def _move(alert_id: str, allowed: tuple[str, ...], event: Any) -> tuple[Response, int]:
-    store = services().store
-    actor = getattr(g, "actor", auth.INSECURE_ACTOR)
-    with store.transaction() as tx:
-        row = _row(tx.conn, alert_id)
-        if row is None:
-            return error_response(404, "alert_id: Alert not found")
-        if row["status"] not in allowed:
-            return error_response(409, f"alert_id: the alert is already {row['status']}")
-        pid = row["participant_id"]
-        stream = participant_stream(pid) if pid else SYSTEM_STREAM
-        data: EventData = event(actor)
-        tx.append(stream, [NewEvent(data, meta={"actor": actor})])
-        row = _row(tx.conn, alert_id)
-    log.info("alert %s: %s by the API", alert_id, data.event_type)
-    body = AlertResponse(status="ok", result=_out(row or {}))
+def _answer(alert_id: str, act: Callable[[str], dict[str, Any]]) -> tuple[Response, int]:
+    """Carry out the act as the caller; a refusal becomes the error envelope."""
+    try:
+        row = act(getattr(g, "actor", auth.INSECURE_ACTOR))
+    except Refused as exc:
+        return error_response(CODES[exc.kind], str(exc))
+    log.info("alert %s: %s by the API", alert_id, row["status"])
+    body = AlertResponse(status="ok", result=_out(row))
     return jsonify(body.model_dump(mode="json")), 200
-
-
-def _row(conn: Any, alert_id: str) -> dict[str, Any] | None:
-    found = conn.execute(alerts.select().where(alerts.c.alert_id == alert_id)).first()
-    return dict(found._mapping) if found else None
 
 
 def _out(row: dict[str, Any]) -> AlertOut:

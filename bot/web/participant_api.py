@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Response, jsonify, request
 from flask_openapi3 import APIBlueprint, OpenAPI, Tag
@@ -17,7 +17,6 @@ from flask_openapi3.types import ResponseDict
 from pydantic import BaseModel
 
 from bot.core.storable import unstorable_paths
-from bot.store.event_store import EventStore
 from bot.store.services import Services
 from bot.web import auth
 from bot.web.api_models import (
@@ -120,7 +119,13 @@ def canonical_id(raw: str) -> str:
         raise Refused(404, "Participant not found", "participant_id") from None
 
 
-def participant_row(store: EventStore, participant_id: str) -> dict[str, Any]:
+class ProjectionRows(Protocol):
+    """What reading a participant's row needs of the store."""
+
+    def projection_row(self, projection_name: str, key: str) -> dict[str, Any] | None: ...
+
+
+def participant_row(store: ProjectionRows, participant_id: str) -> dict[str, Any]:
     row = store.projection_row("participants", canonical_id(participant_id))
     if row is None:
         raise Refused(404, "Participant not found", "participant_id")

@@ -1,33 +1,19 @@
-"""The researcher API's writes: enroll, update and unenroll participants.
+"""The researcher API's writes: enroll, update, unenroll, withdraw and erase participants.
 
-The blueprint is in `participant_api`, the reads in `participant_reads`. Handlers only record
-events (in one transaction each);
-the first message of an enrollment is written later by the worker, so no request ever waits
-for an LLM.
+The blueprint is in `participant_api`, the reads in `participant_reads`. Each handler turns
+the request into a call of the act in `bot.services` and its result (or `Refused`) into the
+response; the first message of an enrollment is written later by the worker, so no request
+ever waits for an LLM.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
 
 from flask import Response, g
 
-from bot.channel import erasure, outbound, withdrawal
-from bot.core.addresses import InvalidPhoneNumber, canonical_phone
-from bot.core.phone_zone import choose_timezone
-from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore, Transaction
-from bot.store.event_types import (
-    MessageSuppressed,
-    ParticipantEnrolled,
-    ParticipantStatusChanged,
-    ParticipantUnenrolled,
-    ParticipantUpdated,
-)
-from bot.store.events import EventData, NewEvent, new_id, participant_stream
-from bot.store.queries import enrolled_with_phone, pending_outbox, pending_timers
-from bot.timers import lifecycle
+from bot.services import enrollment, erasure, participant_update, unenrollment, withdrawal
+from bot.services.refusal import Refused as ServiceRefused
 from bot.web import auth
 from bot.web.api_models import (
     EnrollRequest,
@@ -53,17 +39,8 @@ from bot.web.participant_api import (
 )
 
 log = logging.getLogger(__name__)
-ATTEMPTS = 3
-PROFILE_FIELDS = (
-    "name",
-    "gender",
-    "ethnicity",
-    "background",
-    "timezone",
-    "debug",
-    "intervention",
-    "channel",
-)
+CODES = {"invalid": 400, "conflict": 409, "not_found": 404}
+API_FIELDS = {"phone": "phone_number"}  # the service's field names as this API's body says them
 
 
 @api.post(
@@ -74,49 +51,23 @@ PROFILE_FIELDS = (
 def enroll(body: EnrollRequest) -> tuple[Response, int]:
     """Record `participant.enrolled`; the worker sends the first message shortly after."""
     services = current_services()
-    settings = services.settings
+    fields = body.model_dump()
+    asked = enrollment.Enrollment(phone=fields.pop("phone_number"), **fields)
     try:
-        phone = canonical_phone(body.phone_number, settings.default_region)
-    except InvalidPhoneNumber as exc:
-        raise Refused(400, f"invalid phone number: {exc}", "phone_number") from None
-    _check_intervention(body.intervention or settings.intervention)
-    if _phone_taken(services.store, phone):
-        raise Refused(409, "Participant with this phone number already enrolled", "phone_number")
-    timezone, timezone_source = choose_timezone(body.timezone, phone, settings.default_timezone)
-    data = ParticipantEnrolled(
-        participant_id=new_id(),
-        phone=phone,
-        channel=body.channel,
-        timezone=timezone,
-        timezone_source=timezone_source,
-        intervention=body.intervention or settings.intervention,
-        conversation_state="intake",
-        name=body.name,
-        gender=body.gender,
-        ethnicity=body.ethnicity,
-        background=body.background,
-        debug=body.debug,
-        source="api",
-    )
-    stream_id = participant_stream(data.participant_id)
-    try:
-        services.store.append(stream_id, [_new(data)], expected_version=0)
-    except ConstraintViolation:
-        # Enrolled by a concurrent request between the check and the append.
-        raise Refused(
-            409, "Participant with this phone number already enrolled", "phone_number"
-        ) from None
-    log.info("participant %s enrolled (%s)", data.participant_id, data.channel)
-    row = services.store.projection_row("participants", data.participant_id)
-    assert row is not None  # appended just above
+        enrolled = enrollment.enroll(
+            services.store,
+            services.settings,
+            interventions(),
+            asked,
+            source="api",
+            actor=_actor(),
+        )
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
+    log.info("participant %s enrolled (%s)", enrolled.participant_id, enrolled.channel)
+    row = services.store.projection_row("participants", enrolled.participant_id)
+    assert row is not None  # just recorded
     return participant_response(row, "Conversation participant enrolled successfully", 201)
-
-
-def _check_intervention(slug: str) -> None:
-    """A 400 naming the usable slugs unless `slug` exists and validates."""
-    refusal = interventions().refusal(slug)
-    if refusal is not None:
-        raise Refused(400, refusal, "intervention")
 
 
 @api.put(
@@ -129,28 +80,20 @@ def update_participant(path: ParticipantPath, body: UpdateRequest) -> tuple[Resp
     participant_id = canonical_id(path.participant_id)
     services = current_services()
     if body.intervention is not None:
-        _check_intervention(body.intervention)
-
-    def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
-        given = body.model_dump(include=body.model_fields_set)
-        changes = {k: v for k, v in given.items() if k in PROFILE_FIELDS and row.get(k) != v}
-        decided: list[EventData | NewEvent] = (
-            [ParticipantUpdated(changes=changes)] if changes else []
+        refusal = interventions().refusal(body.intervention)
+        if refusal is not None:
+            raise Refused(400, refusal, "intervention")
+    try:
+        row = participant_update.update(
+            services.store,
+            participant_id,
+            body.model_dump(include=body.model_fields_set),
+            actor=_actor(),
+            now=services.clock.now(),
+            reason="researcher (API)",
         )
-        status = given.get("status")
-        if status is not None and status != row["status"]:
-            decided.append(ParticipantStatusChanged(status=status, reason="researcher (API)"))
-            after = {**row, **changes, "status": status}
-            decided += lifecycle.on_status_change(
-                after,
-                pending_timers(tx.conn, participant_id),
-                status,
-                services.clock.now(),
-                events=tx.load(participant_stream(participant_id)),
-            )
-        return decided
-
-    row = _in_transaction(services.store, participant_id, decide)
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
     return participant_response(row, "Participant updated successfully")
 
 
@@ -164,27 +107,17 @@ def unenroll(path: ParticipantPath) -> tuple[Response, int]:
     events are kept. A second DELETE is a 404: they are no longer enrolled."""
     participant_id = canonical_id(path.participant_id)
     services = current_services()
-    notice_text = services.settings.unregister_notice
-
-    def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData | NewEvent]:
-        decided: list[EventData | NewEvent] = [
-            MessageSuppressed(outbox_id=outbox_id, reason="unenrolled")
-            for outbox_id in pending_outbox(tx.conn, participant_id)
-        ]
-        after = {**row, "status": "unenrolled"}
-        decided += lifecycle.on_status_change(
-            after,
-            pending_timers(tx.conn, participant_id),
-            "unenrolled",
-            services.clock.now(),
-            events=tx.load(participant_stream(participant_id)),
+    try:
+        row = unenrollment.unenroll(
+            services.store,
+            participant_id,
+            notice=services.settings.unregister_notice,
+            reason="researcher (API)",
+            actor=_actor(),
+            now=services.clock.now(),
         )
-        if notice_text.strip() and not row["opted_out"]:
-            decided += outbound.to_participant(row, notice_text, kind="notice")
-        decided.append(ParticipantUnenrolled(reason="researcher (API)"))
-        return decided
-
-    row = _in_transaction(services.store, participant_id, decide)
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
     log.info("participant %s unenrolled", participant_id)
     return participant_response(
         row,
@@ -199,27 +132,24 @@ def unenroll(path: ParticipantPath) -> tuple[Response, int]:
     responses={200: ParticipantResponse, 409: ErrorResponse, **BODY_ERRORS},
 )
 def withdraw(path: ParticipantPath, body: WithdrawRequest) -> tuple[Response, int]:
-    """Record who asked and why; suppress every unsent message and cancel every timer. Their
-    data stays readable (a withdrawal is not an erasure). A second withdrawal is a 409."""
+    """Record who asked and why; suppress every unsent message, cancel every timer and end an
+    active takeover. Their data stays readable (a withdrawal is not an erasure). A second
+    withdrawal is a 409."""
     participant_id = canonical_id(path.participant_id)
     services = current_services()
-
-    def decide(tx: Transaction, row: dict[str, Any]) -> Sequence[EventData | NewEvent]:
-        try:
-            return withdrawal.withdraw(
-                row,
-                pending_timers(tx.conn, participant_id),
-                pending_outbox(tx.conn, participant_id),
-                body.reason,
-                body.requested_by,
-                services.clock.now(),
-            )
-        except withdrawal.NotWithdrawable as exc:
-            raise Refused(409, str(exc), "participant_id") from None
-
-    row = _in_transaction(services.store, participant_id, decide)
+    try:
+        done = withdrawal.withdraw(
+            services.store,
+            participant_id,
+            reason=body.reason,
+            requested_by=body.requested_by,
+            actor=_actor(),
+            now=services.clock.now(),
+        )
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
     log.info("participant %s withdrawn", participant_id)
-    return participant_response(row, "Participant withdrawn: no further contact; data kept")
+    return participant_response(done.row, "Participant withdrawn: no further contact; data kept")
 
 
 @api.post(
@@ -243,10 +173,10 @@ def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
             confirm=body.confirm,
             reason=body.reason,
             requested_by=body.requested_by,
-            actor=getattr(g, "actor", auth.INSECURE_ACTOR),
+            actor=_actor(),
         )
-    except erasure.NotErasable as exc:
-        raise Refused(exc.status, str(exc), exc.field) from None
+    except ServiceRefused as exc:
+        raise _refused(exc) from None
     result = ErasedOut(
         participant_id=done.participant_id,
         sealed_events=done.sealed_events,
@@ -259,42 +189,11 @@ def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
     return ok(EraseResponse(status="ok", message=message, result=result), 200)
 
 
-def _new(data: EventData | NewEvent) -> NewEvent:
-    if isinstance(data, NewEvent):
-        return data
-    return NewEvent(data, meta={"actor": getattr(g, "actor", auth.INSECURE_ACTOR)})
+def _actor() -> str:
+    return getattr(g, "actor", auth.INSECURE_ACTOR)
 
 
-def _in_transaction(
-    store: EventStore,
-    participant_id: str,
-    decide: Callable[[Transaction, dict[str, Any]], Sequence[EventData | NewEvent]],
-) -> dict[str, Any]:
-    """Decide on the participant's current row and append in one transaction; on a concurrent
-    change, decide again (a few times) before answering 409."""
-    projection = next(p for p in store.projections if p.name == "participants")
-    stream_id = participant_stream(participant_id)
-    for _attempt in range(ATTEMPTS):
-        try:
-            with store.transaction() as tx:
-                row = tx.row(projection, participant_id)
-                if row is None:
-                    raise Refused(404, "Participant not found", "participant_id")
-                if row["status"] == "unenrolled":
-                    raise Refused(404, "Participant is no longer enrolled", "participant_id")
-                if row["status"] == "erased":
-                    raise Refused(409, "the participant was erased: nothing can change", "status")
-                decided = decide(tx, dict(row))
-                if decided:
-                    tx.append(stream_id, [_new(e) for e in decided], row["version"])
-        except ConcurrencyError:
-            continue
-        found = store.projection_row("participants", participant_id)
-        assert found is not None
-        return found
-    raise Refused(409, "the participant changed during the request; try again")
-
-
-def _phone_taken(store: EventStore, phone: str) -> bool:
-    with store.reading() as conn:
-        return enrolled_with_phone(conn, phone, store.sealer.phones) is not None
+def _refused(exc: ServiceRefused) -> Refused:
+    """The service's refusal as this API's error envelope."""
+    field = API_FIELDS.get(exc.field, exc.field) if exc.field else None
+    return Refused(CODES[exc.kind], exc.message, field)

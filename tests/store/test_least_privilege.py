@@ -12,8 +12,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from bot.channel import erasure
 from bot.core.clock import FakeClock
+from bot.services import erasure
 from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from bot.channel.erasure import erase
+from bot.services.erasure import erase
 from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import LLMCalled

@@ -9,9 +9,9 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from bot.services import enrollment as enrollment_service
 from bot.store.event_store import EventStore
 from bot.store.schema import outbox, work_items
-from bot.web import participants as participants_api
 from tests.web.researcher import AUTH, BASE, client_with, enroll, event_types, events_of
 
 
@@ -197,7 +197,7 @@ def test_a_duplicate_found_only_by_the_database_is_still_a_409(
 ) -> None:
     enroll(client)
     # A concurrent request enrolled the number between our check and our append.
-    monkeypatch.setattr(participants_api, "_phone_taken", lambda _store, _phone: False)
+    monkeypatch.setattr(enrollment_service, "phone_taken", lambda _store, _phone: False)
     response = client.post(BASE, json={"phone_number": "+14155552671"}, headers=AUTH)
     assert response.status_code == 409
     assert len(list(store.read_all())) == 1

@@ -1,11 +1,12 @@
-"""Erasure: a participant's personal data is destroyed (crypto-shredding), everywhere at once.
+"""Erasing a participant: their personal data is destroyed (crypto-shredding), everywhere at once.
 
-One service function, `erase`, for the API, the CLI and the console. In one transaction it
+One act, `erase`, for the API, the CLI and the console (the key destruction itself is
+`bot.keys.erasure`). In one transaction it
 suppresses every unsent message, cancels every timer, records `participant.erased` (who asked
 and why), destroys the participant's data key and rebuilds their projection rows, so that the
 API, the transcript, exports and replay show `[erased]` from then on; then it rewrites the
 database files so that no freed page keeps the plaintext. Withdrawal is the other act: contact
-stops and the data stays.
+stops and the data stays (`bot.services.withdrawal`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.keys import erasure
+from bot.services.refusal import Kind, Refused
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageSuppressed
 from bot.store.event_types.participants import ParticipantErased
@@ -25,13 +27,11 @@ from bot.timers import lifecycle
 log = logging.getLogger(__name__)
 
 
-class NotErasable(ValueError):
-    """The erasure cannot be done as asked; `status` is the HTTP status that says why."""
-
-    def __init__(self, message: str, status: int = 409, field: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.field = field
+def _refused(message: str, kind: Kind = "conflict", field: str | None = None) -> Refused:
+    """A refusal whose message already names its field, as erasure's always have."""
+    refused = Refused(message, field, kind)
+    refused.args = (message,)
+    return refused
 
 
 @dataclass
@@ -49,11 +49,11 @@ class Erased:
 def check_confirmation(participant_id: str, confirm: str | None) -> None:
     """The caller must repeat the participant's id: an erasure cannot be undone."""
     if confirm != participant_id:
-        raise NotErasable(
+        raise _refused(
             f"confirm: erasure cannot be undone; repeat the participant id ({participant_id}) "
             "in `confirm` to erase this participant",
-            status=400,
-            field="confirm",
+            "invalid",
+            "confirm",
         )
 
 
@@ -67,17 +67,16 @@ def erase(
     actor: str,
 ) -> Erased:
     """Erase the participant's personal data, recording who asked (`requested_by`, `actor`)
-    and why. Refuses (NotErasable) without confirmation, without TANDEM_MASTER_KEY, for an
+    and why. Refuses (`Refused`) without confirmation, without TANDEM_MASTER_KEY, for an
     unknown or already erased participant, or when some of their events were recorded unsealed
     (before the master key was set) and would stay readable."""
     check_confirmation(participant_id, confirm)
     if not reason.strip():
-        raise NotErasable("reason: say why (it is kept with the erasure)", 400, "reason")
+        raise _refused("reason: say why (it is kept with the erasure)", "invalid", "reason")
     if not store.sealer.enabled:
-        raise NotErasable(
+        raise _refused(
             "erasure needs TANDEM_MASTER_KEY: without it personal data is stored unsealed and "
-            "no key can be destroyed (docs/operations.md)",
-            status=409,
+            "no key can be destroyed (docs/operations.md)"
         )
     try:
         sealing, suppressed, cancelled, rows = _in_transaction(
@@ -104,16 +103,15 @@ def _in_transaction(
     with store.transaction() as tx:
         row = tx.lock(stream)
         if row is None:
-            raise NotErasable(f"no participant {participant_id!r}", 404, "participant_id")
+            raise _refused(f"no participant {participant_id!r}", "not_found", "participant_id")
         if row["status"] == "erased":
-            raise NotErasable("the participant is already erased", 409, "participant_id")
+            raise _refused("the participant is already erased", "conflict", "participant_id")
         sealing = erasure.sealing_of(tx, participant_id)
         if sealing.unsealed:
-            raise NotErasable(
+            raise _refused(
                 f"{sealing.unsealed} of this participant's events were recorded before "
                 "TANDEM_MASTER_KEY was set: their personal data is not sealed and would stay "
-                "readable, so nothing was erased (docs/operations.md)",
-                status=409,
+                "readable, so nothing was erased (docs/operations.md)"
             )
         suppressed: list[EventData] = [
             MessageSuppressed(outbox_id=oid, reason="erased")

@@ -1,0 +1,73 @@
+"""Acknowledging and resolving an alert: open -> acknowledged -> resolved, each step an event
+by the person who took it, for the API and the console.
+
+A supervisor's "ACK 4821" by SMS is decided in the inbound pipeline
+(`bot.conversation.alert_acks`, below this layer) by the same rule: only an open alert can be
+acknowledged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from bot.services.refusal import Refused
+from bot.store.event_store import EventStore
+from bot.store.event_types.alerts import AlertAcknowledged, AlertResolved
+from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
+
+Via = Literal["api", "console"]
+NOTE_LIMIT = 4000
+NOT_FOUND = "Alert not found"
+
+
+def acknowledge(store: EventStore, alert_id: str, *, actor: str, via: Via) -> dict[str, Any]:
+    """Take an open alert on; an alert already acknowledged or resolved is a conflict.
+    Returns the alert's row afterwards."""
+
+    def decide(row: dict[str, Any]) -> EventData:
+        if row["status"] != "open":
+            raise Refused(_already(row["status"], row["acknowledged_by"]), "alert_id", "conflict")
+        return AlertAcknowledged(alert_id=alert_id, by=actor, via=via)
+
+    return _change(store, alert_id, decide, actor)
+
+
+def resolve(store: EventStore, alert_id: str, note: str, *, actor: str, via: Via) -> dict[str, Any]:
+    """Close an open or acknowledged alert with a note saying what was done; a resolved one
+    is a conflict. Returns the alert's row afterwards."""
+    note = note.strip()
+    if not note or len(note) > NOTE_LIMIT:
+        raise Refused(f"write what was done, in 1 to {NOTE_LIMIT} characters", "note")
+
+    def decide(row: dict[str, Any]) -> EventData:
+        if row["status"] == "resolved":
+            raise Refused(_already("resolved", row["resolved_by"]), "alert_id", "conflict")
+        return AlertResolved(alert_id=alert_id, by=actor, via=via, note=note)
+
+    return _change(store, alert_id, decide, actor)
+
+
+def _change(
+    store: EventStore, alert_id: str, decide: Callable[[dict[str, Any]], EventData], actor: str
+) -> dict[str, Any]:
+    """Decide on the alert as it stands under its stream's lock, so that two people pressing
+    the same button append one event and the second is told why not."""
+    found = store.projection_row("alerts", alert_id)
+    if found is None:
+        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    pid = found["participant_id"]
+    stream = participant_stream(pid) if pid else SYSTEM_STREAM
+    projection = next(p for p in store.projections if p.name == "alerts")
+    with store.transaction() as tx:
+        tx.lock(stream)
+        row = tx.row(projection, alert_id)
+        assert row is not None  # alerts are never deleted
+        tx.append(stream, [NewEvent(decide(dict(row)), meta={"actor": actor})])
+    after = store.projection_row("alerts", alert_id)
+    assert after is not None
+    return after
+
+
+def _already(status: str, by: str | None) -> str:
+    return f"the alert is already {status}" + (f" (by {by})" if by else "")

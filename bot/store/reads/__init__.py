@@ -1,0 +1,1 @@
+"""Named reads: one query per purpose an entry point has, so that entry points run none."""
