@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from bot.core.config import ConfigError, Settings, load_settings
+from bot.store.errors import DriverError, StorageError
 
 
 def settings_from_env() -> Settings:
@@ -27,7 +27,7 @@ def database_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (DBAPIError, SQLAlchemyError) as exc:
+        except (DriverError, StorageError) as exc:
             raise click.ClickException(describe_database_error(exc)) from None
 
     return wrapper

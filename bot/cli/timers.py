@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import click
-from sqlalchemy import select
 
 from bot.cli.participant_ref import resolve as participant_ref_id
 from bot.cli.root import cli, database_errors, settings_from_env
@@ -14,8 +13,8 @@ from bot.runtime.bootstrap import build_store
 from bot.store.event_store import EventStore
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import EventData, NewEvent, participant_stream
-from bot.store.schema import timers
-from bot.timers.firing import timer_row
+from bot.store.reads.timer_list import timers_by_due
+from bot.store.timer_firing import timer_row
 from bot.timers.schedules import delete_schedule, next_occurrence
 
 STATUSES = ("scheduled", "fired", "skipped", "cancelled")
@@ -38,17 +37,13 @@ def timers_group() -> None:
 def list_timers(participant_ref: str | None, status: str | None, limit: int, as_json: bool) -> None:
     """Timers, soonest due first (due times in UTC; local_time is the participant's); exit 1
     when a filter matches none."""
-    query = select(timers).order_by(timers.c.due_at, timers.c.timer_id).limit(limit)
-    if status:
-        query = query.where(timers.c.status == status)
     settings = settings_from_env()
     store = build_store(settings)
     try:
+        participant_id = None
         if participant_ref:
             participant_id = participant_ref_id(store, settings, participant_ref)
-            query = query.where(timers.c.participant_id == participant_id)
-        with store.reading() as conn:
-            rows = [dict(r._mapping) for r in conn.execute(query)]
+        rows = timers_by_due(store, limit=limit, status=status, participant_id=participant_id)
     finally:
         store.engine.dispose()
     for row in rows:
@@ -83,12 +78,12 @@ def cancel(timer_id: str, reason: str, whole_schedule: bool) -> None:
 
 def _cancel(store: EventStore, timer_id: str, reason: str, whole_schedule: bool) -> str:
     with store.transaction() as tx:
-        row = timer_row(tx.conn, timer_id)
+        row = timer_row(tx, timer_id)
         if row is None or not row["participant_id"]:
             raise click.ClickException(f"no participant timer {timer_id!r}")
         stream = participant_stream(row["participant_id"])
         person = tx.lock(stream)
-        row = timer_row(tx.conn, timer_id)
+        row = timer_row(tx, timer_id)
         assert row is not None
         if row["status"] != "scheduled":
             raise click.ClickException(

@@ -15,7 +15,6 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, insert, select
 
 from bot.store.event_store import EventStore, Transaction
 from bot.store.event_types.staff import (
@@ -28,7 +27,13 @@ from bot.store.event_types.staff import (
 )
 from bot.store.events import NewEvent
 from bot.store.projections.staff import staff_stream
-from bot.store.schema import staff, staff_credentials
+from bot.store.staff_accounts import (
+    account_and_credential,
+    all_staff,
+    forget_secret,
+    locked_account,
+    replace_secret,
+)
 
 ROLES: tuple[Role, ...] = ("admin", "researcher", "supervisor")
 MIN_PASSWORD = 12
@@ -92,21 +97,17 @@ def sign_in(store: EventStore, email: str, secret: str, now: datetime) -> SignIn
         email = normalise(email)
     except AccountError:
         email = ""
-    with store.reading() as conn:
-        account = conn.execute(select(staff).where(staff.c.email == email)).first()
-        cred = conn.execute(
-            select(staff_credentials).where(staff_credentials.c.email == email)
-        ).first()
-    stored = cred.secret_hash if cred is not None else _DUMMY
+    account, cred = account_and_credential(store, email)
+    stored = cred["secret_hash"] if cred is not None else _DUMMY
     try:
         HASHER.verify(stored, secret)
     except (VerificationError, InvalidHashError):
         return None
-    if account is None or cred is None or account.status != "active":
+    if account is None or cred is None or account["status"] != "active":
         return None
-    if cred.one_time and cred.expires_at is not None and cred.expires_at <= now:
+    if cred["one_time"] and cred["expires_at"] is not None and cred["expires_at"] <= now:
         return None
-    return SignIn(email=email, role=account.role, must_set_password=cred.one_time)
+    return SignIn(email=email, role=account["role"], must_set_password=cred["one_time"])
 
 
 def set_password(
@@ -133,14 +134,14 @@ def change_role(store: EventStore, email: str, role: str, by: str) -> bool:
         raise AccountError("role", "you cannot change your own role; ask another admin")
     with store.transaction() as tx:
         tx.lock(staff_stream(email))
-        row = tx.conn.execute(select(staff).where(staff.c.email == email)).first()
+        row = locked_account(tx, email)
         if row is None:
             raise NoAccount(email)
-        if row.status != "active":
+        if row["status"] != "active":
             raise AccountError("role", f"{email} is disabled")
-        if row.role == role:
+        if row["role"] == role:
             return False
-        changed = StaffRoleChanged(email=email, role=role, previous=row.role, by=by)
+        changed = StaffRoleChanged(email=email, role=role, previous=row["role"], by=by)
         tx.append(staff_stream(email), [NewEvent(changed, meta={"actor": by})])
     return True
 
@@ -153,14 +154,14 @@ def disable(store: EventStore, email: str, by: str) -> None:
         raise AccountError("email", "you cannot disable your own account; ask another admin")
     with store.transaction() as tx:
         tx.lock(staff_stream(email))
-        row = tx.conn.execute(select(staff.c.status).where(staff.c.email == email)).first()
+        row = locked_account(tx, email)
         if row is None:
             raise NoAccount(email)
-        if row.status == "disabled":
+        if row["status"] == "disabled":
             return
         event = NewEvent(StaffDisabled(email=email, by=by), meta={"actor": by})
         tx.append(staff_stream(email), [event])
-        tx.conn.execute(delete(staff_credentials).where(staff_credentials.c.email == email))
+        forget_secret(tx, email)
 
 
 def account(store: EventStore, email: str) -> dict[str, Any] | None:
@@ -168,9 +169,7 @@ def account(store: EventStore, email: str) -> dict[str, Any] | None:
 
 
 def all_accounts(store: EventStore) -> list[dict[str, Any]]:
-    with store.reading() as conn:
-        rows = conn.execute(select(staff).order_by(staff.c.email)).all()
-    return [dict(r._mapping) for r in rows]
+    return all_staff(store)
 
 
 def _store_secret(
@@ -182,13 +181,6 @@ def _store_secret(
     expires_at: datetime | None,
     now: datetime,
 ) -> None:
-    tx.conn.execute(delete(staff_credentials).where(staff_credentials.c.email == email))
-    tx.conn.execute(
-        insert(staff_credentials).values(
-            email=email,
-            secret_hash=HASHER.hash(secret),
-            one_time=one_time,
-            expires_at=expires_at,
-            updated_at=now,
-        )
+    replace_secret(
+        tx, email, HASHER.hash(secret), one_time=one_time, expires_at=expires_at, now=now
     )

@@ -6,17 +6,13 @@ import secrets
 from typing import Any
 
 from flask import current_app, g, render_template, request
-from sqlalchemy import and_, select
 
 from bot.channel import withdrawal
 from bot.console import form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
 from bot.reporting.transcript import LINE_TYPES, TranscriptLine, read_page, zone
-from bot.store.events import participant_stream
-from bot.store.queries import pending_timers
-from bot.store.schema import alerts, events
-from bot.store.stored_rows import opened_row
+from bot.store.reads.participant_page import first_of_last, page_reads, participant_alerts
 
 TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200
@@ -47,22 +43,23 @@ def show(
         return refused(400, "before must be an event number")
     root = current_app.extensions["tandem_console"]["interventions"]
     drawn = intervention_graph.draw(root, row["intervention"])
-    with services().store.reading() as conn:
-        timers = pending_timers(conn, participant_id)
-        timeline = [
-            opened_row(r, services().store.sealer, conn)
-            for r in _timeline(conn, participant_id, family, int(before) if before else None)
-        ]
-        ended = _ending(conn, participant_id, row["status"])
+    reads = page_reads(
+        services().store,
+        participant_id,
+        ending_type=ENDINGS.get(row["status"]),
+        family=family,
+        before=int(before) if before else None,
+        limit=TIMELINE_EVENTS,
+    )
     return render_template(
         "console/participant.html",
         p=row,
         lines=last_lines(participant_id),
         tz=zone(row["timezone"]),
-        timeline=timeline,
+        timeline=reads.timeline,
         families=FAMILIES,
         family=family,
-        timers=timers,
+        timers=reads.timers,
         alerts=participant_alerts,
         graph=intervention_graph.highlighted(drawn, row["current_step"]),
         graph_problems=drawn.problems,
@@ -71,7 +68,7 @@ def show(
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
         problem_at=at,
-        ended=ended,
+        ended=reads.ended,
         forms=form_panel.panels(drawn.intervention, row),
         requesters=withdrawal.REQUESTERS,
     ), code
@@ -98,87 +95,19 @@ def _visible(participant_id: str) -> tuple[Any, list[dict[str, Any]], Any]:
     row = store.projection_row("participants", participant_id)
     if row is None:
         return None, [], refused(404, "No participant with this id.")
-    with store.reading() as conn:
-        found = conn.execute(
-            select(alerts)
-            .where(alerts.c.participant_id == participant_id)
-            .order_by(alerts.c.raised_at.desc())
-        ).all()
-    participant_alerts = [dict(r._mapping) for r in found]
+    found = participant_alerts(store, participant_id)
     if not roles.allowed(g.staff["role"], "participants") and not (
-        roles.allowed(g.staff["role"], "alerts") and participant_alerts
+        roles.allowed(g.staff["role"], "alerts") and found
     ):
         return row, [], refused(403, "Your role shows only the participants with an alert.")
-    return row, participant_alerts, None
+    return row, found, None
 
 
 def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[TranscriptLine]:
     """The newest `count` lines of the transcript, oldest first."""
     store = services().store
-    with store.reading() as conn:
-        seqs = conn.execute(
-            select(events.c.seq)
-            .where(
-                and_(
-                    events.c.stream_id == participant_stream(participant_id),
-                    events.c.event_type.in_(LINE_TYPES),
-                )
-            )
-            .order_by(events.c.seq.desc())
-            .limit(count)
-        ).all()
-    if not seqs:
+    first = first_of_last(store, participant_id, LINE_TYPES, count)
+    if first is None:
         return []
-    lines, _ = read_page(store, participant_id, seqs[-1].seq - 1, count)
+    lines, _ = read_page(store, participant_id, first - 1, count)
     return lines
-
-
-def _ending(conn: Any, participant_id: str, status: str) -> Any:
-    """For a withdrawn or erased participant, the event that made them so: when, why, who
-    asked, who recorded it (a withdrawal's reason is sealed personal data: opened here)."""
-    event_type = ENDINGS.get(status)
-    if event_type is None:
-        return None
-    found = conn.execute(
-        select(
-            events.c.event_id,
-            events.c.stream_id,
-            events.c.event_type,
-            events.c.recorded_at,
-            events.c.data,
-            events.c.meta,
-        )
-        .where(
-            and_(
-                events.c.stream_id == participant_stream(participant_id),
-                events.c.event_type == event_type,
-            )
-        )
-        .order_by(events.c.seq.desc())
-        .limit(1)
-    ).first()
-    return None if found is None else opened_row(found, services().store.sealer, conn)
-
-
-def _timeline(conn: Any, participant_id: str, family: str, before: int | None) -> list[Any]:
-    """The newest events (of one family if asked), before event `before` if given."""
-    clauses = [events.c.stream_id == participant_stream(participant_id)]
-    if family:
-        clauses.append(events.c.event_type.like(f"{family}.%"))
-    if before is not None:
-        clauses.append(events.c.seq < before)
-    query = (
-        select(
-            events.c.seq,
-            events.c.event_id,
-            events.c.stream_id,
-            events.c.event_type,
-            events.c.recorded_at,
-            events.c.data,
-            events.c.meta,
-        )
-        .where(and_(*clauses))
-        .order_by(events.c.seq.desc())
-        .limit(TIMELINE_EVENTS)
-    )
-    return conn.execute(query).all()

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
-
-from sqlalchemy import and_, bindparam, select
 
 from bot.core.localtime import validate_timezone
 from bot.core.segments import count_segments
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageQueued, MessageReceived, MessageSent
 from bot.store.events import Event, participant_stream
-from bot.store.schema import events, outbox
-from bot.store.stored_rows import row_to_event
+from bot.store.reads.transcript import event_batches, events_about_outbox, events_page
+from bot.store.reads.transcript import outbox_rows as read_outbox_rows
 
 LINE_TYPES = (MessageReceived.event_type, MessageQueued.event_type)
 
@@ -145,43 +143,13 @@ def build(
     return lines
 
 
-_VERSION_OF_SEQ = select(events.c.stream_version).where(
-    and_(events.c.seq == bindparam("seq"), events.c.stream_id == bindparam("s"))
-)
-
-
 def read_page(
     store: EventStore, participant_id: str, after: int, limit: int
 ) -> tuple[list[TranscriptLine], int | None]:
     """Up to `limit` lines with seq > `after`, and the cursor of the next page (None at the end)."""
     stream_id = participant_stream(participant_id)
-    found: list[Event] = []
-    cursor = after
-    with store.reading() as conn:
-        # The stream's index is walked from the cursor's own version (a cursor this function
-        # gave is a seq of the stream: one lookup by primary key), not from the first event:
-        # the 100th page reads one page of rows, not a hundred.
-        version = conn.execute(_VERSION_OF_SEQ, {"seq": after, "s": stream_id}).scalar() or 0
-        while True:
-            query = (
-                select(events)
-                .where(
-                    and_(
-                        events.c.stream_id == stream_id,
-                        events.c.event_type.in_(LINE_TYPES),
-                        events.c.stream_version > version,  # the stream's index
-                        events.c.seq > cursor,
-                    )
-                )
-                .order_by(events.c.stream_version)
-                .limit(limit + 1)
-            )
-            rows = conn.execute(query).all()
-            found.extend(e for e in _decoded(store, conn, rows) if _is_line(e))
-            if len(rows) <= limit or len(found) > limit:
-                break
-            cursor, version = rows[-1].seq, rows[-1].stream_version
-    lines = build(_with_details(store, stream_id, found[: limit + 1]), _outbox_of(store, found))
+    found = events_page(store, stream_id, LINE_TYPES, after, limit, _is_line)
+    lines = build(_with_details(store, stream_id, found), _outbox_of(store, found))
     if len(lines) > limit:
         return lines[:limit], lines[limit - 1].seq
     return lines, None
@@ -198,32 +166,10 @@ def read_lines(
     """Every line of a participant's transcript (optionally from `since`, up to seq `upto`),
     fetched `batch` message events at a time."""
     stream_id = participant_stream(participant_id)
-    cursor = 0
-    while True:
-        # Paged by stream_version (in a stream, the order of seq): the (stream_id,
-        # stream_version) index then serves filter and order, where ordering by seq made the
-        # planner scan every message event of every participant by (event_type, seq).
-        clauses = [
-            events.c.stream_id == stream_id,
-            events.c.event_type.in_(LINE_TYPES),
-            events.c.stream_version > cursor,
-        ]
-        if since is not None:
-            clauses.append(events.c.occurred_at >= since.astimezone(UTC))
-        if upto is not None:
-            clauses.append(events.c.seq <= upto)
-        query = select(events).where(and_(*clauses)).order_by(events.c.stream_version).limit(batch)
-        with store.reading() as conn:
-            rows = conn.execute(query).all()
-            found = [e for e in _decoded(store, conn, rows) if _is_line(e)]
-        if not rows:
-            return
+    for found in event_batches(
+        store, stream_id, LINE_TYPES, _is_line, since=since, upto=upto, batch=batch
+    ):
         yield from build(_with_details(store, stream_id, found), _outbox_of(store, found))
-        cursor = rows[-1].stream_version
-
-
-def _decoded(store: EventStore, conn: Any, rows: Any) -> list[Event]:
-    return [row_to_event(row, store.sealer, conn) for row in rows]
 
 
 def _is_line(ev: Event) -> bool:
@@ -242,22 +188,11 @@ def _with_details(store: EventStore, stream_id: str, found: list[Event]) -> list
     ids = _outbound_ids(found)
     if not ids:
         return found
-    query = select(events).where(
-        and_(
-            events.c.stream_id == stream_id,
-            events.c.stream_version > 0,  # so the planner takes the stream's index (see above)
-            events.c.event_type == MessageSent.event_type,
-            events.c.data["outbox_id"].as_string().in_(ids),
-        )
-    )
-    with store.reading() as conn:
-        return found + _decoded(store, conn, conn.execute(query))
+    return found + events_about_outbox(store, stream_id, MessageSent.event_type, ids)
 
 
 def _outbox_of(store: EventStore, found: Sequence[Event]) -> dict[str, dict[str, Any]]:
     ids = _outbound_ids(found)
     if not ids:
         return {}
-    with store.reading() as conn:
-        rows = conn.execute(select(outbox).where(outbox.c.outbox_id.in_(ids)))
-        return {row.outbox_id: dict(row._mapping) for row in rows}
+    return read_outbox_rows(store, ids)

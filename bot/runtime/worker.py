@@ -11,7 +11,6 @@ and is taken again when the lease expires.
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 import threading
@@ -20,33 +19,15 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, bindparam, delete, exists, func, select
-from sqlalchemy.exc import IntegrityError
-
 from bot.conversation.turns import Handler, Turn
 from bot.store import memory
-from bot.store.direct import Direct
-from bot.store.event_store import ConcurrencyError, Transaction
+from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
-from bot.store.event_types.messages import MessageQueued
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
-from bot.store.events import (
-    PARTICIPANT_PREFIX,
-    Event,
-    EventData,
-    NewEvent,
-    new_id,
-    participant_stream,
-)
-from bot.store.flight import commit_in_one_flight
-from bot.store.leases import acquire, release
-from bot.store.projections.outbox import PROJECTION as OUTBOX
-from bot.store.projections.work_items import PROJECTION as WORK_ITEMS
-from bot.store.queries import pending_timers
-from bot.store.schema import events, leases, participants, takeovers, timers, work_items
+from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.store.ports import WorkQueue
 from bot.store.services import Services
-from bot.store.stored_rows import row_to_event
-from bot.store.writes import select_row
+from bot.store.work_queue import StoreWorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +50,6 @@ PASSIVE = {
     "work.requested",
 }
 INACTIVE = {"unenrolled", "paused", "completed", "withdrawn", "erased"}
-# A participant whose conversation a staff member took over (bot.console): their items wait,
-# pending, until the hand-back (`takeover.ended`).
-NOT_TAKEN_OVER = ~exists().where(
-    and_(
-        takeovers.c.participant_id == work_items.c.participant_id,
-        takeovers.c.status == "active",
-    )
-)
 # Records the conversation memory (bot.store.memory) is not folded from: the LLM's prompts and
 # answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
 # row without a memory (from before migration 0015) has its stream folded for a turn.
@@ -96,9 +69,11 @@ class Worker:
         max_attempts: int = 3,
         backoff: timedelta = timedelta(seconds=5),
         max_backoff: timedelta = timedelta(minutes=5),
+        queue: WorkQueue | None = None,
     ) -> None:
         self.services = services
         self.store = services.store
+        self.queue: WorkQueue = queue if queue is not None else StoreWorkQueue(services.store)
         self.handler = handler
         self.name = name
         self.lease = lease
@@ -123,10 +98,8 @@ class Worker:
         now = self.services.clock.now()
         # One pooled connection for the whole claim and drain: a checkout (and on PostgreSQL
         # its `pool_pre_ping`) per drain, not per statement group.
-        with self.store.pinned():
-            with self.store.statements() as conn:
-                heads = _heads(candidates).rows(conn, {})
-            for head in heads:
+        with self.queue.pinned():
+            for head in self.queue.heads(candidates):
                 if head["available_at"] > now:
                     continue
                 name = _lease_name(head["participant_id"])
@@ -148,7 +121,7 @@ class Worker:
         item = first
         name = _lease_name(participant_id)
         released = False
-        with self.store.pinned():
+        with self.queue.pinned():
             try:
                 with self._beat.holding(name, claimed_at):
                     while True:
@@ -171,8 +144,7 @@ class Worker:
                         item = after
             finally:
                 if not released:
-                    with self.store.transaction() as tx:
-                        release(tx.conn, name, self.name)
+                    self.queue.release(name, self.name)
 
     def process(self, item: dict[str, Any]) -> None:
         """One turn: decide, then append the decision with `work.completed`, atomically."""
@@ -182,8 +154,7 @@ class Worker:
     def _acquire(self, name: str, now: datetime) -> bool:
         """Take or renew a lease on this thread's (pinned) connection: one statement, committed
         by itself."""
-        with self.store.statements(writes=True) as conn:
-            return acquire(conn, name, self.name, now, self.lease)
+        return self.queue.acquire(name, self.name, now, self.lease)
 
     def _process(self, item: dict[str, Any], release: str | None) -> Next:
         """One turn of `item`. With `release` (the lease's name), the commit of the decision
@@ -237,19 +208,12 @@ class Worker:
                 return self._append(stream, decided, version, release, item, head)
             except ConcurrencyError:
                 # read before the moves are loaded, so that its version is one they reach
-                head = self._stored_row(stream) if head is not None and tried < tries else None
+                head = self.queue.stored_row(stream) if head is not None and tried < tries else None
                 moved = self.store.load(stream, after_version=version)
                 if any(not _passive(e) for e in moved):
                     raise
                 version = moved[-1].stream_version if head is None else int(head["version"])
         return self._append(stream, decided, version, release, item, None)
-
-    def _stored_row(self, stream: str) -> dict[str, Any] | None:
-        """The participant's row as stored now, if the flight can start from it."""
-        with self.store.statements() as conn:
-            head = select_row(self.store.head_projection, lock=False)
-            found = head.rows(conn, {"key": stream.removeprefix(PARTICIPANT_PREFIX)})
-        return found[0] if found and memory.of(found[0]) is not None else None
 
     def _append(
         self,
@@ -265,30 +229,18 @@ class Worker:
         lease if none is due. The heartbeat renews nothing meanwhile, and nothing after a
         release. On PostgreSQL, given the participant's row as the turn read it (`head`, at
         `version`), the append is worked out before the participant's lock and sent with the
-        next-item read and the COMMIT in one flight (bot.store.flight), so that the lock the
-        webhook waits for is never held while this low-priority process waits for a core."""
+        next-item read and the COMMIT in one flight (the store's `complete_turn`), so that the
+        lock the webhook waits for is never held while this low-priority process waits for a
+        core."""
         if lease is None:
             self.store.append(stream, decided, expected_version=version)
             return None
-        pid = stream.removeprefix(PARTICIPANT_PREFIX)
         with self._beat.paused() as beat:
-            try:
-                with self.store.transaction() as tx:
-                    _adopt_known_rows(tx, decided, item)
-                    now = self.services.clock.now()
-                    if head is not None and tx.conn.dialect.name == "postgresql":
-                        staged = tx.stage(stream, decided, version, head)
-                        params = {"pid": pid, "name": lease, "holder": self.name, "now": now}
-                        [found] = commit_in_one_flight(tx, [staged], [(_NEXT_OR_RELEASE, params)])
-                        following = found[0] if found else None
-                    else:
-                        tx.append(stream, decided, expected_version=version)
-                        following = _next_or_release(tx.conn, pid, lease, self.name, now)
-                    if following is not None and following["available_at"] <= now:
-                        return following
-            except IntegrityError as exc:  # the unique indexes' backstop, as EventStore.append
-                actual = self.store.version(stream)
-                raise ConcurrencyError(stream, version, actual) from exc
+            following = self.queue.complete_turn(
+                stream, decided, version, item, head, lease, self.name, self.services.clock.now
+            )
+            if following is not None:
+                return following
             beat.drop()
         return RELEASED
 
@@ -325,52 +277,23 @@ class Worker:
         )
 
     def _head(self, participant_id: str) -> dict[str, Any] | None:
-        with self.store.statements() as conn:
-            return _read_head(conn, participant_id)
+        return self.queue.head(participant_id)
 
     def _turn(self, item: dict[str, Any]) -> tuple[Turn, int, dict[str, Any] | None] | None:
-        """What the turn is decided on, in a fixed number of bounded statements (one read
-        transaction on SQLite; on PostgreSQL, whose READ COMMITTED gives each statement its
-        own snapshot, without one): the participant row (its `memory` holds what the stream
-        says, bot.store.memory) with the id of their head item (None if it is no longer `item`:
-        taken over or done meanwhile), the timer, the pending timers and the last messages
-        (`history()`, bot.store.recent), which hold the trigger of a message's turn; a trigger
-        outside them (an enrollment, a command, an old message retried) is read by itself."""
+        """What the turn is decided on (the work queue's `read_turn`, one snapshot's worth of
+        bounded reads): the participant row (its `memory` holds what the stream says,
+        bot.store.memory), the timer, the pending timers and the last messages (`history()`,
+        bot.store.recent), which hold the trigger of a message's turn. None if the item is no
+        longer the participant's head (taken over or done meanwhile)."""
         pid = item["participant_id"]
         stream = participant_stream(pid)
-        with self.store.statements() as conn:
-            found_rows = _PARTICIPANT_AND_HEAD.rows(conn, {"pid": pid})
-            participant = found_rows[0] if found_rows else None
-            if participant is None:
-                head = _read_head(conn, pid)
-                if head is None or head["work_id"] != item["work_id"]:
-                    return None
-                raise RuntimeError(f"work item {item['work_id']} names no participant")
-            if participant["head_work_id"] != item["work_id"]:
-                return None
-            trigger: Event | None = None
-            timer = None
-            if item["kind"] == "timer":
-                found = _TIMER.rows(conn, {"timer_id": item["ref"]})
-                timer = found[0] if found else None
-            pending = pending_timers(conn, pid)
-            # Every kind of turn shows or reads its last messages: read them in this snapshot.
-            window = self.services.windows.last_messages(
-                conn,
-                stream,
-                self.services.settings.chat_history_limit,
-                self.store.sealer,
-                version=int(participant["version"]),
-            )
-            if item["kind"] != "timer":
-                trigger = next((e for e in window if e.event_id == item["ref"]), None)
-                if trigger is None:
-                    record = conn.execute(
-                        select(events).where(events.c.event_id == item["ref"])
-                    ).first()
-                    trigger = row_to_event(record, self.store.sealer, conn) if record else None
-        row = dict(participant)
-        del row["head_work_id"]
+        read = self.queue.read_turn(
+            item, self.services.windows, self.services.settings.chat_history_limit
+        )
+        if read is None:
+            return None
+        window = read.window
+        row = dict(read.participant)
         stored: dict[str, Any] | None = dict(row)  # the row as stored, at the turn's version
         if memory.of(row) is None:
             stored = None  # what the turn decides on is not what is stored: lock and read it
@@ -382,10 +305,10 @@ class Worker:
             participant=row,
             item=item,
             now=self.services.clock.now(),
-            trigger=trigger,
-            timer=timer,
+            trigger=read.trigger,
+            timer=read.timer,
             load_history=lambda: window,
-            pending=pending,
+            pending=read.pending,
         )
         return turn, int(row["version"]), stored
 
@@ -454,7 +377,7 @@ class _Heartbeat:
                     self._thread = None  # idle: a later claim starts a new thread
                     return
                 now = worker.services.clock.now()
-                if acquire(worker.store.engine, self._name, worker.name, now, worker.lease):
+                if worker.queue.renew(self._name, worker.name, now, worker.lease):
                     self._renewed = now
                     continue
                 log.warning("worker %s could not renew the lease %s", worker.name, self._name)
@@ -468,135 +391,6 @@ class _Released:
 RELEASED = _Released()
 # What a turn leaves the drain: the next head item, RELEASED, or None (the head is unknown).
 Next = dict[str, Any] | _Released | None
-
-
-@functools.cache
-def _heads(candidates: int) -> Direct:
-    """The due-or-not head items (the first pending item by seq) of up to `candidates`
-    participants not taken over, oldest first, in one statement."""
-    first = (
-        select(work_items.c.participant_id, func.min(work_items.c.seq).label("first"))
-        .where(and_(work_items.c.status == "pending", NOT_TAKEN_OVER))
-        .group_by(work_items.c.participant_id)
-        .order_by("first")
-        .limit(candidates)
-        .subquery()
-    )
-    query = (
-        select(work_items)
-        .join(
-            first,
-            and_(
-                work_items.c.participant_id == first.c.participant_id,
-                work_items.c.seq == first.c.first,
-            ),
-        )
-        .where(work_items.c.status == "pending")
-        .order_by(work_items.c.seq)
-    )
-    return Direct(query)
-
-
-def _first_pending(participant_id: Any) -> Select[Any]:
-    """The first pending item (by seq) of the participant `participant_id` names, unless their
-    conversation is taken over."""
-    return (
-        select(work_items)
-        .where(
-            and_(
-                work_items.c.participant_id == participant_id,
-                work_items.c.status == "pending",
-                NOT_TAKEN_OVER,
-            )
-        )
-        .order_by(work_items.c.seq)
-        .limit(1)
-    )
-
-
-# Statements are built once (building one costs more than a short query's execution); those
-# of every turn run on the driver's cursor (bot.store.direct: less CPU each).
-# Participant `pid`'s head item.
-_HEAD = _first_pending(bindparam("pid"))
-# The participant row, with the id of their head item (as `_read_head` finds it) beside it.
-_PARTICIPANT_AND_HEAD = Direct(
-    select(
-        participants,
-        _first_pending(participants.c.participant_id)
-        .with_only_columns(work_items.c.work_id)
-        .scalar_subquery()
-        .label("head_work_id"),
-    ).where(participants.c.participant_id == bindparam("pid"))
-)
-_TIMER = Direct(select(timers).where(timers.c.timer_id == bindparam("timer_id")))
-_READ_HEAD = Direct(_HEAD)
-
-
-def _read_head(conn: Connection, participant_id: str) -> dict[str, Any] | None:
-    """A participant's first pending item, unless their conversation is taken over."""
-    rows = _READ_HEAD.rows(conn, {"pid": participant_id})
-    return rows[0] if rows else None
-
-
-def _next_query() -> Select[Any]:
-    """`_read_head` of participant `pid` that also deletes lease `name` of `holder` unless
-    that head item is due at `now`: one statement (a data-modifying CTE, PostgreSQL's)."""
-    head = _HEAD.cte("head")
-    due = select(head.c.work_id).where(head.c.available_at <= bindparam("now")).exists()
-    gone = (
-        delete(leases)
-        .where(
-            and_(
-                leases.c.name == bindparam("name"),
-                leases.c.holder == bindparam("holder"),
-                ~due,
-            )
-        )
-        .returning(leases.c.name)
-        .cte("gone")
-    )
-    return select(head).add_cte(gone)
-
-
-_NEXT_OR_RELEASE = Direct(_next_query())
-
-
-def _next_or_release(
-    conn: Connection, participant_id: str, lease: str, holder: str, now: datetime
-) -> dict[str, Any] | None:
-    """The participant's head item, and the lease released unless that item is due at `now`
-    (in the caller's transaction): on PostgreSQL in one statement, elsewhere in two."""
-    if conn.dialect.name != "postgresql":
-        head = _read_head(conn, participant_id)
-        if head is None or head["available_at"] > now:
-            release(conn, lease, holder)
-        return head
-    params = {"pid": participant_id, "name": lease, "holder": holder, "now": now}
-    rows = _NEXT_OR_RELEASE.rows(conn, params)
-    return rows[0] if rows else None
-
-
-def _adopt_known_rows(
-    tx: Transaction, decided: list[EventData | NewEvent], item: dict[str, Any]
-) -> None:
-    """Spare the decision's append two reads of rows it already knows (a round trip each):
-    - the work item's: `item` is its row as read while it was the participant's pending head
-      (`_turn` checked that at the version the append expects). Only the participant's own
-      events move it, and those appended meanwhile without failing the append are passive
-      ones, which create items but settle none; so it is still pending, and `work.completed`
-      writes the same status and time as if the row were read again.
-    - the outbox rows of the replies it queues: none exists, as each outbox id was drawn at
-      random for this turn (`new_id()`, bot.channel.outbound). Were one ever to exist, the
-      insert would fail the append (the item stays pending), where a read would have left the
-      old row and a reply never sent.
-    """
-    for decision in decided:
-        data = decision.data if isinstance(decision, NewEvent) else decision
-        if isinstance(data, WorkCompleted) and data.work_id == item["work_id"]:
-            if item.get("status") == "pending":
-                tx.adopt_row(WORK_ITEMS, item["work_id"], item)
-        elif isinstance(data, MessageQueued):
-            tx.adopt_row(OUTBOX, data.outbox_id, None)
 
 
 def _passive(event: Event) -> bool:

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import func, select
-
 from bot.channel import inbound
 from bot.channel.console import CollectingMessenger
 from bot.channel.dispatcher import Dispatcher
@@ -40,7 +38,7 @@ from bot.store.events import new_id, participant_stream
 from bot.store.migrate import upgrade
 from bot.store.projections.participants import PROJECTION
 from bot.store.queries import pending_timers
-from bot.store.schema import timers
+from bot.store.reads.timers import next_scheduled_due
 from bot.timers.scheduler import Scheduler
 from modules import MODULES
 from modules.step import INTERVENTIONS, StepModule
@@ -241,9 +239,7 @@ class Sandbox:
 
     def next_due(self) -> datetime | None:
         """When the next pending timer is due."""
-        with self.store.reading() as conn:
-            query = select(func.min(timers.c.due_at)).where(timers.c.status == "scheduled")
-            return conn.execute(query).scalar_one()
+        return next_scheduled_due(self.store)
 
     def row(self) -> dict[str, Any]:
         row = self.store.projection_row("participants", self.participant_id)

@@ -237,7 +237,7 @@ class Transaction:
         server runs them, never while this process waits for the CPU. A stream that moved
         since `expected_version` makes the INSERT fail on (stream_id, stream_version), and the
         whole transaction with it: nothing folded from rows that were no longer current is
-        kept. A row read unlocked here is current for the same reason `adopt_row` gives: only
+        kept. A row read unlocked here is current for the same reason `_adopt_row` gives: only
         that stream's events move it, and the INSERT proves the stream did not move."""
         projection, pid = self.store.head_projection, participant_of(stream_id)
         if self.conn.dialect.name != "postgresql" or projection is None or pid is None:
@@ -426,7 +426,7 @@ class Transaction:
         self._locked_streams.add(stream_id)
         return adopted
 
-    def adopt_row(self, projection: Projection, key: str, row: Row | None) -> None:
+    def _adopt_row(self, projection: Projection, key: str, row: Row | None) -> None:
         """Take `row` as `projection`'s row for `key` (None: there is none), so that an append
         need not read it again. The caller vouches for it: read in this transaction under the
         lock of the stream that writes it, or known from what this transaction's lock confirms
@@ -603,7 +603,7 @@ class EventStore:
                 _end_read(transaction)
 
     @contextmanager
-    def statements(self, *, writes: bool = False) -> Iterator[Connection]:
+    def _statements(self, *, writes: bool = False) -> Iterator[Connection]:
         """Statements that need no transaction around them: reads whose snapshot may be each
         statement's own, or (`writes`) one statement that writes. On PostgreSQL, on this
         thread's pinned connection, each runs in a transaction of its own (autocommit: no

@@ -16,15 +16,11 @@ second firing of the same timer, by any process, write nothing.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
-
-from sqlalchemy import Select, and_, bindparam, select
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.core.localtime import QuietHours
 from bot.store.event_store import (
@@ -36,8 +32,13 @@ from bot.store.event_store import (
 )
 from bot.store.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
 from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
-from bot.store.projections import Projection
-from bot.store.schema import PROJECTION_TABLES, timers
+from bot.store.timer_firing import (
+    StorageError,
+    adopt_timer,
+    due_timer_ids,
+    timer_row,
+    timers_locked,
+)
 from bot.timers import quiet_hours as quiet
 from bot.timers.kinds import KINDS, KindPolicy, policy_for
 from bot.timers.one_shot import zone_of
@@ -145,7 +146,7 @@ def fire_many(
     try:
         with store.transaction() as tx:
             decided = _fire_batch(tx, timer_ids, now, policy)
-    except (ConcurrencyError, ConstraintViolation, DuplicateInBatch, SQLAlchemyError) as exc:
+    except (ConcurrencyError, ConstraintViolation, DuplicateInBatch, StorageError) as exc:
         log.info("firing %d timers together failed (%s); one by one", len(timer_ids), exc)
         return [fire_one(store, t, now, policy) for t in timer_ids]
     decisions = [decided.pop(timer_id, NOTHING) for timer_id in timer_ids]  # a repeat: nothing
@@ -163,16 +164,12 @@ def _fire_batch(
     append, which then reads neither again, and record every decision in one `append_batch`
     (which raises `DuplicateInBatch` if a timer's key is recorded already)."""
     ids = list(dict.fromkeys(timer_ids))
-    head = tx.store.head_projection
-    timers_projection = next((p for p in tx.store.projections if p.name == "timers"), None)
-    if head is None or timers_projection is None:  # a store without them: the plain path
+    rows = timers_locked(tx, ids)
+    if rows is None:  # a store without head or timers rows: the plain path
         return {t: _fire_in(tx, t, now, policy) for t in ids}
-    for locked in tx.conn.execute(_lock_participants(head), {"ids": ids}):
-        tx.adopt_head(participant_stream(locked.participant_id), dict(locked._mapping))
     decided: dict[str, Decision] = {}
     recording: list[tuple[str, Decision]] = []
-    for found in tx.conn.execute(_READ_TIMERS, {"ids": ids}):
-        row = dict(found._mapping)
+    for row in rows:
         pid = row["participant_id"]
         if pid is None:  # a system timer: its stream has no head row to have locked
             decided[row["timer_id"]] = _fire_in(tx, row["timer_id"], now, policy)
@@ -180,7 +177,7 @@ def _fire_batch(
         person = tx.lock(participant_stream(pid))  # adopted above: no statement
         decision = decide(row, person, now, policy)
         if decision.events:
-            tx.adopt_row(timers_projection, row["timer_id"], row)
+            adopt_timer(tx, row)
             recording.append((participant_stream(pid), decision))
         decided[row["timer_id"]] = decision
     if recording:  # every decision's events in one INSERT, their projection writes in one flush
@@ -193,34 +190,14 @@ def _fire_batch(
     return decided
 
 
-@functools.cache
-def _lock_participants(head: Projection) -> Select:
-    table = PROJECTION_TABLES[head.name]
-    key = table.c[head.key_column]
-    owners = select(timers.c.participant_id).where(timers.c.timer_id.in_(bindparam("ids")))
-    return (
-        select(*[table.c[name] for name in head.columns])
-        .where(key.in_(owners.scalar_subquery()))
-        .order_by(key)
-        .with_for_update()
-    )
-
-
-_READ_TIMERS = (
-    select(timers)
-    .where(timers.c.timer_id.in_(bindparam("ids")))
-    .order_by(timers.c.due_at, timers.c.timer_id)
-)
-
-
 def _fire_in(tx: Transaction, timer_id: str, now: datetime, policy: FiringPolicy) -> Decision:
-    first = timer_row(tx.conn, timer_id)
+    first = timer_row(tx, timer_id)
     if first is None or first["status"] != "scheduled" or first["due_at"] > now:
         return NOTHING
     pid = first["participant_id"]
     stream = participant_stream(pid) if pid else SYSTEM_STREAM
     person = tx.lock(stream)
-    row = timer_row(tx.conn, timer_id)  # again, now that no one else can change it
+    row = timer_row(tx, timer_id)  # again, now that no one else can change it
     decision = decide(row, person, now, policy)
     if decision.events:
         decision = _record(tx, stream, decision)
@@ -242,19 +219,6 @@ def _log(timer_id: str, decision: Decision) -> None:
         log.info("timer %s %s (%s)", timer_id, decision.outcome, decision.reason or "due")
 
 
-def due_timer_ids(store: EventStore, now: datetime, limit: int | None = None) -> list[str]:
-    """Ids of scheduled timers due at `now`, oldest first."""
-    query = (
-        select(timers.c.timer_id)
-        .where(and_(timers.c.status == "scheduled", timers.c.due_at <= now))
-        .order_by(timers.c.due_at, timers.c.timer_id)
-    )
-    if limit is not None:
-        query = query.limit(limit)
-    with store.reading() as conn:
-        return [row.timer_id for row in conn.execute(query)]
-
-
 def fire_due(
     store: EventStore, now: datetime, policy: FiringPolicy, limit: int | None = None
 ) -> list[Decision]:
@@ -266,12 +230,3 @@ def fire_due(
         for d in fire_many(store, due[start : start + BATCH], now, policy)
     ]
     return [d for d in decisions if d.outcome != "none"]
-
-
-_TIMER_ROW = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
-
-
-def timer_row(conn: Any, timer_id: str) -> dict[str, Any] | None:
-    """The timers row `timer_id` as `conn` sees it."""
-    found = conn.execute(_TIMER_ROW, {"timer_id": timer_id}).first()
-    return dict(found._mapping) if found else None

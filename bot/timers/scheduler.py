@@ -32,7 +32,6 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
-from sqlalchemy import Connection, select
 
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.store.event_types.timers import (
@@ -43,7 +42,7 @@ from bot.store.event_types.timers import (
     TimerSkipped,
 )
 from bot.store.events import Event
-from bot.store.schema import timers
+from bot.store.reads.timers import timers_to_sweep
 from bot.store.services import Services
 from bot.timers import firing
 from bot.timers.kinds import with_grace
@@ -56,9 +55,6 @@ HORIZON_FLOOR = 10 * 60.0  # seconds
 # event was appended, which may be a little before its transaction committed (or by a host
 # whose clock runs a little behind). Reading a change twice is harmless.
 CHANGE_MARGIN = timedelta(seconds=60)
-_PENDING = (timers.c.timer_id, timers.c.due_at, timers.c.status)
-# A timer that fired or was skipped was taken from its slot when its job ran; only these matter.
-_ARMABLE_OR_CANCELLED = ("scheduled", "cancelled")
 
 
 @dataclass
@@ -188,8 +184,12 @@ class Scheduler:
         it read."""
         now = self.services.clock.now()
         horizon_end = now + self.horizon
-        with self.services.store.reading() as conn:
-            rows = self._read(conn, horizon_end)
+        rows = timers_to_sweep(
+            self.services.store,
+            horizon_end,
+            last_horizon_end=self._horizon_end,
+            changed_since=self._since,
+        )
         self._horizon_end = horizon_end
         self._since = now - CHANGE_MARGIN
         for timer_id, due, status in rows:
@@ -198,23 +198,6 @@ class Scheduler:
             else:
                 self._disarm(timer_id)
         return len(rows)
-
-    def _read(self, conn: Connection, horizon_end: datetime) -> list[tuple[str, datetime, str]]:
-        """(timer id, due, status) of the timers this sweep must look at, oldest change last."""
-        pending = timers.c.status == "scheduled"
-        if self._horizon_end is None or self._since is None:
-            query = select(*_PENDING).where(pending, timers.c.due_at <= horizon_end)
-            return [tuple(r) for r in conn.execute(query)]
-        entered = select(*_PENDING).where(
-            pending, timers.c.due_at > self._horizon_end, timers.c.due_at <= horizon_end
-        )
-        changed = (
-            select(*_PENDING)
-            .where(timers.c.updated_at > self._since, timers.c.status.in_(_ARMABLE_OR_CANCELLED))
-            .order_by(timers.c.updated_at)
-        )
-        rows = [*conn.execute(entered), *conn.execute(changed)]
-        return [tuple(r) for r in rows]
 
     def _loop(self) -> None:
         next_sweep = time.monotonic() + self.sweep_seconds
@@ -283,7 +266,7 @@ class Scheduler:
             return
         slot.timer_ids.discard(timer_id)
         if not slot.timer_ids:
-            del self._slots[due]  # type: ignore[arg-type]  # due is set: a slot was found for it
+            del self._slots[due]  # type: ignore[arg-type]
             try:
                 if self._aps is not None:
                     self._aps.remove_job(slot.job_id)

@@ -11,10 +11,10 @@ import time
 from flask import Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_openapi3 import OpenAPI
-from sqlalchemy.exc import DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from bot.core.config import Settings
+from bot.store.errors import DatabaseUnavailable, DriverError
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def install(app: OpenAPI, settings: Settings) -> None:
             answer = jsonify(status="error", message="database unavailable; try again shortly")
             answer.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return answer, 503
-        if isinstance(exc, DBAPIError):
+        if isinstance(exc, DriverError):
             # The driver's message can quote the values of the failed statement (PostgreSQL's
             # DETAIL and CONTEXT lines): log what failed, never the message.
             log.error(
@@ -74,9 +74,9 @@ SQLITE_OUTAGES = ("unable to open database", "database is locked", "disk i/o err
 
 def is_outage(exc: BaseException) -> bool:
     """Whether the database could not be reached (as opposed to refusing a statement)."""
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+    if isinstance(exc, DriverError) and exc.connection_invalidated:
         return True
-    if not isinstance(exc, OperationalError):
+    if not isinstance(exc, DatabaseUnavailable):
         return False
     orig = getattr(exc, "orig", None)
     if type(orig).__module__.startswith("sqlite3"):

@@ -6,10 +6,9 @@ import logging
 
 from flask import Response, jsonify
 from flask_openapi3 import OpenAPI, Tag
-from sqlalchemy import func, select
-from sqlalchemy.exc import SQLAlchemyError
 
-from bot.store.schema import participants
+from bot.store.errors import StorageError
+from bot.store.reads.participants import active_participants
 from bot.web.current import services
 
 log = logging.getLogger(__name__)
@@ -24,13 +23,8 @@ def register(app: OpenAPI) -> None:
         current = services()
         timestamp = current.clock.now().isoformat()
         try:
-            with current.store.reading() as conn:
-                active = conn.execute(
-                    select(func.count())
-                    .select_from(participants)
-                    .where(participants.c.status == "active")
-                ).scalar()
-        except SQLAlchemyError as exc:
+            active = active_participants(current.store)
+        except StorageError as exc:
             log.warning("health check: database unreachable (%s)", type(exc).__name__)
             down = "database unreachable"
             body = dict(status="degraded", message=down, error=down, database="down")
@@ -40,5 +34,5 @@ def register(app: OpenAPI) -> None:
             message="healthy",
             database="ok",
             timestamp=timestamp,
-            active_participants=int(active or 0),
+            active_participants=active,
         )

@@ -6,12 +6,9 @@ from dataclasses import asdict
 from urllib.parse import urlencode
 
 from flask import Response, request
-from sqlalchemy import and_, func, select
 
 from bot.reporting.transcript import read_page, zone
-from bot.store.events import participant_stream
-from bot.store.schema import events, participants
-from bot.store.stored_rows import opened_row
+from bot.store.reads.participants import participants_page, stream_rows_after
 from bot.web.api_models import (
     CursorPage,
     CursorQuery,
@@ -39,21 +36,10 @@ from bot.web.participant_api import (
 @api.get("", summary="List participants", responses={200: ParticipantListResponse, **ERRORS})
 def list_participants(query: ListQuery) -> tuple[Response, int]:
     """Participants in order of enrollment, a page at a time; by status if asked."""
-    where = (
-        participants.c.status == query.status
-        if query.status
-        else participants.c.status != "unenrolled"
+    count, rows = participants_page(
+        current_services().store, status=query.status, limit=query.limit, offset=query.offset
     )
-    with current_services().store.reading() as conn:
-        total = conn.execute(select(func.count()).select_from(participants).where(where)).scalar()
-        rows = conn.execute(
-            select(participants)
-            .where(where)
-            .order_by(participants.c.enrolled_at, participants.c.participant_id)
-            .limit(query.limit)
-            .offset(query.offset)
-        ).all()
-    end, count = query.offset + len(rows), int(total or 0)
+    end = query.offset + len(rows)
     more = end < count
     following: dict[str, object] = {"limit": query.limit, "offset": end}
     if query.status:
@@ -116,19 +102,7 @@ def participant_events(path: ParticipantPath, query: CursorQuery) -> tuple[Respo
     """Every event of the participant's stream, as stored, in order."""
     store = current_services().store
     row = participant_row(store, path.participant_id)
-    with store.reading() as conn:
-        rows = conn.execute(
-            select(events)
-            .where(
-                and_(
-                    events.c.stream_id == participant_stream(row["participant_id"]),
-                    events.c.seq > query.after,
-                )
-            )
-            .order_by(events.c.seq)
-            .limit(query.limit + 1)
-        ).all()
-        rows = [opened_row(r, store.sealer, conn) for r in rows]
+    rows = stream_rows_after(store, row["participant_id"], query.after, query.limit + 1)
     more = len(rows) > query.limit
     rows = rows[: query.limit]
     result = [

@@ -9,11 +9,10 @@ from typing import Any, Literal
 from flask import Response, jsonify
 from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
 
 from bot.core.localtime import parse_quiet_hours
 from bot.store.events import participant_stream
-from bot.store.schema import timers
+from bot.store.reads.participants import participant_timers as participant_timers_read
 from bot.store.services import Services
 from bot.timers.one_shot import zone_of
 from bot.timers.quiet_hours import for_participant
@@ -109,11 +108,7 @@ def participant_timers(path: ParticipantPath, query: TimersQuery) -> tuple[Respo
     person = store.projection_row("participants", participant_id)
     if person is None:
         return error_response(404, "participant_id: Participant not found")
-    select_timers = select(timers).where(timers.c.participant_id == participant_id)
-    if query.status is not None:
-        select_timers = select_timers.where(timers.c.status == query.status)
-    with store.reading() as conn:
-        rows = [dict(r._mapping) for r in conn.execute(select_timers.order_by(timers.c.due_at))]
+    rows = participant_timers_read(store, participant_id, query.status)
     tz = zone_of(person)
     quiet = for_participant(person, parse_quiet_hours(services.settings.quiet_hours))
     views = list_schedules(store.load(participant_stream(participant_id)), person, quiet)

@@ -16,8 +16,6 @@ from urllib.parse import quote
 from flask import Response, abort, request
 from flask_openapi3 import OpenAPI, Tag
 from flask_openapi3.types import ResponseDict
-from sqlalchemy import Connection, select
-from sqlalchemy.exc import IntegrityError
 
 from bot.channel import inbound, status_callbacks
 from bot.channel.inbound import Append, InvalidForm
@@ -26,6 +24,7 @@ from bot.channel.signature import HEADER, check_signature
 from bot.conversation import alert_acks
 from bot.core.config import ConfigError, Settings
 from bot.store.alert_reads import unresolved_alerts
+from bot.store.errors import ConstraintRefused
 from bot.store.event_store import (
     AppendResult,
     ConcurrencyError,
@@ -35,7 +34,7 @@ from bot.store.event_store import (
 )
 from bot.store.events import participant_stream
 from bot.store.queries import enrolled_with_phone, pending_timers
-from bot.store.schema import outbox
+from bot.store.reads.outbox import reported_outbox_row
 from bot.web.current import services
 
 log = logging.getLogger(__name__)
@@ -168,7 +167,7 @@ def register(app: OpenAPI) -> None:
         svc = services()
 
         def plan(tx: Transaction) -> Append:
-            row = _outbox_row(tx.conn, report.outbox_id, report.message_sid)
+            row = reported_outbox_row(tx, report.outbox_id, report.message_sid)
             participant = None
             if row and row["participant_id"] and report.error_code == status_callbacks.UNSUBSCRIBED:
                 participant = tx.lock(participant_stream(row["participant_id"]))
@@ -240,7 +239,7 @@ def _record(store: EventStore, plan: Callable[[Transaction], Append], sid: str) 
                 result = tx.append(
                     step.stream_id, step.events, step.expected_version, step.idempotency_key
                 )
-        except (ConcurrencyError, ConstraintViolation, IntegrityError) as exc:
+        except (ConcurrencyError, ConstraintViolation, ConstraintRefused) as exc:
             if attempt == ATTEMPTS:
                 raise
             log.info("twilio %s: %s, deciding again", sid, type(exc).__name__)
@@ -270,14 +269,3 @@ def _record_many(store: EventStore, plan: Callable[[Transaction], list[Append]],
 
 def _empty_twiml() -> Response:
     return Response(EMPTY_TWIML, status=200, content_type="text/xml; charset=utf-8")
-
-
-def _outbox_row(conn: Connection, outbox_id: str | None, sid: str) -> dict[str, Any] | None:
-    """The outbox row a callback reports on: by the outbox_id we put in the StatusCallback URL,
-    else by the MessageSid Twilio gave when we sent it."""
-    for column, value in ((outbox.c.outbox_id, outbox_id), (outbox.c.provider_sid, sid)):
-        if value:
-            row = conn.execute(select(outbox).where(column == value)).first()
-            if row:
-                return dict(row._mapping)
-    return None

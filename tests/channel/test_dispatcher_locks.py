@@ -80,7 +80,7 @@ def test_a_message_is_claimed_and_sent_while_another_holds_the_participants_row(
 def test_an_outcome_whose_stream_moved_before_its_flight_is_recorded_after_the_move(
     h: Harness, caplog: pytest.LogCaptureFixture
 ):
-    caplog.set_level(logging.INFO, logger="bot.channel.dispatcher")
+    caplog.set_level(logging.INFO, logger="bot.store.outbox_claims")
     p = h.enroll(PHONE)
     oid = h.queue(p, "Good morning!")
     dispatcher = h.dispatcher()

@@ -12,12 +12,13 @@ from bot.conversation.turns import Turn
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
-from bot.runtime.worker import Worker, _next_or_release
+from bot.runtime.worker import Worker
 from bot.store.event_store import EventStore
 from bot.store.event_types.messages import MessageReceived
 from bot.store.events import EventData, participant_stream
 from bot.store.leases import acquire, holder_of
 from bot.store.services import Services
+from bot.store.work_statements import next_or_release
 from tests.factories import enrolled, received
 
 GREETING = "Welcome! Reply to this message and I will answer."
@@ -228,7 +229,7 @@ def test_a_long_turn_keeps_its_lease_so_no_other_worker_takes_the_participant(
 def test_the_commit_of_a_turn_keeps_the_lease_for_a_due_next_item_and_releases_it_otherwise(
     services: Services, store: EventStore, clock: FakeClock
 ) -> None:
-    """What the drain does in each turn's commit (`_next_or_release`, one statement on
+    """What the drain does in each turn's commit (`next_or_release`, one statement on
     PostgreSQL): the participant's next head item comes back, if any; the lease is kept only
     if that item is due."""
     pid = enroll(store)
@@ -239,7 +240,7 @@ def test_the_commit_of_a_turn_keeps_the_lease_for_a_due_next_item_and_releases_i
         """(the head item's kind, the lease's holder after) of a commit at `at`."""
         assert acquire(store.engine, name, "w1", now, timedelta(minutes=1))
         with store.transaction() as tx:
-            head = _next_or_release(tx.conn, pid, name, "w1", at)
+            head = next_or_release(tx.conn, pid, name, "w1", at)
         return (head["kind"] if head else None), holder_of(store.engine, name, now)
 
     assert commit(now) == ("enrolled", "w1")  # due: the drain goes on with the lease

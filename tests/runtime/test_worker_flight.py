@@ -89,7 +89,7 @@ def test_a_stream_that_keeps_moving_is_locked_after_the_last_flight(
         return echo(turn)
 
     worker = _worker(pg, busy)
-    stored = worker._stored_row  # noqa: SLF001 - each read of the row is followed by a move
+    stored = worker.queue.stored_row  # each read of the row is followed by a move
 
     def moved_after_reading(s: str) -> dict | None:
         row = stored(s)
@@ -98,7 +98,7 @@ def test_a_stream_that_keeps_moving_is_locked_after_the_last_flight(
             other.append(stream, [received(f"SM-move{n}", f"move {n}")])
         return row
 
-    worker._stored_row = moved_after_reading  # type: ignore[method-assign]  # noqa: SLF001
+    worker.queue.stored_row = moved_after_reading  # type: ignore[method-assign]
     with statements(pg.engine) as seen:
         worker.run_once()
     bodies = replies(pg, pid)

@@ -192,7 +192,7 @@ def test_a_projection_refusing_a_row_in_the_flight_is_a_constraint_violation(
     pg.append(stream, [taken])
     again = MessageQueued(outbox_id=taken.outbox_id, to_address=phone, channel="sms", body="Hi")
     with pytest.raises(ConstraintViolation, match="outbox"), pg.transaction() as tx:
-        tx.adopt_row(OUTBOX, taken.outbox_id, None)  # vouched for wrongly: the row exists
+        tx._adopt_row(OUTBOX, taken.outbox_id, None)  # vouched for wrongly: the row exists
         staged = tx.stage(stream, [received("SM1"), again], 2, _head(pg, stream))
         commit_in_one_flight(tx, [staged])
     assert _count(pg, stream) == 2

@@ -49,7 +49,7 @@ def test_reads_on_a_pinned_connection_keep_their_statement_prepared(pg_store: Ev
     with pg_store.pinned():
         for _ in range(THRESHOLD_AND_MORE):
             _read(pg_store, pid)
-        with pg_store.statements() as conn:
+        with pg_store._statements() as conn:
             prepared = _prepared(conn)
     assert any(s.startswith("SELECT participants.participant_id") for s in prepared), prepared
 
@@ -71,7 +71,7 @@ def test_appends_of_any_number_of_events_share_one_prepared_insert(pg_store: Eve
     with pg_store.pinned():
         for count in range(2, 2 + THRESHOLD_AND_MORE):
             pg_store.append(stream, [received(f"SM{count}-{n}") for n in range(count)])
-        with pg_store.statements() as conn:
+        with pg_store._statements() as conn:
             prepared = _prepared(conn)
     inserts = [s for s in prepared if s.startswith("INSERT INTO events")]
     assert len(inserts) == 1 and "jsonb_to_recordset" in inserts[0], prepared

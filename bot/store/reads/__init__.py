@@ -1,1 +1,1 @@
-"""Named reads: one query per purpose an entry point has, so that entry points run none."""
+"""Named reads: one function per purpose, each the store's statements for one question."""
