@@ -23,8 +23,8 @@ from typing import Any
 from sqlalchemy import Connection, Select, and_, bindparam, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 
+from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
-from bot.store import memory
 from bot.store.direct import Direct
 from bot.store.event_store import ConcurrencyError, Transaction
 from bot.store.event_types.alerts import AlertRaised
@@ -77,8 +77,8 @@ NOT_TAKEN_OVER = ~exists().where(
         takeovers.c.status == "active",
     )
 )
-# Records the conversation memory (bot.store.memory) is not folded from: the LLM's prompts and
-# answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
+# Records the conversation memory (bot.conversation.memory) is not folded from: the LLM's prompts
+# and answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
 # row without a memory (from before migration 0015) has its stream folded for a turn.
 NOT_IN_MEMORY = ("llm.called", "tool.called", "tool.failed", "work.completed")
 
@@ -332,8 +332,8 @@ class Worker:
         """What the turn is decided on, in a fixed number of bounded statements (one read
         transaction on SQLite; on PostgreSQL, whose READ COMMITTED gives each statement its
         own snapshot, without one): the participant row (its `memory` holds what the stream
-        says, bot.store.memory) with the id of their head item (None if it is no longer `item`:
-        taken over or done meanwhile), the timer, the pending timers and the last messages
+        says, bot.conversation.memory) with the id of their head item (None if it is no longer
+        `item`: taken over or done meanwhile), the timer, the pending timers and the last messages
         (`history()`, bot.store.recent), which hold the trigger of a message's turn; a trigger
         outside them (an enrollment, a command, an old message retried) is read by itself."""
         pid = item["participant_id"]
