@@ -41,6 +41,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from bench.common import database  # noqa: E402
 from bench.rounds import alternate, best  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
+from bot.runtime.bootstrap import register_column_folds  # noqa: E402
 from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
@@ -102,6 +103,7 @@ def _timed(seconds: float, once: Callable[[], None]) -> Callable[[], float]:
 def _tandem(
     engine: Engine, seconds: float, master_key: str | None = None
 ) -> tuple[Callable[[], float], EventStore, str]:
+    register_column_folds()  # the memory's fold, as bootstrap's stores
     store = EventStore(engine, sealer=Sealer(master_key))
     first = enrolled(phone=f"+1415555{uuid.uuid4().int % 10000:04d}")
     stream = participant_stream(first.participant_id)

@@ -46,6 +46,7 @@ from bench.common import database  # noqa: E402
 from bench.rounds import alternate, summary  # noqa: E402
 from bot.core.keys import generate_master_key  # noqa: E402
 from bot.reporting.export import export  # noqa: E402
+from bot.runtime.bootstrap import register_column_folds  # noqa: E402
 from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.event_types import MessageReceived  # noqa: E402
@@ -201,6 +202,7 @@ def run(kind: str, sizes: list[int], rounds: int, sealed: bool, jobs: int) -> No
     for size in sizes:
         with database(kind) as url, tempfile.TemporaryDirectory() as out:
             sealer = Sealer(generate_master_key() if sealed else None)
+            register_column_folds()  # the memory's fold, as bootstrap's stores
             store = EventStore(make_engine(url), sealer=sealer)
             total = seed(store, size)
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.clock import SystemClock  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
-from bot.runtime.bootstrap import build_services  # noqa: E402
+from bot.runtime.bootstrap import build_services, register_column_folds  # noqa: E402
 from bot.store.database import make_engine  # noqa: E402
 from bot.store.event_store import EventStore  # noqa: E402
 from bot.store.events import participant_stream  # noqa: E402
@@ -88,6 +88,7 @@ def schedule(
 ) -> float:
     """Write `count` pending timers through the event store, `per_participant` to each
     participant, many participants per transaction; returns seconds taken."""
+    register_column_folds()  # the memory's fold, as bootstrap's stores
     store = EventStore(make_engine(url), clock=SystemClock())
     began = time.perf_counter()
     written = people = 0

@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.conversation.memory import remembered
 from bot.conversation.module import ModuleContext, PromptModule
 from bot.conversation.prompts import load_prompt
-from bot.store.memory import remembered
 from bot.timers.one_shot import zone_of
 
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "feedback.md"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.conversation.memory import remembered
 from bot.conversation.module import ModuleContext, ModuleReply
 from bot.conversation.prompts import Prompt, load_prompt
 from bot.conversation.tone import tone_guide
@@ -24,7 +25,6 @@ from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.validation.validate import check
 from bot.store.event_types.conversation import StateTransitioned
 from bot.store.events import Event, EventData
-from bot.store.memory import remembered
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from bot.core.clock import FakeClock
+from bot.runtime.bootstrap import register_column_folds
 from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.migrate import upgrade
@@ -22,6 +23,7 @@ ADMIN_URL = os.environ.get(
     "TANDEM_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 RUN = uuid.uuid4().hex[:8]
+register_column_folds()  # stores built by tests fold the conversation's memory, as bootstrap's
 # Stores in tests seal personal data as production does (bot.store.sealing).
 TEST_MASTER_KEY = "dGFuZGVtLXRlc3QtbWFzdGVyLWtleS0wMTIzNDU2Nzg="
 

@@ -8,10 +8,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bot.conversation.memory import remembered
 from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.events import new_id
-from bot.store.memory import remembered
 
 MAX_SUMMARY = 300
 DEFAULT_WINDOW_MINUTES = 30

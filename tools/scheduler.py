@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bot.conversation import memory
 from bot.conversation.tooling import ToolContext, ToolOutcome, ToolSpec
 from bot.conversation.working import Working
 from bot.core.localtime import (
@@ -26,7 +27,6 @@ from bot.core.localtime import (
     parse_quiet_hours,
     validate_timezone,
 )
-from bot.store import memory
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import Event, EventData
 from bot.timers.history import as_scheduled

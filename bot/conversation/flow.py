@@ -34,6 +34,7 @@ from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
 from bot.conversation.embeddings import EmbeddingCache
 from bot.conversation.escalation import escalation_timers
 from bot.conversation.llm import ChatClient
+from bot.conversation.memory import remembered
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.conversation.prompts import PromptError
 from bot.conversation.redaction import RedactingClient, Redactor
@@ -54,7 +55,6 @@ from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.retries import TurnRetryDue
 from bot.store.event_types.timers import TransitionRequested
 from bot.store.events import Event, EventData
-from bot.store.memory import remembered
 from bot.timers.reactions import on_inbound
 
 log = logging.getLogger(__name__)

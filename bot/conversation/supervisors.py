@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from bot.channel import outbound
+from bot.conversation.memory import Memory
 from bot.core.config import ConfigError, Settings
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import Event
-from bot.store.memory import Memory
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, get_args
 
 from bot.channel import outbound
+from bot.conversation.memory import Memory, remembered
 from bot.store.event_types.messages import MessageKind
 from bot.store.event_types.timers import (
     MeasurementAsked,
@@ -26,14 +27,13 @@ from bot.store.event_types.timers import (
     TransitionRequested,
 )
 from bot.store.events import Event, EventData
-from bot.store.memory import Memory, remembered
 from bot.timers import history, one_shot
 
 
 @dataclass(frozen=True)
 class FiredTimer:
     """What a handler is given: the participant (their row, whose `memory` says what their
-    stream holds, bot.store.memory), the fired timer (a timers row), the events the turn
+    stream holds, bot.conversation.memory), the fired timer (a timers row), the events the turn
     loaded (the last messages) and the participant's pending timers rows (None: folded from
     `events`, for a stream given whole)."""
 

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.conversation.llm import NO_LLM
+from bot.conversation.memory import Memory
 from bot.conversation.module import ModuleReply, Trigger
 from bot.conversation.timer_turns import FiredTimer, handles
 from bot.conversation.tool_loop import EMPTY_REPLY
@@ -31,7 +32,6 @@ from bot.store.event_types.messages import MessageReceived
 from bot.store.event_types.retries import TurnRetryDue
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import Event, EventData, new_id
-from bot.store.memory import Memory
 from bot.timers import one_shot
 
 KIND = "turn_retry"
@@ -153,7 +153,7 @@ def before(history: Sequence[Event], current: Event | None) -> list[Event]:
 def flagged_after(memory: Memory, current: Event | None) -> bool:
     """Whether a crisis alert followed the message (the safety reply was sent and the module
     still answered, SAFETY_CONTINUE_TURN=true): the retried turn is told, as the first was. The
-    conversation memory knows (bot.store.memory): the turn's window holds only messages."""
+    conversation memory knows (bot.conversation.memory): the turn's window holds only messages."""
     if current is None:
         return False
     return memory.crisis_after(current.stream_version)

@@ -16,8 +16,9 @@ class Turn:
 
     `trigger` is the event that created the item (the message, the enrollment, the command) and
     `timer` the timers row for a timer item. What a turn decides on is the participant row
-    (with its `memory`, bot.store.memory) and `pending`, their pending timers rows; `history()`
-    loads, lazily, only the last messages of the stream (bot.store.recent), never all of it.
+    (with its `memory`, bot.conversation.memory) and `pending`, their pending timers rows;
+    `history()` loads, lazily, only the last messages of the stream (bot.store.recent), never
+    all of it.
     Without `pending` (a turn built by hand), pending timers are folded from `history()`.
     """
 

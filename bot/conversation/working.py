@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.conversation.memory import Memory, remembered
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
-from bot.store.memory import Memory, remembered
 from bot.store.projections import participants
 from bot.store.projections.timers import pending_rows as pending_timers
 

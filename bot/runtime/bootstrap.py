@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from bot.conversation import memory
 from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
 from bot.keys.rotation import index_missing_phones
 from bot.store.database import WriterPriority, make_engine
 from bot.store.event_store import EventStore
+from bot.store.projections import columns
 from bot.store.sealing import Sealer
 from bot.store.services import Services
 
@@ -22,6 +24,13 @@ def configure_logging(settings: Settings) -> None:
     )
 
 
+def register_column_folds() -> None:
+    """Hand the store the folds of the participants-row columns a layer above it owns (the
+    conversation's `memory`), before any store of this process folds an event (again: no
+    change). Every store is built after it: here, and in the tests' and benches' setup."""
+    columns.register(memory.COLUMN_FOLD)
+
+
 def build_store(
     settings: Settings,
     clock: Clock | None = None,
@@ -32,6 +41,7 @@ def build_store(
     data under TANDEM_MASTER_KEY (required with MESSENGER=twilio: real participants); on
     SQLite its writers wait for the writer lock with `writer_priority` (`tandem serve`)."""
     check_master_key(settings)
+    register_column_folds()
     return EventStore(
         make_engine(settings.database_url, writer_priority=writer_priority),
         clock=clock or SystemClock(),
@@ -62,6 +72,7 @@ def build_services(
     master key says at start that it stores personal data unsealed (not `sandbox`, the
     throwaway database of `tandem chat`)."""
     clock = clock or SystemClock()
+    register_column_folds()
     if store is None:
         store = build_store(settings, clock, writer_priority=writer_priority)
         index_missing_phones(store)

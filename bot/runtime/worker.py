@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
-from bot.store import memory
 from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
@@ -50,8 +50,8 @@ PASSIVE = {
     "work.requested",
 }
 INACTIVE = {"unenrolled", "paused", "completed", "withdrawn", "erased"}
-# Records the conversation memory (bot.store.memory) is not folded from: the LLM's prompts and
-# answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
+# Records the conversation memory (bot.conversation.memory) is not folded from: the LLM's prompts
+# and answers (most of a long stream's bytes), tool call records, work bookkeeping. Left out when a
 # row without a memory (from before migration 0015) has its stream folded for a turn.
 NOT_IN_MEMORY = ("llm.called", "tool.called", "tool.failed", "work.completed")
 
@@ -282,7 +282,7 @@ class Worker:
     def _turn(self, item: dict[str, Any]) -> tuple[Turn, int, dict[str, Any] | None] | None:
         """What the turn is decided on (the work queue's `read_turn`, one snapshot's worth of
         bounded reads): the participant row (its `memory` holds what the stream says,
-        bot.store.memory), the timer, the pending timers and the last messages (`history()`,
+        bot.conversation.memory), the timer, the pending timers and the last messages (`history()`,
         bot.store.recent), which hold the trigger of a message's turn. None if the item is no
         longer the participant's head (taken over or done meanwhile)."""
         pid = item["participant_id"]

@@ -2,7 +2,7 @@
 
 A turn shows the LLM the last `CHAT_HISTORY_LIMIT` messages (bot.conversation.transcript_llm)
 and an intervention's templates the same window (`turns()`); everything else a turn decides on
-is in projections (bot.store.memory, timers). The query walks the partial index of the
+is in projections (bot.conversation.memory, timers). The query walks the partial index of the
 stream's window events (ix_events_window: stream_id, stream_version) backwards and stops after
 `rows` of them, so its cost does not grow with the stream. A worker process keeps each
 participant's window decoded (`RecentWindows`) and reads only what was recorded since.

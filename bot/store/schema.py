@@ -133,7 +133,7 @@ participants = Table(
     Column("step_counters", Json, nullable=False),
     Column("judgements", Json, nullable=False),
     Column("notes", Json, nullable=False),
-    # bot.store.memory: what a turn decides on beyond the columns above (NULL until replayed)
+    # bot.conversation.memory: what a turn decides on beyond the columns above (NULL until replayed)
     Column("memory", Json, nullable=True),
     Column("forms", Json, nullable=False, server_default="{}"),
     Column("enrolled_at", UtcDateTime, nullable=False),

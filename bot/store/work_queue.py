@@ -19,13 +19,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from bot.store import memory
 from bot.store.event_store import ConcurrencyError, EventStore, Transaction
 from bot.store.event_types.messages import MessageQueued
 from bot.store.event_types.work import WorkCompleted
 from bot.store.events import PARTICIPANT_PREFIX, Event, EventData, NewEvent, participant_stream
 from bot.store.flight import commit_in_one_flight
 from bot.store.leases import acquire, release
+from bot.store.projections.columns import fold_of
 from bot.store.projections.outbox import PROJECTION as OUTBOX
 from bot.store.projections.work_items import PROJECTION as WORK_ITEMS
 from bot.store.queries import pending_timers
@@ -49,7 +49,7 @@ Row = dict[str, Any]
 class TurnReads:
     """What a turn is decided on, read in one snapshot (bot.runtime.worker._turn)."""
 
-    participant: Row  # the participant's row as stored (with `memory`, bot.store.memory)
+    participant: Row  # the participant's row as stored (with `memory`, folded by its column fold)
     timer: Row | None  # a timer item's timer
     pending: list[Row]  # the participant's pending timers
     window: list[Event]  # their last messages (bot.store.recent)
@@ -95,7 +95,8 @@ class StoreWorkQueue:
         with self.store._statements() as conn:
             head = select_row(self.store.head_projection, lock=False)
             found = head.rows(conn, {"key": stream.removeprefix(PARTICIPANT_PREFIX)})
-        return found[0] if found and memory.of(found[0]) is not None else None
+        readable = fold_of("memory").readable
+        return found[0] if found and readable(found[0].get("memory")) else None
 
     def read_turn(self, item: Row, windows: RecentWindows, history_limit: int) -> TurnReads | None:
         """What item's turn is decided on, in a fixed number of bounded statements (one read

@@ -1,6 +1,6 @@
-"""The conversation memory (bot.store.memory) answers every question a turn asks of it exactly
-as the folds over the whole stream it replaced answer it, at every point of a long, varied,
-random stream; and a row's memory is the fold the participants projection keeps."""
+"""The conversation memory (bot.conversation.memory) answers every question a turn asks of it
+exactly as the folds over the whole stream it replaced answer it, at every point of a long,
+varied, random stream; and a row's memory is the fold the participants projection keeps."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from bot.conversation import memory
 from bot.conversation.daily_cycle import questions
 from bot.conversation.supervisors import last_texted
 from bot.conversation.transcript_llm import shown
 from bot.interventions.interpreter.context import flagged
-from bot.store import delivery, memory
+from bot.store import delivery
 from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised
 from bot.store.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked
 from bot.store.event_types.interventions import (

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.conversation.embeddings import EmbeddingCache
+from bot.conversation.memory import Memory, fold
 from bot.interventions.interpreter.retrieval import retrieved
 from bot.interventions.language.loader import load_intervention
 from bot.store.event_types.retrieval import RetrievalDone, RetrievalFailed, RetrievedDocument
 from bot.store.events import Event, EventData, decode, encode, new_id
-from bot.store.memory import Memory, fold
 from tests.fakes.openai_api import FakeOpenAI
 from tests.llm_clients import chat_client
 from tests.modules.step_harness import FIXTURES, NOW, Run

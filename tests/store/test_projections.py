@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.store import memory
+from bot.conversation import memory
 from bot.store.event_types.conversation import LLMCalled, ProfileSaved, StateTransitioned
 from bot.store.event_types.interventions import (
     JudgementRecorded,

@@ -1,4 +1,4 @@
-"""Replay covers the conversation memory (participants.memory, bot.store.memory): a whole
+"""Replay covers the conversation memory (participants.memory, bot.conversation.memory): a whole
 replay and a replay of one participant's stream both rebuild it, find a stored memory that
 differs, and repair it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select, update
 
-from bot.store import memory
+from bot.conversation import memory
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.replay import compare, rebuild, repair
@@ -40,7 +40,7 @@ def test_replay_rebuilds_checks_and_repairs_the_memory_whole_and_per_participant
     first = _participant(store, 1, "+14165550001")
     second = _participant(store, 2, "+14165550002")
     kept = _stored_memory(store, first)
-    assert kept is not None and kept["format"] == memory.FORMAT
+    assert kept is not None and kept["v"] == memory.VERSION
     assert kept == memory.fold(store.load(participant_stream(first)))
 
     whole = rebuild(store)

@@ -14,10 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.daily_cycle import answers, counters, questions
+from bot.conversation.memory import remembered
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.event_types.habits import HabitReported, IntensityAnswered, QuestionAsked
 from bot.store.events import Event, EventData
-from bot.store.memory import remembered
 
 
 def on_reply(

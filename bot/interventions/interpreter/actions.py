@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from bot.conversation.memory import remembered
 from bot.interventions.interpreter.conditions import condition, holds
 from bot.interventions.interpreter.failures import ConditionFailure
 from bot.interventions.interpreter.questions import numbered
@@ -25,7 +26,6 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import Event, EventData, new_id
-from bot.store.memory import remembered
 from bot.timers import one_shot, schedules
 
 

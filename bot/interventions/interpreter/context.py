@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.conversation.memory import remembered
 from bot.conversation.transcript_llm import PREFIXES, inbound_text, shown
 from bot.interventions.interpreter.forms import forms_data
 from bot.interventions.language.intervention import Intervention
@@ -20,7 +21,6 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import StepEntered, StepReplied
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
-from bot.store.memory import remembered
 from bot.timers.one_shot import zone_of
 
 ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms")
@@ -74,8 +74,8 @@ def data(
     history: Sequence[Event] = (),
 ) -> dict[str, Any]:
     """The plain data conditions are evaluated over (and templates see); `participant.flagged`
-    comes from the row's memory (bot.store.memory), or from `history` (the whole stream) for a
-    row without one."""
+    comes from the row's memory (bot.conversation.memory), or from `history` (the whole stream)
+    for a row without one."""
     progress = Progress.of(row)
     judged = row.get("judgements") or {}
     judgements = {

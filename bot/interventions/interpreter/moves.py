@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.conversation.memory import Memory
 from bot.interventions.interpreter.conditions import holds
 from bot.interventions.interpreter.context import Progress
 from bot.interventions.language.format import Action, Step
 from bot.interventions.language.intervention import Intervention
 from bot.store.event_types.interventions import Via
 from bot.store.events import Event
-from bot.store.memory import Memory
 
 
 @dataclass(frozen=True)

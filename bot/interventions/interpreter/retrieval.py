@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.conversation.memory import Memory
 from bot.interventions.interpreter import judging
 from bot.interventions.interpreter.failures import TemplateFailure
 from bot.interventions.language.intervention import Intervention, Retrieval
@@ -18,7 +19,6 @@ from bot.store.event_types.retrieval import (
     RetrievedDocument,
 )
 from bot.store.events import EventData
-from bot.store.memory import Memory
 
 
 def retrieve(
@@ -77,9 +77,9 @@ def retrieve(
 def retrieved(intervention: Intervention, memory: Memory) -> dict[str, Any]:
     """`retrieved.<name>` for every name the intervention retrieves into: `documents` (each
     with id, title, body, score, rank, meta) and `titles`, empty until it first runs. What the
-    last `retrieval.done` of each name found is in the conversation memory (bot.store.memory),
-    so a turn never folds the stream for it. A document recorded but no longer in its library
-    stops the turn (never a quiet gap)."""
+    last `retrieval.done` of each name found is in the conversation memory
+    (bot.conversation.memory), so a turn never folds the stream for it. A document recorded
+    but no longer in its library stops the turn (never a quiet gap)."""
     view = {name: shelf([]) for name in intervention.retrieved_names()}
     if not view:
         return view  # no retrieval: nothing to read

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.store import memory
 from bot.store.event_types import (
     MessageReceived,
     ParticipantEnrolled,
@@ -29,8 +28,10 @@ from bot.store.event_types.studies import ParticipantAllocated
 from bot.store.event_types.timers import MeasurementAsked, MeasurementMissed
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
+from bot.store.projections.columns import fold_of
 from bot.store.projections.participant_forms import FORM_CASES
 
+MEMORY = "memory"  # folded by the conversation's fold (bot.store.projections.columns)
 COLUMNS = (
     "participant_id",
     "phone",
@@ -85,8 +86,9 @@ def _enrolled(row: Row | None, event: Event) -> Row:
         "step_counters": {},
         "judgements": {},
         "notes": {},
-        # Kept over a re-enrollment: a turn's memory is of the whole stream (bot.store.memory).
-        "memory": row.get("memory") if row is not None else memory.empty(),
+        # Kept over a re-enrollment: a turn's memory is of the whole stream
+        # (bot.conversation.memory, registered as the column's fold).
+        "memory": row.get(MEMORY) if row is not None else fold_of(MEMORY).empty(),
         "forms": {},
         "enrolled_at": event.occurred_at,
         "last_inbound_at": None,
@@ -191,8 +193,8 @@ def apply(row: Row | None, event: Event) -> Row | None:
         if new is row:
             new = dict(row)
     assert new is not None
-    if new.get("memory") is not None:  # None: a row from before 0015, until it is replayed
-        new["memory"] = memory.apply(new["memory"], event)
+    if new.get(MEMORY) is not None:  # None: a row from before 0015, until it is replayed
+        new[MEMORY] = fold_of(MEMORY).apply(new[MEMORY], event)
     new["version"] = event.stream_version
     new["updated_at"] = event.occurred_at
     return new

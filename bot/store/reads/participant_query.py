@@ -102,7 +102,9 @@ def _number(text: str, default: int, problems: dict[str, str], name: str) -> int
 def page(conn: Connection, filters: Filters) -> tuple[list[dict[str, Any]], int]:
     """One page of rows (with `open_alerts`) and the number of rows matching the filters."""
     where = filters.where()
-    total = int(conn.execute(select(func.count()).select_from(participants).where(where)).scalar_one())
+    total = int(
+        conn.execute(select(func.count()).select_from(participants).where(where)).scalar_one()
+    )
     column = SORTS[filters.sort]
     order = column.desc().nulls_last() if filters.desc else column.asc().nulls_last()
     open_alerts = (
