@@ -411,3 +411,25 @@ def test_htmx_and_mermaid_work_under_the_content_security_policy(
     page.goto(study.url + "/console/interventions/demo")
     expect(page.locator("svg").first).to_be_visible()
     assert page.evaluate("window.__blocked") == []
+
+
+def test_a_cookie_copied_before_sign_out_opens_nothing_in_another_browser(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "replay@example.org", "admin")
+    owner = browser.new_context()
+    page = owner.new_page()
+    _sign_in(page, study, "replay@example.org", PASSWORD)
+    expect(page.locator("h1")).to_contain_text("Participants")
+    copied = owner.cookies()
+    thief = browser.new_context()
+    thief.add_cookies(copied)
+    stolen = thief.new_page()
+    stolen.goto(study.url + "/console/users")
+    expect(stolen.locator("h1")).to_have_text("Users")  # the copy works while the owner is in
+
+    page.click("header .signout button")
+    expect(page.locator("h1")).to_have_text("Sign in")
+    stolen.goto(study.url + "/console/users")
+
+    expect(stolen.locator("h1")).to_have_text("Sign in")

@@ -8,9 +8,11 @@ from datetime import timedelta
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import func, select
 
 from bot.console import accounts, sessions
 from bot.core.clock import FakeClock
+from bot.store.schema import console_sessions
 from bot.store.services import Services
 from tests.console.conftest import BASE_URL, PASSWORD, get, post, sign_in, staff_member
 from tests.web.twilio_requests import enroll
@@ -176,3 +178,27 @@ def test_the_cookie_is_not_resent_on_every_request(
 
     assert response.status_code == 200
     assert "Set-Cookie" not in response.headers
+
+
+def test_disabling_an_account_deletes_its_session_records(
+    app: Flask, services: Services, signed_in: Callable[[str], FlaskClient]
+) -> None:
+    admin = signed_in("admin")
+    staff_member(services, "hal@example.org", "researcher")
+    for _ in range(2):
+        sign_in(app.test_client(), "hal@example.org", PASSWORD)
+    assert _open_sessions(services, "hal@example.org") == 2
+
+    post(admin, "/console/users/disable", {"email": "hal@example.org", "confirm": "yes"})
+
+    assert _open_sessions(services, "hal@example.org") == 0
+    assert _open_sessions(services, "admin@example.org") == 1
+
+
+def _open_sessions(services: Services, email: str) -> int:
+    with services.store.reading() as conn:
+        return conn.execute(
+            select(func.count())
+            .select_from(console_sessions)
+            .where(console_sessions.c.email == email)
+        ).scalar_one()
