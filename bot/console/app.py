@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 from flask import Blueprint, Flask, Request
@@ -25,10 +24,9 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     users,
 )
 from bot.console.blueprint import console
+from bot.console.sessions import ABSOLUTE
 from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.store.services import Services
-
-SESSION_HOURS = 12
 
 
 class ConsoleSessions(SecureCookieSessionInterface):
@@ -67,6 +65,9 @@ def register(app: Flask, services: Services, interventions: Path = INTERVENTIONS
         SESSION_COOKIE_SECURE=not services.settings.insecure_local,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        PERMANENT_SESSION_LIFETIME=timedelta(hours=SESSION_HOURS),
+        # The cookie expires with its session's absolute lifetime and is not re-sent (so not
+        # extended) by every request; the server-side record is what ends a session.
+        PERMANENT_SESSION_LIFETIME=ABSOLUTE,
+        SESSION_REFRESH_EACH_REQUEST=False,
     )
     app.register_blueprint(console)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, g
 
-from bot.console import guard, roles
+from bot.console import guard, roles, security_headers
 from bot.store.services import Services
 
 console = Blueprint(
@@ -15,6 +15,7 @@ console = Blueprint(
     static_folder="static",
 )
 console.before_request(guard.before_request)
+console.after_request(security_headers.add)
 
 
 def services() -> Services:

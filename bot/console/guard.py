@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import current_app, g, redirect, render_template, request, session, url_for
 
-from bot.console import roles
+from bot.console import roles, sessions
 from bot.core import keys
 from bot.store.services import Services
 
@@ -44,16 +44,23 @@ def csrf_ok() -> bool:
 
 
 def before_request() -> Any:
-    """Every console request: the staff member from the session, and CSRF on every POST."""
+    """Every console request: the staff member of a live server-side session, and CSRF on
+    every POST. A cookie whose session was ended or expired signs nobody in."""
     services: Services = current_app.extensions["tandem"]
     g.staff = None
+    g.session = None
+    if request.endpoint == "console.static":
+        return None
     email = session.get("email")
     if email:
         account = services.store.projection_row("staff", email)
-        if account is None or account["status"] != "active":
+        passive = request.endpoint in sessions.PASSIVE_ENDPOINTS
+        record = sessions.current(services.store, email, services.clock.now(), passive=passive)
+        if account is None or account["status"] != "active" or record is None:
             session.clear()
         else:
             g.staff = account
+            g.session = record
             g.actor = f"staff:{email}"
     if request.method == "POST" and not csrf_ok():
         log.info("console: POST without a valid CSRF token on %s", request.endpoint)
@@ -65,8 +72,10 @@ def before_request() -> Any:
     if request.endpoint in OPEN_ENDPOINTS:
         return None
     if g.staff is None:
+        if request.headers.get("HX-Request"):  # a poll: the whole page goes to the sign-in
+            return "", 204, {"HX-Redirect": url_for("console.login")}
         return redirect(url_for("console.login", next=request.path))
-    if session.get("must_set_password") and request.endpoint not in {
+    if g.session.via_code and request.endpoint not in {
         "console.password",
         "console.logout",
     }:

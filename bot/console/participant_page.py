@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import current_app, g, render_template, request
 
@@ -21,6 +22,19 @@ ENDINGS = {"withdrawn": "participant.withdrawn", "erased": "participant.erased"}
 FAMILIES = (
     "message", "participant", "step", "form", "judgement", "timer", "alert", "llm", "work", "staff",
 )  # fmt: skip
+
+
+@console.app_template_test("https_link")
+def https_link(url: object) -> bool:
+    """Whether a media URL may be a link: `https:` to a named host only. A webhook's media URL
+    is outside data; `javascript:` or `data:` in an href would run in the console's origin."""
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(parts.hostname)
 
 
 @console.route("/participants/<participant_id>")

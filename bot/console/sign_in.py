@@ -1,13 +1,14 @@
-"""Signing in and out, and choosing a password after the first sign-in with a one-time code."""
+"""Signing in and out, and choosing a password: first with a one-time code, later by giving the
+current one. Each sign-in opens a server-side session (`bot.console.sessions`)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from flask import g, redirect, render_template, request, session, url_for
+from flask import g, redirect, render_template, request, url_for
 
-from bot.console import accounts, roles, throttle
+from bot.console import accounts, password_rules, roles, sessions, throttle
 from bot.console.blueprint import console, services
 from bot.console.guard import csrf_token
 from bot.store.event_types.staff import StaffSignedIn, StaffSignedOut
@@ -15,6 +16,7 @@ from bot.store.events import NewEvent
 from bot.store.projections.staff import staff_stream
 
 log = logging.getLogger(__name__)
+REFUSED = "Wrong email or password, or the account is disabled."
 
 
 @console.route("/login", methods=["GET", "POST"])
@@ -33,19 +35,17 @@ def login() -> Any:
         message = f"Too many failed sign-ins. Try again after {until:%H:%M} UTC."
         return render_template("console/login.html", errors={"password": message}, email=email), 429
     signed = accounts.sign_in(svc.store, email, secret, now)
-    if signed is None:
+    # A one-time code opens one session: a second sign-in with it is refused like a wrong one.
+    if signed is None or not sessions.begin(
+        svc.store, signed.email, now, via_code=signed.must_set_password
+    ):
         throttle.failed(svc.store, names, now)
         log.info("console: a sign-in was refused")
-        errors = {"password": "Wrong email or password, or the account is disabled."}
-        return render_template("console/login.html", errors=errors, email=email), 401
+        return render_template("console/login.html", errors={"password": REFUSED}, email=email), 401
     throttle.succeeded(svc.store, names[0])
     event = NewEvent(StaffSignedIn(email=signed.email), meta={"actor": f"staff:{signed.email}"})
     svc.store.append(staff_stream(signed.email), [event])
-    session.clear()  # a new session (and CSRF token) for every sign-in
-    session.permanent = True
-    session["email"] = signed.email
-    session["must_set_password"] = signed.must_set_password
-    csrf_token()
+    csrf_token()  # a new session, and a new CSRF token, for every sign-in
     if signed.must_set_password:
         return redirect(url_for("console.password"))
     target = request.args.get("next", "")
@@ -58,28 +58,47 @@ def login() -> Any:
 def logout() -> Any:
     email = g.staff["email"]
     event = NewEvent(StaffSignedOut(email=email), meta={"actor": f"staff:{email}"})
-    services().store.append(staff_stream(email), [event])
-    session.clear()
+    store = services().store
+    store.append(staff_stream(email), [event])
+    sessions.finish(store)
     return redirect(url_for("console.login"))
 
 
 @console.route("/password", methods=["GET", "POST"])
 def password() -> Any:
+    """Choose a password. After a first sign-in with a code, the new one is enough; otherwise
+    the current password is asked for, so that a session left open cannot take the account.
+    Every session of the account ends, and this browser continues in a new one."""
+    first = g.session.via_code
     if request.method == "GET":
-        return render_template("console/password.html", errors={})
+        return _password_page(first, {}, 200)
     svc = services()
+    email = g.staff["email"]
+    now = svc.clock.now()
+    new = request.form.get("password", "")
+    if not first:
+        names = throttle.keys(email, request.remote_addr or "unknown")
+        if throttle.locked_until(svc.store, names, now) is not None:
+            return _password_page(first, {"current": "too many wrong passwords: try later"}, 429)
+        if accounts.sign_in(svc.store, email, request.form.get("current", ""), now) is None:
+            throttle.failed(svc.store, names, now)
+            return _password_page(first, {"current": "this is not your current password"}, 400)
+    weak = password_rules.weakness(new, email)
+    if weak is not None:
+        return _password_page(first, {"password": weak}, 400)
     try:
-        accounts.set_password(
-            svc.store,
-            g.staff["email"],
-            request.form.get("password", ""),
-            request.form.get("repeated", ""),
-            svc.clock.now(),
-        )
+        accounts.set_password(svc.store, email, new, request.form.get("repeated", ""), now)
     except accounts.AccountError as exc:
-        return render_template("console/password.html", errors={exc.field: exc.message}), 400
-    session["must_set_password"] = False
+        return _password_page(first, {exc.field: exc.message}, 400)
+    ended = sessions.end_all(svc.store, email)
+    sessions.begin(svc.store, email, now, via_code=False)
+    csrf_token()
+    log.info("console: a password was set; %d session(s) ended", ended)
     return redirect(url_for(roles.home(g.staff["role"])))
+
+
+def _password_page(first: bool, errors: dict[str, str], code: int) -> tuple[str, int]:
+    return render_template("console/password.html", first=first, errors=errors), code
 
 
 @console.route("/")

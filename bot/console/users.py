@@ -1,7 +1,8 @@
 """The users page, for admins: the staff accounts, adding one, changing a role, disabling one.
 
 Each change is an event on the account's stream naming the admin who made it (`staff.added`,
-`staff.role_changed`, `staff.disabled`); the rules live in `accounts`, shared with `tandem users`.
+`staff.role_changed`, `staff.disabled`); the rules live in `accounts`, shared with `tandem users`. A
+role change or a disable ends every session of the account (`bot.console.sessions`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from flask import make_response, redirect, render_template, request, url_for
 
-from bot.console import accounts
+from bot.console import accounts, sessions
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 
@@ -45,10 +46,13 @@ def add_user() -> Any:
 @requires("users")
 def change_role() -> Any:
     email = request.form.get("email", "")
+    store = services().store
     try:
-        accounts.change_role(services().store, email, request.form.get("role", ""), actor())
+        changed = accounts.change_role(store, email, request.form.get("role", ""), actor())
     except accounts.AccountError as exc:
         return _page(row_errors={email: exc.message}, code=_status(exc))
+    if changed:  # the new role starts with a new sign-in
+        sessions.end_all(store, accounts.normalise(email))
     log.info("console: a staff role was changed")
     return redirect(url_for("console.users"))
 
@@ -59,10 +63,12 @@ def disable_user() -> Any:
     email = request.form.get("email", "")
     if request.form.get("confirm") != "yes":
         return _page(row_errors={email: "tick the box to confirm"}, code=400)
+    store = services().store
     try:
-        accounts.disable(services().store, email, actor())
+        accounts.disable(store, email, actor())
     except accounts.AccountError as exc:
         return _page(row_errors={email: exc.message}, code=_status(exc))
+    sessions.end_all(store, accounts.normalise(email))
     log.info("console: a staff account was disabled")
     return redirect(url_for("console.users"))
 

@@ -331,6 +331,17 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
             problems.append(
                 "MESSENGER=twilio needs TWILIO_FROM_NUMBER or TWILIO_MESSAGING_SERVICE_SID"
             )
+        # Real messages to real people: no development shortcuts, no webhook URL in clear.
+        if _flag(values.get("TANDEM_INSECURE_LOCAL")) is True:
+            problems.append(
+                "MESSENGER=twilio refuses TANDEM_INSECURE_LOCAL=true: it turns off the checks "
+                "that protect a real deployment (API tokens, Secure cookies); remove it"
+            )
+        if given("PUBLIC_BASE_URL").lower().startswith("http://"):
+            problems.append(
+                "MESSENGER=twilio needs an https:// PUBLIC_BASE_URL: Twilio would send "
+                "participants' messages and its signatures to an http:// address in clear"
+            )
     tokens = _split(values.get("TANDEM_API_TOKENS") or [])
     short = [
         n

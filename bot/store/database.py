@@ -12,7 +12,7 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
 try:
@@ -442,6 +442,10 @@ def _sqlite_engine(url: str, echo: bool, writer_priority: WriterPriority | None)
     )
     lock_path = writer_lock_path(url)
     database = os.path.abspath(make_url(url).database or "") if lock_path is not None else ""
+    # A new database file is the owner's only (0600); SQLite gives its -wal and -shm the same.
+    with suppress(FileExistsError, FileNotFoundError):
+        if database:
+            os.close(os.open(database, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

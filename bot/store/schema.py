@@ -316,6 +316,20 @@ login_throttle = Table(
     Column("locked_until", UtcDateTime, nullable=True),
 )
 
+# Not a projection: open console sessions, one row per signed-in browser, keyed by the SHA-256
+# of the random token its cookie carries; a row deleted is a session ended (sign-out, password
+# change, role change, disable). `via_code`: opened with a first-sign-in code.
+console_sessions = Table(
+    "console_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("email", String(90), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("last_active_at", UtcDateTime, nullable=False),
+    Column("via_code", Boolean, nullable=False),
+    Index("ix_console_sessions_email", "email"),
+)
+
 # Not a projection: short-lived leases (a participant's worker, the scheduler leader).
 leases = Table(
     "leases",

@@ -253,13 +253,17 @@ def test_an_admin_adds_changes_and_disables_a_staff_account(browser: Browser, st
     newcomer.click("main button[type=submit]")
     expect(newcomer.locator("h1")).to_contain_text("Participants")
 
-    # A role change applies at the newcomer's next page; disabling ends their session.
+    # A role change ends the newcomer's session; the new role applies from their next sign-in.
     row = admin.locator('#users tr[data-email="new@example.org"]')
     row.locator("select[name=role]").select_option("supervisor")
     row.locator("button.change-role").click()
     expect(row.locator("td").nth(1)).to_have_text("supervisor")
+    newcomer.goto(study.url + "/console/participants")
+    expect(newcomer.locator("h1")).to_have_text("Sign in")
+    _sign_in(newcomer, study, "new@example.org", PASSWORD)
     answer = newcomer.goto(study.url + "/console/participants")
     assert answer is not None and answer.status == 403
+    # Disabling ends their session.
     row.locator("input[name=confirm]").check()
     row.locator("button.disable").click()
     expect(row.locator(".badge")).to_have_text("disabled")
@@ -374,3 +378,58 @@ def test_a_participants_form_and_its_clock_are_on_their_page(
     expect(clock).to_contain_text("Fields known 3 of")
     expect(page.locator("#form-intake")).to_contain_text("night-shift nurse")
     _shot(page.locator("#form-intake"), "participant-forms")
+
+
+# Run before any page script: records what the Content-Security-Policy blocks.
+CSP_WATCH = """
+window.__blocked = [];
+document.addEventListener('securitypolicyviolation',
+    e => window.__blocked.push(e.violatedDirective + ' ' + e.blockedURI));
+"""
+
+
+def test_htmx_and_mermaid_work_under_the_content_security_policy(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "csp@example.org", "researcher")
+    data = enrolled(phone=CY, name="Cy", intervention="demo")
+    study.services.store.append(participant_stream(data.participant_id), [data])
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.add_init_script(CSP_WATCH)
+    _sign_in(page, study, "csp@example.org", PASSWORD)
+
+    answer = page.goto(study.url + f"/console/participants/{data.participant_id}")
+    assert answer is not None and "script-src 'self'" in answer.headers["content-security-policy"]
+    expect(page.locator("#graph svg")).to_be_visible()  # Mermaid drew the step graph
+    study.text_in("arrived after the page loaded", CY)
+    # htmx's poll (every 5 s) brings the new message in without a reload.
+    expect(page.locator("#transcript .bubble.in")).to_contain_text(
+        "arrived after the page loaded", timeout=15_000
+    )
+    assert page.evaluate("window.__blocked") == []
+    assert page.evaluate("typeof htmx") == "object"
+    page.goto(study.url + "/console/interventions/demo")
+    expect(page.locator("svg").first).to_be_visible()
+    assert page.evaluate("window.__blocked") == []
+
+
+def test_a_cookie_copied_before_sign_out_opens_nothing_in_another_browser(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "replay@example.org", "admin")
+    owner = browser.new_context()
+    page = owner.new_page()
+    _sign_in(page, study, "replay@example.org", PASSWORD)
+    expect(page.locator("h1")).to_contain_text("Participants")
+    copied = owner.cookies()
+    thief = browser.new_context()
+    thief.add_cookies(copied)
+    stolen = thief.new_page()
+    stolen.goto(study.url + "/console/users")
+    expect(stolen.locator("h1")).to_have_text("Users")  # the copy works while the owner is in
+
+    page.click("header .signout button")
+    expect(page.locator("h1")).to_have_text("Sign in")
+    stolen.goto(study.url + "/console/users")
+
+    expect(stolen.locator("h1")).to_have_text("Sign in")

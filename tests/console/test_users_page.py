@@ -67,7 +67,7 @@ def test_a_bad_new_user_is_refused_with_a_message_beside_the_field(
     assert services.store.load("staff:x@example.org") == []
 
 
-def test_a_role_change_applies_at_the_users_next_request(
+def test_a_role_change_ends_the_users_session_and_applies_at_their_next_sign_in(
     app, services: Services, signed_in: Callable[[str], FlaskClient]
 ) -> None:  # noqa: ANN001
     admin = signed_in("admin")
@@ -79,7 +79,7 @@ def test_a_role_change_applies_at_the_users_next_request(
     answer = post(admin, "/console/users/role", {"email": "ana@example.org", "role": "supervisor"})
 
     assert answer.status_code == 302
-    assert get(ana, "/console/participants").status_code == 403
+    assert get(ana, "/console/participants").headers["Location"].startswith("/console/login")
     changed = _recorded(services, "ana@example.org")[-1]
     assert changed == (
         "staff.role_changed",
@@ -87,6 +87,8 @@ def test_a_role_change_applies_at_the_users_next_request(
         ADMIN,
     )
     assert services.store.projection_row("staff", "ana@example.org")["role"] == "supervisor"
+    assert sign_in(ana, "ana@example.org", PASSWORD).status_code == 302
+    assert get(ana, "/console/participants").status_code == 403
 
 
 def test_a_disabled_users_session_stops_working_at_once(

@@ -133,11 +133,13 @@ def test_a11_an_unknown_conversation_path_is_a_json_404(pp: PromptPipeClient) ->
 
 def test_a12_health_has_promptpipes_fields(pp: PromptPipeClient) -> None:
     pp.enroll("+447911123456")
-    answer = PromptPipeClient(pp.base).health()  # no token needed, as in PromptPipe
+    answer = pp.health()  # PromptPipe's fields need the API token (issue 65)
     assert answer.status == 200
     assert answer.body["status"] == "healthy"
     assert answer.body["active_participants"] == 1
     assert "timestamp" in answer.body
+    anonymous = PromptPipeClient(pp.base).health()
+    assert (anonymous.status, anonymous.body) == (200, {"status": "healthy"})
 
 
 @pytest.mark.parametrize(
