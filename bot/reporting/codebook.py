@@ -296,7 +296,8 @@ def as_markdown(book: Mapping[str, Any]) -> str:
         "format in every row), json (an object or list). A blank cell is no value.",
         "",
         "Times: each `<x>_local` (with the participant's offset then) comes with `<x>_utc` "
-        "and `<x>_local_naive`; read `_utc` columns with `pd.to_datetime(..., utc=True)`.",
+        "and `<x>_local_naive`; read `_utc` columns with `pd.to_datetime(column, utc=True, "
+        'format="ISO8601")` (a fraction of a second is written only when there is one).',
         "",
         "Formulas: in CSV files a text cell that starts with `=`, `+`, `-`, `@`, a tab or a "
         "carriage return, and is not a number, is written after a `'` so that a spreadsheet "

@@ -51,13 +51,13 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """`text` with names, phone numbers and e-mail addresses replaced."""
-        if self.names is not None:
-            text = self.names.sub("[name]", text)
-        text = EMAIL.sub("[email]", text)
+        text = EMAIL.sub("[email]", text)  # first: an address may hold a name
         text = PHONE.sub("[phone]", text)
         digits = self.phone.lstrip("+")
         if len(digits) >= 8 and digits in text:
             text = text.replace(digits, "[phone]")
+        if self.names is not None:
+            text = self.names.sub("[name]", text)
         return text
 
     def value(self, value: Any) -> Any:
