@@ -198,8 +198,8 @@ def _joined(texts: list[str]) -> str:
 def csv_cell(value: object) -> str:
     """`value`'s cell as `csv_line` writes it in a row of more than one cell: its text,
     `defused`, in quotes if it needs them (for a row made cell by cell: bot.reporting.messages)."""
-    text = value if type(value) is str else "" if value is None else _text(value)
-    return quoted(defused(text))  # type: ignore[arg-type]
+    text = value if isinstance(value, str) else "" if value is None else _text(value)
+    return quoted(defused(text))
 
 
 def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:

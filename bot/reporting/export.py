@@ -1,7 +1,9 @@
-"""`tandem export`'s work: participants, messages, results (one row per measurement occasion),
-retrievals (one row per document retrieved), forms (one row per form field with a value) and
-raw events to CSV or JSON Lines, streamed, and
-any text files the caller adds (the codebook, bot.reporting.codebook).
+"""`tandem export`'s work: participants (with their lifecycle and allocation:
+bot.reporting.lifecycle), allocations (one row per allocation to a study's arm), messages,
+results (one row per measurement occasion), retrievals (one row per document retrieved), forms
+(one row per form field with a value) and raw events to CSV or JSON Lines, streamed, and
+any text files the caller adds (the codebook, bot.reporting.codebook, whose files and columns
+it sets to those written: `with_files`).
 
 Everything is read in batches and written as it is read, all in one snapshot of the database
 (`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
@@ -12,10 +14,11 @@ readable by their owner only (0600), and every export is recorded as `export.wri
 system stream.
 
 Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
-of the participant id, itself random) stands for the participant id; phone numbers and names
-are left out; free text (message texts and media, profile, notes, judgements, background) is
-kept or dropped as `free_text` says (retrieval queries and text answers too); and the raw
-events file is not written, because event
+of the participant id, itself random) stands for the participant id; phone numbers, names,
+message ids and provider ids are left out; free text (message texts and media, profile, notes,
+judgements, background, reasons) is dropped as `free_text` says (retrieval queries and text
+answers too) or kept with each participant's names, phone numbers and e-mail addresses
+redacted (bot.reporting.redact); and the raw events file is not written, because event
 payloads carry phone numbers and names.
 """
 
@@ -184,7 +187,6 @@ def export(
             upto = last_seq(conn)
             out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             reads = _Reads(conn, store.sealer, upto, since, ids)
-            found = lifecycles(conn, store.sealer, upto, ids)
             chunks: list[_Part] = []
             if processes:
                 lines = not pseudonymise
@@ -194,6 +196,7 @@ def export(
                 parts.begin(conn, upto, chunks)
                 counts.workers = parts.count
             hold.close()
+            found = lifecycles(conn, store.sealer, upto, ids)  # once the workers have begun
             zones: dict[str, str] = {}  # each participant's time zone, for allocations.csv
             written = [
                 _write_participants(reads, out_dir, fmt, shape, advance, counts, found, zones)
