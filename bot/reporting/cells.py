@@ -43,15 +43,10 @@ def iso(value: datetime) -> str:
         return value.isoformat()
 
 
-def wall(text: str) -> str:
-    """A local time's ISO text (`iso` of an aware time) as a naive local time to the second,
-    `YYYY-MM-DDTHH:MM:SS`: one format for every row, so that pandas and spreadsheets read a
-    column of them whatever their offsets (the time as the participant's clock showed it)."""
-    return text[:19]
-
-
 def naive(value: datetime | None) -> str | None:
-    """`wall` of an aware time (None for None)."""
+    """An aware local time as a naive one to the second, `YYYY-MM-DDTHH:MM:SS` (the first 19
+    characters of its `iso`; None for None): one format for every row, so that pandas and
+    spreadsheets read a column of them whatever their offsets (the participant's clock)."""
     return None if value is None else iso(value)[:19]
 
 
@@ -117,10 +112,11 @@ def cell(value: object) -> object:
 # The characters that put a CSV cell in quotes (the csv module's default dialect). A cell
 # holds one only if the row's cells joined hold one, so a row is searched once.
 NEEDS_QUOTES = re.compile('[,"\r\n]').search
-# What a spreadsheet reads as the start of a formula (OWASP), and where a row's cells start
-# with one: searched in a row joined by commas (a cell holding a comma is looked at alone).
+# What a spreadsheet reads as the start of a formula (OWASP), and a cell after the first that
+# starts with one, searched in a row of cells without quotes joined by commas (a pattern that
+# starts with a comma: searched for it first, ten times faster than one that starts with `^|,`).
 FORMULA_START = frozenset("=+-@\t\r")
-STARTS_FORMULA = re.compile('(?:^|,)"?[=+\\-@\t\r]').search
+_FORMULA_AFTER_COMMA = re.compile(",[=+\\-@\t]").search
 
 
 def defused(text: str) -> str:
@@ -190,9 +186,9 @@ def _joined(texts: list[str]) -> str:
     need neither, found by one search for quotes and one for a formula's start."""
     if NEEDS_QUOTES("".join(texts)) is None:
         line = ",".join(texts)
-        if STARTS_FORMULA(line) is None:
+        if line[:1] not in FORMULA_START and _FORMULA_AFTER_COMMA(line) is None:
             return line
-    return ",".join([quoted(defused(text)) for text in texts])
+    return ",".join([quoted(defused(t)) if t[:1] in FORMULA_START else quoted(t) for t in texts])
 
 
 def csv_cell(value: object) -> str:

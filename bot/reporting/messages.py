@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, get_args
 
 from bot.reporting.cells import (
-    STARTS_FORMULA,
+    FORMULA_START,
     csv_cell,
     csv_cells,
     csv_line,
@@ -24,7 +24,6 @@ from bot.reporting.cells import (
     naive,
     quoted,
     to_json,
-    wall,
 )
 from bot.reporting.columns import MESSAGE_FILE
 from bot.reporting.transcript import (
@@ -200,12 +199,11 @@ def _inbound_line(row: Any, data: dict[str, Any], pid: str, tz_cell: str, tz: An
     cells = [pid, str(row.seq), sid, "inbound", channel, "message", keyword or "", quoted(body)]
     cells.append(quoted(to_json([m["url"] for m in media])) if media else "[]")
     cells += ["received", "", "", "" if segments is None else str(segments), sid, tz_cell]
-    there = iso(at.astimezone(tz))
-    cells += [at_text, there, wall(there), "", "", "", at_text]
-    line = ",".join(cells)
-    if STARTS_FORMULA(line) is not None:  # a cell to defuse (or a comma in one): cell by cell
+    if body[:1] in FORMULA_START or sid[:1] in FORMULA_START:  # to defuse: as csv_line does
         return csv_line(map(_inbound(row, data, tz_cell, tz).get, MESSAGE_COLUMNS))
-    return line + "\r\n"
+    there = iso(at.astimezone(tz))
+    cells += [at_text, there, there[:19], "", "", "", at_text]  # [:19]: `naive`
+    return ",".join(cells) + "\r\n"
 
 
 def _outbound_line(
@@ -230,15 +228,15 @@ def _outbound_line(
     cells = [pid, str(row.seq), quoted(outbox_id), "outbound", channel, data["kind"], ""]
     cells += ["" if body is None else quoted(body), "[]"]
     cells.append(csv_cells((*delivery, get("provider_sid"))))
-    there = iso(at.astimezone(tz))
-    cells += [tz_cell, iso(at), there, wall(there)]
-    sent_there = local(sent_at, tz)
-    cells.append(csv_cells((sent_at, sent_there, naive(sent_there), get("updated_at"))))
-    line = ",".join(cells)
-    if STARTS_FORMULA(line) is not None:  # a cell to defuse (or a comma in one): cell by cell
+    if (body or "")[:1] in FORMULA_START or outbox_id[:1] in FORMULA_START:  # to defuse
         record = _outbound(row, data, outbox_rows, reported, tz_cell, tz)
         return csv_line(map(record.get, MESSAGE_COLUMNS))
-    return line + "\r\n"
+    there = iso(at.astimezone(tz))
+    cells += [tz_cell, iso(at), there, there[:19]]  # [:19]: `naive`
+    sent_there = None if sent_at is None else iso(sent_at.astimezone(tz))
+    sent_wall = None if sent_there is None else sent_there[:19]
+    cells.append(csv_cells((sent_at, sent_there, sent_wall, get("updated_at"))))
+    return ",".join(cells) + "\r\n"
 
 
 def _inbound(row: Any, data: dict[str, Any], tz_name: str, tz: Any) -> dict[str, Any]:
