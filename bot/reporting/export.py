@@ -981,7 +981,9 @@ def participant_records(
                 scrub = Redactor.of(row).record if redact else None
                 if "messages" in wanted:
                     for record in messages(history, sent, row, since, row_to_event):
-                        yield "messages", scrub("messages", record) if scrub else record
+                        if scrub is not None and isinstance(record, dict):
+                            record = scrub("messages", record)
+                        yield "messages", record
                 for name in names:
                     if name in ANALYSES:
                         kinds, rows_of = ANALYSES[name]

@@ -91,13 +91,13 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def baseline_names(found: dict[str, Lifecycle]) -> list[str]:
+def baseline_names(found: Mapping[str, Lifecycle]) -> list[str]:
     """Every baseline field any participant's allocation holds, sorted: participants.csv's
     `baseline_<name>` columns."""
     return sorted({name for facts in found.values() for name in facts.baseline()})
 
 
-def arms(found: dict[str, Lifecycle]) -> list[str]:
+def arms(found: Mapping[str, Lifecycle]) -> list[str]:
     """Every arm any allocation gives a probability for (or allocates to), sorted:
     allocations.csv's `p_<arm>` and `conditional_p_<arm>` columns."""
     named: set[str] = set()
@@ -155,5 +155,5 @@ def allocation_records(
 
 
 # What allocations.csv takes from `participant.allocated` as it is.
-_ALLOCATION_FIELDS = ("study", "stage", "arm", "method", "sequence", "number", "block")
-_ALLOCATION_FIELDS += ("block_size", "position")
+_ALLOCATION_FIELDS: tuple[str, ...] = ("study", "stage", "arm", "method", "sequence", "number")
+_ALLOCATION_FIELDS += ("block", "block_size", "position")
