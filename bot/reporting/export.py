@@ -653,8 +653,8 @@ def event_values(raw: Any) -> tuple[Any, ...]:
 
 def event_line(raw: Any) -> str:
     """events.csv's row of an event row: `csv_line(event_values(raw))`, written directly.
-    Its text columns are searched for quotes once, and their first characters for a formula's
-    (`defused` by `csv_line`); a payload or meta that is a non-empty
+    Its text columns are searched for quotes once, and the idempotency key's first character
+    for a formula's (`defused` by `csv_line`); a payload or meta that is a non-empty
     object always holds quotes (its keys), so it is always quoted; any other row (a payload
     that is not an object, text that needs quotes) goes through `csv_line`."""
     data, meta, key = raw.data, raw.meta or {}, raw.idempotency_key or ""
@@ -667,7 +667,7 @@ def event_line(raw: Any) -> str:
         or type(occurred) is not datetime
         or type(recorded) is not datetime
         or NEEDS_QUOTES(eid + sid + kind + key) is not None
-        or not FORMULA_START.isdisjoint((eid[:1], sid[:1], kind[:1], key[:1]))
+        or key[:1] in FORMULA_START  # a client's text; ids, streams and types are the system's
     ):
         return csv_line(event_values(raw))
     return (
