@@ -1,5 +1,10 @@
 """How `tandem export` writes a file: each value as a cell, rows as CSV (what the csv module's
-default dialect writes) or JSON Lines, into an owner-only `.partial` file renamed into place."""
+default dialect writes) or JSON Lines, into an owner-only `.partial` file renamed into place.
+
+A CSV cell of text that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is written
+after a `'` (OWASP's rule against formula injection: a spreadsheet would run it), unless the
+whole cell reads as a number (`-3`, `+15145550199`: a number is no formula). JSON Lines are
+written as they are."""
 
 from __future__ import annotations
 
@@ -37,6 +42,13 @@ def iso(value: datetime) -> str:
         return _dumps(value)[1:-1].decode()
     except orjson.JSONEncodeError:
         return value.isoformat()
+
+
+def naive(value: datetime | None) -> str | None:
+    """An aware local time as a naive one to the second, `YYYY-MM-DDTHH:MM:SS` (the first 19
+    characters of its `iso`; None for None): one format for every row, so that pandas and
+    spreadsheets read a column of them whatever their offsets (the participant's clock)."""
+    return None if value is None else iso(value)[:19]
 
 
 def _iso(value: object) -> str:
@@ -101,11 +113,29 @@ def cell(value: object) -> object:
 # The characters that put a CSV cell in quotes (the csv module's default dialect). A cell
 # holds one only if the row's cells joined hold one, so a row is searched once.
 NEEDS_QUOTES = re.compile('[,"\r\n]').search
+# What a spreadsheet reads as the start of a formula (OWASP), and a cell after the first that
+# starts with one, searched in a row of cells without quotes joined by commas (a pattern that
+# starts with a comma: searched for it first, ten times faster than one that starts with `^|,`).
+FORMULA_START = frozenset("=+-@\t\r")
+_FORMULA_AFTER_COMMA = re.compile(",[=+\\-@\t]").search
+
+
+def defused(text: str) -> str:
+    """A cell's text, after a `'` if a spreadsheet would read it as a formula: it starts with
+    one of FORMULA_START and is not a number (see the module's docstring)."""
+    if text[:1] not in FORMULA_START:
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text
 
 
 def quoted(text: str) -> str:
     """A cell's text as the csv module's default dialect writes it: in quotes (its quotes
-    doubled) when it holds a comma, a quote or a line break."""
+    doubled) when it holds a comma, a quote or a line break. (Not `defused`: a row made of
+    quoted cells is checked whole, `safe_line`.)"""
     if NEEDS_QUOTES(text) is None:
         return text
     return '"' + text.replace('"', '""') + '"'
@@ -153,16 +183,20 @@ def csv_cells(values: Iterable[object]) -> str:
 
 
 def _joined(texts: list[str]) -> str:
-    """Cells' texts, each quoted if it needs to be, joined by commas."""
+    """Cells' texts, each `defused` and quoted if it needs to be, joined by commas: most rows
+    need neither, found by one search for quotes and one for a formula's start."""
     if NEEDS_QUOTES("".join(texts)) is None:
-        return ",".join(texts)
-    return ",".join(map(quoted, texts))
+        line = ",".join(texts)
+        if line[:1] not in FORMULA_START and _FORMULA_AFTER_COMMA(line) is None:
+            return line
+    return ",".join([quoted(defused(t)) if t[:1] in FORMULA_START else quoted(t) for t in texts])
 
 
 def csv_cell(value: object) -> str:
-    """`value`'s cell as `csv_line` writes it in a row of more than one cell: its text, in
-    quotes if it needs them (for a row made cell by cell: bot.reporting.messages)."""
-    return quoted(value if type(value) is str else "" if value is None else _text(value))
+    """`value`'s cell as `csv_line` writes it in a row of more than one cell: its text,
+    `defused`, in quotes if it needs them (for a row made cell by cell: bot.reporting.messages)."""
+    text = value if isinstance(value, str) else "" if value is None else _text(value)
+    return quoted(defused(text))
 
 
 def json_line(columns: Sequence[str], record: dict[str, Any]) -> str:

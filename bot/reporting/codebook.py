@@ -1,8 +1,10 @@
 """The codebook of an export: every variable an intervention declares (questions, judgement
 result fields, profile and intake fields, notes, form fields), with its type, options, unit and
 range, the file and line that defines it, and where it appears in the export; and the columns
-of the analysis files (results.csv, retrievals.csv, forms.csv), typed. Written as
-codebook.json and codebook.md.
+of every file (participants, allocations, messages, results, retrievals, forms, events), typed
+and described. Written as codebook.json and codebook.md; an export puts in the files' columns as
+it wrote them (`with_files`: a pseudonymised export's, and each study's per-arm and baseline
+columns).
 
 Extension point: a *source* is a function `(Intervention) -> Iterable[Variable]`; `SOURCES`
 lists them in the order they are written, and `register(source)` adds one (forms add their
@@ -20,6 +22,13 @@ from typing import Any
 from bot.interventions.language.format import FieldSpec
 from bot.interventions.language.intervention import Intervention, Source
 from bot.interventions.language.loader import read_intervention
+from bot.reporting.columns import (
+    ALLOCATION_FILE,
+    EVENT_FILE,
+    MESSAGE_FILE,
+    PARTICIPANT_FILE,
+    described,
+)
 from bot.reporting.form_results import FORM_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
@@ -100,7 +109,7 @@ def questions(intervention: Intervention) -> Iterable[Variable]:
             max=question.max if question.answer == "scale" else None,
             file=file,
             line=line,
-            appears_in=f"results.csv value (question == {slug})",
+            appears_in=f"results.csv value, value_code, value_label (question == {slug})",
         )
 
 
@@ -174,9 +183,13 @@ def forms(intervention: Intervention) -> Iterable[Variable]:
 
 SOURCES: list[Source_] = [questions, judgements, profile, notes, forms]
 FILES: dict[str, Sequence[Column]] = {
+    "participants.csv": PARTICIPANT_FILE,
+    "allocations.csv": ALLOCATION_FILE,
+    "messages.csv": MESSAGE_FILE,
     "results.csv": RESULT_COLUMNS,
     "retrievals.csv": RETRIEVAL_COLUMNS,
     "forms.csv": FORM_COLUMNS,
+    "events.csv": EVENT_FILE,
 }
 
 
@@ -195,18 +208,7 @@ def codebook(interventions: Sequence[Intervention]) -> dict[str, Any]:
         for source in SOURCES
         for variable in source(intervention)
     ]
-    files = {
-        name: [
-            {
-                "name": c.name,
-                "type": c.type,
-                "description": c.description,
-                **({"options": list(c.options)} if c.options else {}),
-            }
-            for c in columns
-        ]
-        for name, columns in FILES.items()
-    }
+    files = {name: _columns(columns) for name, columns in FILES.items()}
     return {
         "interventions": [
             {"slug": i.slug, "title": i.config.title, "revision": i.revision} for i in interventions
@@ -214,6 +216,49 @@ def codebook(interventions: Sequence[Intervention]) -> dict[str, Any]:
         "files": files,
         "variables": variables,
     }
+
+
+def _columns(columns: Iterable[Column]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": c.name,
+            "type": c.type,
+            "description": c.description,
+            **({"options": list(c.options)} if c.options else {}),
+        }
+        for c in columns
+    ]
+
+
+def with_files(documents: Mapping[str, str], files: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """`documents` with codebook.json and codebook.md (if among them) describing `files`
+    (file name -> its columns, as an export wrote them) in place of FILES."""
+    if "codebook.json" not in documents:
+        return dict(documents)
+    book = json.loads(documents["codebook.json"])
+    known = {Path(name).stem: columns for name, columns in FILES.items()}
+    book["files"] = {
+        name: _columns(described(name, columns, known.get(Path(name).stem, ())))
+        for name, columns in files.items()
+    }
+    written = {"codebook.json": as_json(book)}
+    if "codebook.md" in documents:
+        written["codebook.md"] = as_markdown(book)
+    return {**documents, **written}
+
+
+def question_options(documents: Mapping[str, str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Each options question's options, in order (intervention -> question slug -> options),
+    from the codebook among `documents` (none without one): results.csv's `value_code` is an
+    answer's place among them, as the codebook lists them."""
+    if "codebook.json" not in documents:
+        return {}
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for v in json.loads(documents["codebook.json"]).get("variables", []):
+        if v.get("kind") == "question" and v.get("type") == "choice":
+            slug = str(v["name"]).removeprefix("measurements.")
+            found.setdefault(v["intervention"], {})[slug] = tuple(v.get("options") or {})
+    return found
 
 
 def documents(root: Path, slugs: Iterable[str]) -> dict[str, str]:
@@ -246,8 +291,24 @@ def as_markdown(book: Mapping[str, Any]) -> str:
     lines = ["# Codebook", ""]
     lines += [
         "Types: text, int, number, bool (true/false), choice (one of the options), list (JSON "
-        "list of text), date (YYYY-MM-DD), time (HH:MM), datetime (ISO 8601 with UTC offset). "
-        "A blank cell is no value.",
+        "list of text), date (YYYY-MM-DD), time (HH:MM), datetime (ISO 8601 with UTC offset), "
+        "naive datetime (the participant's wall clock, YYYY-MM-DDTHH:MM:SS, no offset: one "
+        "format in every row), json (an object or list). A blank cell is no value.",
+        "",
+        "Times: each `<x>_local` (with the participant's offset then) comes with `<x>_utc` "
+        "and `<x>_local_naive`; read `_utc` columns with `pd.to_datetime(column, utc=True, "
+        'format="ISO8601")` (a fraction of a second is written only when there is one).',
+        "",
+        "Formulas: in CSV files a text cell that starts with `=`, `+`, `-`, `@`, a tab or a "
+        "carriage return, and is not a number, is written after a `'` so that a spreadsheet "
+        "shows it rather than running it (OWASP's rule); strip a leading `'` from such text "
+        "cells to read them as typed. Numbers (`-3`) and JSON Lines files are as they are.",
+        "",
+        "Pseudonymised exports: `study_code` stands for `participant_id`; phone numbers, names, "
+        "message and provider ids are left out; names, phone numbers and e-mail addresses in "
+        "free text read `[name]`, `[phone]`, `[email]`; media URLs read `[media]`.",
+        "",
+        "Studies: `arm` columns name the arm (arm codes for blinded studies are not applied here).",
         "",
     ]
     for name, columns in book["files"].items():

@@ -1,7 +1,9 @@
-"""`tandem export`'s work: participants, messages, results (one row per measurement occasion),
-retrievals (one row per document retrieved), forms (one row per form field with a value) and
-raw events to CSV or JSON Lines, streamed, and
-any text files the caller adds (the codebook, bot.reporting.codebook).
+"""`tandem export`'s work: participants (with their lifecycle and allocation:
+bot.reporting.lifecycle), allocations (one row per allocation to a study's arm), messages,
+results (one row per measurement occasion), retrievals (one row per document retrieved), forms
+(one row per form field with a value) and raw events to CSV or JSON Lines, streamed, and
+any text files the caller adds (the codebook, bot.reporting.codebook, whose files and columns
+it sets to those written: `with_files`).
 
 Everything is read in batches and written as it is read, all in one snapshot of the database
 (`EventStore.snapshot`: REPEATABLE READ on PostgreSQL) and bounded by the last event recorded in
@@ -12,10 +14,11 @@ readable by their owner only (0600), and every export is recorded as `export.wri
 system stream.
 
 Pseudonymised (`pseudonymise=True`): a stable study code (`P-` and 10 hex digits of the SHA-256
-of the participant id, itself random) stands for the participant id; phone numbers and names
-are left out; free text (message texts and media, profile, notes, judgements, background) is
-kept or dropped as `free_text` says (retrieval queries and text answers too); and the raw
-events file is not written, because event
+of the participant id, itself random) stands for the participant id; phone numbers, names,
+message ids and provider ids are left out; free text (message texts and media, profile, notes,
+judgements, background, reasons) is dropped as `free_text` says (retrieval queries and text
+answers too) or kept with each participant's names, phone numbers and e-mail addresses
+redacted (bot.reporting.redact); and the raw events file is not written, because event
 payloads carry phone numbers and names.
 """
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from functools import partial
 from pathlib import Path
@@ -33,6 +36,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
 from bot.reporting.cells import (
+    FORMULA_START,
     NEEDS_QUOTES,
     Format,
     Writer,
@@ -43,7 +47,18 @@ from bot.reporting.cells import (
     part_name,
     to_json,
 )
+from bot.reporting.codebook import question_options, with_files
+from bot.reporting.columns import ALLOCATION_FILE, EVENT_FILE, PARTICIPANT_FILE
 from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.reporting.lifecycle import (
+    Lifecycle,
+    allocation_records,
+    arms,
+    baseline_names,
+    lifecycle_cells,
+    lifecycles,
+    time_cells,
+)
 from bot.reporting.merge import SortedRuns
 from bot.reporting.messages import (
     MESSAGE_COLUMNS,
@@ -51,15 +66,17 @@ from bot.reporting.messages import (
     message_lines,
     message_records,
 )
+from bot.reporting.redact import Redactor
 from bot.reporting.results import (
     RESULT_COLUMNS,
     RESULT_TYPES,
     RETRIEVAL_COLUMNS,
     RETRIEVAL_TYPES,
+    coded,
     result_rows,
     retrieval_rows,
 )
-from bot.reporting.transcript import LINE_TYPES, local, zone
+from bot.reporting.transcript import LINE_TYPES, zone
 from bot.store.bulk_gc import fewer_collections
 from bot.store.event_store import EventStore
 from bot.store.event_types.exports import ExportWritten
@@ -81,29 +98,23 @@ from bot.store.stored_rows import opened_raw, opened_scanned, row_to_event
 
 FreeText = Literal["keep", "drop"]
 SYSTEM_STREAM = "system"
-# Columns that name a person, left out of a pseudonymised export.
-IDENTIFYING = ("phone_number", "name")
+# Columns that name a person or a provider's message, left out of a pseudonymised export.
+IDENTIFYING = ("phone_number", "name", "message_id", "provider_sid")
 # Columns of free text a participant (or the model) wrote, dropped with free_text="drop".
 FREE_TEXT: tuple[str, ...]
 FREE_TEXT = ("text", "media", "error_message", "profile", "notes", "judgements", "background")
-FREE_TEXT += ("query",)
+FREE_TEXT += ("query", "withdrawn_reason", "erased_reason")
 # progress(file name, rows expected or None) -> advance(rows written)
 Progress = Callable[[str, int | None], Callable[[int], object]]
 
-PARTICIPANT_COLUMNS = (
-    "participant_id", "phone_number", "channel", "status", "opted_out", "timezone",
-    "intervention", "conversation_state", "current_step", "name", "gender", "ethnicity",
-    "background", "debug", "enrolled_at_utc", "enrolled_at_local", "last_inbound_at_utc",
-    "last_inbound_at_local", "updated_at_utc", "version", "profile", "step_counters",
-    "judgements", "notes",
-)  # fmt: skip
+# participants.csv's columns before each baseline field's (`baseline_<name>`)
+PARTICIPANT_COLUMNS = tuple(column.name for column in PARTICIPANT_FILE)
+# allocations.csv's columns but for each arm's probabilities (`p_<arm>`, `conditional_p_<arm>`)
+ALLOCATION_COLUMNS = tuple(column.name for column in ALLOCATION_FILE)
 RESULTS = tuple(column.name for column in RESULT_COLUMNS)
 RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
 FORMS = tuple(column.name for column in FORM_COLUMNS)
-EVENT_COLUMNS = (
-    "seq", "event_id", "stream_id", "stream_version", "type", "schema_version", "occurred_at",
-    "recorded_at", "idempotency_key", "data", "meta",
-)  # fmt: skip
+EVENT_COLUMNS = tuple(column.name for column in EVENT_FILE)
 
 
 @dataclass
@@ -114,6 +125,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
+    allocations: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
 
@@ -157,7 +169,7 @@ def export(
         raise ValueError("since must be timezone-aware")
     if jobs < 1:
         raise ValueError(f"jobs must be 1 or more, not {jobs}")
-    shape = _Shape(pseudonymise, free_text)
+    shape = _Shape(pseudonymise, free_text, question_options(documents or {}))
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
     processes = 0 if participant_ids else _process_count(store, jobs)
@@ -185,7 +197,12 @@ def export(
                 parts.begin(conn, upto, chunks)
                 counts.workers = parts.count
             hold.close()
-            written = [_write_participants(reads, out_dir, fmt, shape, advance, counts)]
+            found = lifecycles(conn, store.sealer, upto, ids)  # once the workers have begun
+            zones: dict[str, str] = {}  # each participant's time zone, for allocations.csv
+            written = [
+                _write_participants(reads, out_dir, fmt, shape, advance, counts, found, zones)
+            ]
+            written.append(_write_allocations(out_dir, fmt, shape, counts, found, zones))
             total = 0  # the events file's lines
             if not pseudonymise:  # its count and the lines of no participant's events, now:
                 # with workers, while they begin (not after them, when this process works alone)
@@ -198,7 +215,8 @@ def export(
                 written += _write_per_participant(
                     reads, out_dir, fmt, shape, advance, counts, every_line
                 )
-            for name, text in (documents or {}).items():
+            books = _described(documents or {}, fmt, shape, found)
+            for name, text in books.items():
                 written.append(document(out_dir, name, text))
             if not pseudonymise:
                 written.append(_write_events(out_dir, fmt, advance, counts, runs, total))
@@ -230,16 +248,74 @@ class _Reads:
 
 
 def _write_participants(
-    reads: _Reads, out_dir: Path, fmt: Format, shape: _Shape, advance: Progress, counts: Counts
+    reads: _Reads,
+    out_dir: Path,
+    fmt: Format,
+    shape: _Shape,
+    advance: Progress,
+    counts: Counts,
+    found: Mapping[str, Lifecycle],
+    zones: dict[str, str],
 ) -> str:
+    """participants.csv, with each one's lifecycle and allocation (`found`); `zones` takes
+    each participant's time zone (allocations.csv's local times)."""
     conn, ids = reads.conn, reads.ids
-    with Writer(out_dir, "participants", fmt, shape.columns(PARTICIPANT_COLUMNS)) as out:
+    columns = participant_columns(found)
+    with Writer(out_dir, "participants", fmt, shape.columns(columns)) as out:
         step = advance("participants", len(ids) if ids else count_participants(conn))
         for row in _participants(conn, ids):
-            out.write(shape.record(participant_record(row)))
+            record = participant_record(row, found.get(row["participant_id"]))
+            zones[row["participant_id"]] = row["timezone"]
+            if shape.pseudonymise:
+                record = Redactor.of(row).record("participants", record)
+            out.write(shape.record(record))
             counts.participants += 1
             step(1)
     return out.path.name
+
+
+def _write_allocations(
+    out_dir: Path,
+    fmt: Format,
+    shape: _Shape,
+    counts: Counts,
+    found: Mapping[str, Lifecycle],
+    zones: Mapping[str, str],
+) -> str:
+    """allocations.csv: each allocation of the participants exported, in the order made."""
+    with Writer(out_dir, "allocations", fmt, shape.columns(allocation_columns(found))) as out:
+        for record in allocation_records(found, zones):
+            out.write(shape.record(record))
+            counts.allocations += 1
+    return out.path.name
+
+
+def participant_columns(found: Mapping[str, Lifecycle]) -> tuple[str, ...]:
+    """participants.csv's columns: PARTICIPANT_COLUMNS, then each baseline field's."""
+    return (*PARTICIPANT_COLUMNS, *(f"baseline_{n}" for n in baseline_names(found)))
+
+
+def allocation_columns(found: Mapping[str, Lifecycle]) -> tuple[str, ...]:
+    """allocations.csv's columns: each arm's probabilities after the allocation's place."""
+    named = arms(found)
+    at = ALLOCATION_COLUMNS.index("timezone")
+    per_arm = (*(f"p_{a}" for a in named), *(f"conditional_p_{a}" for a in named))
+    return (*ALLOCATION_COLUMNS[:at], *per_arm, *ALLOCATION_COLUMNS[at:])
+
+
+def _described(
+    documents: Mapping[str, str], fmt: Format, shape: _Shape, found: Mapping[str, Lifecycle]
+) -> dict[str, str]:
+    """`documents` with the codebook's files (codebook.json's and .md's) as written: each
+    file's columns, as this export's shape writes them."""
+    files = {
+        "participants": shape.columns(participant_columns(found)),
+        "allocations": shape.columns(allocation_columns(found)),
+        **{name: shape.columns(FILES[name]) for name in PER_PARTICIPANT},
+    }
+    if not shape.pseudonymise:
+        files["events"] = EVENT_COLUMNS
+    return with_files(documents, {f"{name}.{fmt}": columns for name, columns in files.items()})
 
 
 def _write_per_participant(
@@ -262,7 +338,7 @@ def _write_per_participant(
         }
         records = participant_records(
             conn, reads.sealer, PER_PARTICIPANT, ids, upto, since, every=every, read_ahead=True,
-            csv_messages=_csv_messages(fmt, shape),
+            csv_messages=_csv_messages(fmt, shape), redact=shape.pseudonymise,
         )  # fmt: skip
         _write_records(records, _writes(outs, fmt, shape), _counted(reads, advance, counts))
     return [outs[name].path.name for name in PER_PARTICIPANT]
@@ -395,7 +471,7 @@ def _write_span(
         records = participant_records(
             conn, sealer, PER_PARTICIPANT, (), part.upto, part.since,
             every=every, read_ahead=True, span=part.span,
-            csv_messages=_csv_messages(part.fmt, part.shape),
+            csv_messages=_csv_messages(part.fmt, part.shape), redact=part.shape.pseudonymise,
         )  # fmt: skip
         _write_records(records, _writes(outs, part.fmt, part.shape), report)
 
@@ -509,6 +585,8 @@ class _Shape:
 
     pseudonymise: bool
     free_text: FreeText
+    # intervention -> question -> its options, in order (a choice answer's code: `coded`)
+    options: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
 
     def columns(self, columns: Sequence[str]) -> tuple[str, ...]:
         if not self.pseudonymise:
@@ -526,6 +604,7 @@ class _Shape:
     def result(self, record: dict[str, Any]) -> dict[str, Any]:
         """A results row: a text answer is free text (its value dropped with free text)."""
         dropped = self.pseudonymise and self.free_text == "drop" and record.get("method") == "text"
+        record = coded(record, self.options.get(record.get("intervention") or "", {}))
         return self.record({**record, "value": None} if dropped else record)
 
     def form_value(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -540,17 +619,19 @@ _RECORD_COLUMNS = tuple(c for c in PARTICIPANT_COLUMNS if c in participants.c)
 _RECORD_COLUMNS += ("phone", "enrolled_at", "last_inbound_at", "updated_at")
 
 
-def participant_record(row: dict[str, Any]) -> dict[str, Any]:
+def participant_record(row: dict[str, Any], facts: Lifecycle | None = None) -> dict[str, Any]:
+    """participants.csv's record of a participants row, with their lifecycle and allocation
+    (`facts`; none: none happened)."""
     tz = zone(row["timezone"])
     record = {k: row.get(k) for k in PARTICIPANT_COLUMNS}
     record.update(
         phone_number=row["phone"],
-        enrolled_at_utc=row["enrolled_at"],
-        enrolled_at_local=local(row["enrolled_at"], tz),
-        last_inbound_at_utc=row["last_inbound_at"],
-        last_inbound_at_local=local(row["last_inbound_at"], tz),
+        **time_cells("enrolled_at", row["enrolled_at"], tz),
+        **time_cells("last_inbound_at", row["last_inbound_at"], tz),
         updated_at_utc=row["updated_at"],
     )
+    if facts is not None:
+        record.update(lifecycle_cells(facts, tz))
     return record
 
 
@@ -573,7 +654,8 @@ def event_values(raw: Any) -> tuple[Any, ...]:
 
 def event_line(raw: Any) -> str:
     """events.csv's row of an event row: `csv_line(event_values(raw))`, written directly.
-    Its text columns are searched for quotes once; a payload or meta that is a non-empty
+    Its text columns are searched for quotes once, and the idempotency key's first character
+    for a formula's (`defused` by `csv_line`); a payload or meta that is a non-empty
     object always holds quotes (its keys), so it is always quoted; any other row (a payload
     that is not an object, text that needs quotes) goes through `csv_line`."""
     data, meta, key = raw.data, raw.meta or {}, raw.idempotency_key or ""
@@ -586,6 +668,7 @@ def event_line(raw: Any) -> str:
         or type(occurred) is not datetime
         or type(recorded) is not datetime
         or NEEDS_QUOTES(eid + sid + kind + key) is not None
+        or key[:1] in FORMULA_START  # a client's text; ids, streams and types are the system's
     ):
         return csv_line(event_values(raw))
     return (
@@ -744,6 +827,7 @@ def _other_streams(conn: Connection) -> list[str]:
 
 FILES = {
     "participants": PARTICIPANT_COLUMNS,
+    "allocations": ALLOCATION_COLUMNS,
     "messages": MESSAGE_COLUMNS,
     "results": RESULTS,
     "retrievals": RETRIEVALS,
@@ -803,6 +887,11 @@ def _snapshot_lines(
     conn: Connection, sealer: Sealer, name: str, fmt: Format, since: datetime | None, upto: int
 ) -> Iterator[str]:
     columns = FILES[name]
+    found = lifecycles(conn, sealer, upto, ()) if name in ("participants", "allocations") else {}
+    if name == "participants":
+        columns = participant_columns(found)
+    elif name == "allocations":
+        columns = allocation_columns(found)
 
     def line(record: dict[str, Any]) -> str:
         if fmt == "jsonl":
@@ -813,7 +902,11 @@ def _snapshot_lines(
         yield csv_line(columns)
     if name == "participants":
         for row in _participants(conn, ()):
-            yield line(participant_record(row))
+            yield line(participant_record(row, found.get(row["participant_id"])))
+    elif name == "allocations":
+        zones = {row["participant_id"]: row["timezone"] for row in _participants(conn, ())}
+        for record in allocation_records(found, zones):
+            yield line(record)
     elif name in PER_PARTICIPANT:
         as_text = name == "messages" and fmt == "csv"  # its rows made as text (message_lines)
         rows = participant_records(conn, sealer, (name,), (), upto, since, csv_messages=as_text)
@@ -840,6 +933,8 @@ PER_PARTICIPANT = ("messages", *ANALYSES)
 
 # What the per-participant files take from the participants row.
 _FOLDED_COLUMNS = ("participant_id", "timezone", "intervention")
+# What they take besides to redact a participant's free text (bot.reporting.redact).
+_REDACTED_BY = ("name", "phone", "profile")
 
 
 def participant_records(
@@ -855,6 +950,7 @@ def participant_records(
     read_ahead: bool = False,
     span: Span | None = None,
     csv_messages: bool = False,
+    redact: bool = False,
 ) -> Iterator[tuple[str, Any]]:
     """(file name, record) of the per-participant files `names` (`messages`, `results`,
     `retrievals`, `forms`), participant by participant in order of enrollment.
@@ -869,6 +965,8 @@ def participant_records(
     `export`, which writes as fast as it reads; a download, paced by its client, holds one.
     With `span`, only the participants in it (a chunk of an export in parts). With
     `csv_messages`, messages.csv's rows come as their CSV text (`message_lines`), not records.
+    With `redact` (a pseudonymised export), each record's free text is redacted
+    (bot.reporting.redact) with what the participant's row holds of their names and phone.
     """
     wanted = set(names)
     types: set[str] = set()
@@ -877,21 +975,24 @@ def participant_records(
     messages = message_lines if csv_messages else message_records
     read = _batch_histories(
         conn, sealer, ids, batch, sorted(types), upto, every, read_ahead, span,
-        outbox_rows="messages" in wanted,
+        outbox_rows="messages" in wanted, redact=redact,
     )  # fmt: skip
     try:
         for rows, streams, histories, sent in read:
             for row, stream in zip(rows, streams, strict=True):
                 history = histories.get(stream, [])
+                scrub = Redactor.of(row).record if redact else None
                 if "messages" in wanted:
                     for record in messages(history, sent, row, since, row_to_event):
+                        if scrub is not None and isinstance(record, dict):
+                            record = scrub("messages", record)
                         yield "messages", record
                 for name in names:
                     if name in ANALYSES:
                         kinds, rows_of = ANALYSES[name]
                         folded = [row_to_event(r) for r in history if r.event_type in kinds]
                         for record in rows_of(folded, row, since):
-                            yield name, record
+                            yield name, scrub(name, record) if scrub else record
     finally:
         read.close()  # a download cut short closes the cursors, and the read ahead, now
 
@@ -914,6 +1015,7 @@ def _batch_histories(
     span: Span | None = None,
     *,
     outbox_rows: bool = False,
+    redact: bool = False,
 ) -> Generator[_Batch, None, None]:
     """(participant rows, their streams, `_histories` of those streams, and with `outbox_rows`
     their outbox rows by outbox id: `_outbox_rows`) of each batch of participants in order
@@ -929,7 +1031,8 @@ def _batch_histories(
 
     with ahead(conn, enabled=read_ahead) as submit:
         waiting = None
-        for rows in _participant_batches(conn, ids, batch, _FOLDED_COLUMNS, span):
+        columns = _FOLDED_COLUMNS + (_REDACTED_BY if redact else ())
+        for rows in _participant_batches(conn, ids, batch, columns, span):
             streams = [participant_stream(row["participant_id"]) for row in rows]
             query = _history_query(conn.dialect, streams, types, upto, every is not None)
             # read while the batch before is worked on

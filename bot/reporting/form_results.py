@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from bot.reporting.cells import naive
 from bot.reporting.results import Column
 from bot.reporting.transcript import local, zone
 from bot.store.event_types.forms import FormFieldAdded, FormValueSet
@@ -32,6 +33,7 @@ FORM_COLUMNS = (
     Column("added", "bool", "true for a field the model proposed and the engine accepted"),
     Column("set_at_utc", "datetime", "when the latest value was set"),
     Column("set_at_local", "datetime", "the same, participant-local"),
+    Column("set_at_local_naive", "naive datetime", "the same, the participant's wall clock"),
     Column("message_seq", "int", "the seq of the participant message it came from"),
     Column("message_id", "text", "the event id of that message (message.received)"),
     Column("step", "text", "the step the participant was in"),
@@ -66,7 +68,8 @@ def form_rows(
                 "critical": data.critical,
                 "added": key in added,
                 "set_at_utc": ev.occurred_at,
-                "set_at_local": local(ev.occurred_at, tz),
+                "set_at_local": (there := local(ev.occurred_at, tz)),
+                "set_at_local_naive": naive(there),
                 "message_seq": data.message_seq,
                 "message_id": data.message_id,
                 "step": data.step,

@@ -15,7 +15,17 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, get_args
 
-from bot.reporting.cells import csv_cell, csv_cells, csv_line, iso, quoted, to_json
+from bot.reporting.cells import (
+    FORMULA_START,
+    csv_cell,
+    csv_cells,
+    csv_line,
+    iso,
+    naive,
+    quoted,
+    to_json,
+)
+from bot.reporting.columns import MESSAGE_FILE
 from bot.reporting.transcript import (
     LINE_TYPES,
     TranscriptLine,
@@ -189,7 +199,10 @@ def _inbound_line(row: Any, data: dict[str, Any], pid: str, tz_cell: str, tz: An
     cells = [pid, str(row.seq), sid, "inbound", channel, "message", keyword or "", quoted(body)]
     cells.append(quoted(to_json([m["url"] for m in media])) if media else "[]")
     cells += ["received", "", "", "" if segments is None else str(segments), sid, tz_cell]
-    cells += [at_text, iso(at.astimezone(tz)), "", "", at_text]
+    if body[:1] in FORMULA_START or sid[:1] in FORMULA_START:  # to defuse: as csv_line does
+        return csv_line(map(_inbound(row, data, tz_cell, tz).get, MESSAGE_COLUMNS))
+    there = iso(at.astimezone(tz))
+    cells += [at_text, there, there[:19], "", "", "", at_text]  # [:19]: `naive`
     return ",".join(cells) + "\r\n"
 
 
@@ -215,8 +228,14 @@ def _outbound_line(
     cells = [pid, str(row.seq), quoted(outbox_id), "outbound", channel, data["kind"], ""]
     cells += ["" if body is None else quoted(body), "[]"]
     cells.append(csv_cells((*delivery, get("provider_sid"))))
-    cells += [tz_cell, iso(at), iso(at.astimezone(tz))]
-    cells.append(csv_cells((sent_at, local(sent_at, tz), get("updated_at"))))
+    if (body or "")[:1] in FORMULA_START or outbox_id[:1] in FORMULA_START:  # to defuse
+        record = _outbound(row, data, outbox_rows, reported, tz_cell, tz)
+        return csv_line(map(record.get, MESSAGE_COLUMNS))
+    there = iso(at.astimezone(tz))
+    cells += [tz_cell, iso(at), there, there[:19]]  # [:19]: `naive`
+    sent_there = None if sent_at is None else iso(sent_at.astimezone(tz))
+    sent_wall = None if sent_there is None else sent_there[:19]
+    cells.append(csv_cells((sent_at, sent_there, sent_wall, get("updated_at"))))
     return ",".join(cells) + "\r\n"
 
 
@@ -240,9 +259,11 @@ def _inbound(row: Any, data: dict[str, Any], tz_name: str, tz: Any) -> dict[str,
         "provider_sid": sid,
         "timezone": tz_name,
         "created_at_utc": at,
-        "created_at_local": local(at, tz),
+        "created_at_local": (there := local(at, tz)),
+        "created_at_local_naive": naive(there),
         "sent_at_utc": None,
         "sent_at_local": None,
+        "sent_at_local_naive": None,
         "status_at_utc": at,
     }
 
@@ -276,9 +297,11 @@ def _outbound(
         "provider_sid": sent.get("provider_sid"),
         "timezone": tz_name,
         "created_at_utc": at,
-        "created_at_local": local(at, tz),
+        "created_at_local": (there := local(at, tz)),
+        "created_at_local_naive": naive(there),
         "sent_at_utc": sent_at,
-        "sent_at_local": local(sent_at, tz),
+        "sent_at_local": (sent_there := local(sent_at, tz)),
+        "sent_at_local_naive": naive(sent_there),
         "status_at_utc": sent.get("updated_at"),
     }
 
@@ -299,11 +322,7 @@ def _decoded_record(
     return None
 
 
-MESSAGE_COLUMNS = (
-    "participant_id", "seq", "message_id", "direction", "channel", "kind", "keyword", "text",
-    "media", "status", "error_code", "error_message", "segments", "provider_sid", "timezone",
-    "created_at_utc", "created_at_local", "sent_at_utc", "sent_at_local", "status_at_utc",
-)  # fmt: skip
+MESSAGE_COLUMNS = tuple(column.name for column in MESSAGE_FILE)
 
 
 def message_record(line: TranscriptLine, tz_name: str) -> dict[str, Any]:
@@ -314,8 +333,10 @@ def message_record(line: TranscriptLine, tz_name: str) -> dict[str, Any]:
         "media": list(line.media),
         "timezone": tz_name,
         "created_at_utc": line.created_at,
-        "created_at_local": local(line.created_at, tz),
+        "created_at_local": (created := local(line.created_at, tz)),
+        "created_at_local_naive": naive(created),
         "sent_at_utc": line.sent_at,
-        "sent_at_local": local(line.sent_at, tz),
+        "sent_at_local": (sent := local(line.sent_at, tz)),
+        "sent_at_local_naive": naive(sent),
         "status_at_utc": line.status_at,
     }

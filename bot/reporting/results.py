@@ -6,11 +6,12 @@ description each, are what the codebook (bot.reporting.codebook) describes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.reporting.cells import naive
 from bot.reporting.transcript import local, zone
 from bot.store.event_types.interventions import MeasurementRecorded, MeasurementRejected
 from bot.store.event_types.retrieval import RetrievalDone
@@ -29,21 +30,34 @@ class Column:
     options: tuple[str, ...] = ()
 
 
-STATUSES = ("answered", "missed", "rejected", "pending")
+STATUSES = ("answered", "missed", "rejected", "pending", "cancelled")
 RESULT_COLUMNS = (
     Column("participant_id", "text", "the participant (a study code when pseudonymised)"),
     Column("intervention", "text", "the intervention the participant was in when exported"),
     Column("question", "text", "the question's slug: its variable is measurements.<question>"),
     Column("timezone", "text", "the participant's IANA time zone: the local times' zone"),
+    Column("scheduled_utc", "datetime", "when the question was due, in UTC"),
     Column("scheduled_local", "datetime", "when the question was due, participant-local"),
+    Column("scheduled_local_naive", "naive datetime", "the same, the participant's wall clock"),
+    Column("asked_utc", "datetime", "when the question was queued to be sent, in UTC"),
     Column("asked_local", "datetime", "when the question was queued to be sent, local"),
+    Column("asked_local_naive", "naive datetime", "the same, the participant's wall clock"),
+    Column("answered_utc", "datetime", "when the valid answer came, in UTC (blank if none)"),
     Column("answered_local", "datetime", "when the valid answer came, local (blank if none)"),
+    Column("answered_local_naive", "naive datetime", "the same, the participant's wall clock"),
     Column(
         "value",
         "variable",
         "the answer, of the type of measurements.<question> in the codebook (blank unless "
         "answered, and for text answers in a pseudonymised export with free text dropped)",
     ),
+    Column(
+        "value_code",
+        "number",
+        "the answer as a code: for an options question the option's number as sent (1 for "
+        "the first of the codebook's options), for a scale the number (blank for text)",
+    ),
+    Column("value_label", "text", "for an options question, the option chosen (its label)"),
     Column("method", "text", "how the answer was read: parsed, llm or text (blank if none)"),
     Column("latency_seconds", "number", "seconds from asked to answered (blank if none)"),
     Column("attempts", "int", "replies that were not an answer (each re-asked once at most)"),
@@ -51,7 +65,8 @@ RESULT_COLUMNS = (
         "status",
         "choice",
         "answered; missed (no answer in the window); rejected (no valid answer after the "
-        "re-asks); pending (the window is still open)",
+        "re-asks); pending (the window is still open); cancelled (pending when the "
+        "participant withdrew, was erased, unenrolled or completed: no answer can come)",
         STATUSES,
     ),
 )
@@ -74,6 +89,10 @@ RETRIEVAL_COLUMNS = (
 RESULT_TYPES: tuple[str, ...]
 RESULT_TYPES = ("measurement.asked", "measurement.recorded", "measurement.rejected")
 RESULT_TYPES += ("measurement.missed", "timer.scheduled")
+# What ends a participant's part in the study: their pending occasions are cancelled.
+ENDINGS = ("participant.withdrawn", "participant.erased", "participant.unenrolled")
+ENDED_STATUSES = frozenset(("withdrawn", "completed"))
+RESULT_TYPES += (*ENDINGS, "participant.status_changed")
 RETRIEVAL_TYPES = ("retrieval.done",)
 
 
@@ -88,16 +107,24 @@ def result_rows(
     by_outbox: dict[str, dict[str, Any]] = {}
     for ev in history:
         data = ev.data
-        if isinstance(data, TimerScheduled):
+        kind = getattr(data, "event_type", "")
+        if kind in ENDINGS or (
+            kind == "participant.status_changed" and getattr(data, "status", "") in ENDED_STATUSES
+        ):
+            for occasion in occasions:
+                if occasion["status"] == "pending":
+                    occasion["status"] = "cancelled"
+        elif isinstance(data, TimerScheduled):
             due[data.timer_id] = data.due_at
         elif isinstance(data, MeasurementAsked):
+            scheduled = due.get(data.timer_id)
             occasion = {
                 "participant_id": row["participant_id"],
                 "intervention": row.get("intervention"),
                 "question": data.measurement,
                 "timezone": tz_name,
-                "scheduled_local": local(due.get(data.timer_id), tz),
-                "asked_local": local(ev.occurred_at, tz),
+                **_times("scheduled", scheduled, tz),
+                **_times("asked", ev.occurred_at, tz),
                 "asked_at": ev.occurred_at,
                 "attempts": 0,
                 "status": "pending",
@@ -131,11 +158,15 @@ def _settle(occasion: dict[str, Any], data: Any, at: datetime, tz: Any) -> None:
     if occasion["status"] not in ("pending", "rejected"):
         return
     if isinstance(data, MeasurementRecorded):
+        value = data.value
+        number = type(value) in (int, float)
         occasion.update(
+            _times("answered", at, tz),
             status="answered",
-            value=data.value,
+            value=value,
+            value_code=value if number else None,
+            value_label=value if type(value) is str and data.method != "text" else None,
             method=data.method,
-            answered_local=local(at, tz),
             latency_seconds=round((at - occasion["asked_at"]).total_seconds(), 3),
         )
     elif isinstance(data, MeasurementRejected):
@@ -144,6 +175,22 @@ def _settle(occasion: dict[str, Any], data: Any, at: datetime, tz: Any) -> None:
             occasion["status"] = "rejected"
     elif occasion["status"] == "pending":
         occasion["status"] = "missed"
+
+
+def _times(name: str, at: datetime | None, tz: Any) -> dict[str, Any]:
+    """A time's `<name>_utc`, `_local` and `_local_naive` cells (bot.reporting.columns)."""
+    there = local(at, tz)
+    return {f"{name}_utc": at, f"{name}_local": there, f"{name}_local_naive": naive(there)}
+
+
+def coded(record: dict[str, Any], options: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """A results row with the `value_code` of an options answer: its option's number (from
+    1) among the question's `options` (by question slug; none known: left blank)."""
+    label = record.get("value_label")
+    choices = options.get(record.get("question") or "")
+    if label is None or not choices or label not in choices:
+        return record
+    return {**record, "value_code": list(choices).index(label) + 1}
 
 
 def retrieval_rows(

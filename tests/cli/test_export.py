@@ -87,6 +87,7 @@ def test_csv_export_writes_participants_messages_and_events(
     assert [int(e["seq"]) for e in events] == list(range(1, 10))
     assert json.loads(events[0]["data"])["name"] == "Ana"
     assert sorted(os.listdir(tmp_path / "out")) == [
+        "allocations.csv",
         "events.csv",
         "forms.csv",
         "messages.csv",
@@ -296,7 +297,9 @@ def test_an_export_reads_the_events_in_a_query_per_batch_of_participants_not_per
     per_stream = [s for s in issued if "events.stream_id IN" in s]
     # 30 participants fit in one batch: one read of their events for the four files.
     assert len(per_stream) == 1, per_stream
-    assert len(issued) <= 6, issued  # + the last seq, the counts, the raw events file
+    # + the last seq, the counts, the raw events file, and one read of every participant's
+    # lifecycle and allocation events (participants.csv and allocations.csv)
+    assert len(issued) <= 7, issued
     if store.engine.dialect.name == "sqlite":  # and it walks the streams' index (linear)
         with store.engine.connect() as conn:
             (sql,) = per_stream

@@ -28,6 +28,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()}
     assert set(modes) == {
         "participants.csv",
+        "allocations.csv",
         "messages.csv",
         "results.csv",
         "retrievals.csv",
@@ -48,6 +49,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
     assert (record.data.format, record.data.participant_ids) == ("jsonl", [ids["toronto"]])
     assert record.data.files == [
         "participants.jsonl",
+        "allocations.jsonl",
         "messages.jsonl",
         "results.jsonl",
         "retrievals.jsonl",
@@ -74,6 +76,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
     for secret in ("+14155552671", "+919876543210", "14155552671", ids["toronto"]):
         assert secret not in written
     assert sorted(p.name for p in out.iterdir()) == [
+        "allocations.csv",
         "forms.csv",
         "messages.csv",
         "participants.csv",

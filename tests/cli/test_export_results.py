@@ -94,6 +94,8 @@ def _fits(text: str, kind: str, options: list[str] | dict[str, str] | None = Non
         return True
     if kind == "datetime":
         return datetime.fromisoformat(text).tzinfo is not None
+    if kind == "naive datetime":  # one format in every row: YYYY-MM-DDTHH:MM:SS
+        return datetime.fromisoformat(text).tzinfo is None and len(text) == 19
     if kind == "choice":
         return text in (options or [])
     if kind == "bool":
@@ -190,7 +192,7 @@ def test_the_codebook_gives_each_variable_its_type_options_range_and_where_it_is
     mood = variables[("good", "measurements.mood")]
     assert (mood["type"], mood["min"], mood["max"]) == ("int", 1, 10)
     assert (mood["file"], mood["line"]) == ("good/questions/mood.md", 3)
-    assert mood["appears_in"] == "results.csv value (question == mood)"
+    assert mood["appears_in"] == "results.csv value, value_code, value_label (question == mood)"
     kinds = {v["kind"] for v in book["variables"] if v["intervention"] == "good"}
     assert {"question", "judgement", "note"} <= kinds
     ready = variables[("good", "judgements.ready.answer")]

@@ -1,4 +1,5 @@
-"""The export's CSV rows are byte for byte what the csv module writes for the same cells, and
+"""The export's CSV rows are byte for byte what the csv module writes for the same cells (those
+a spreadsheet would run as a formula after a quote), and
 events.csv's rows, written directly, what `csv_line` writes for the event's values."""
 
 from __future__ import annotations
@@ -25,9 +26,22 @@ class Colour(str, enum.Enum):  # noqa: UP042  (its str() is not its text, as csv
 
 
 def _csv_module(values: list[object]) -> str:
+    """What the csv module writes for the cells, each text cell a spreadsheet would run as a
+    formula (it starts with = + - @, a tab or a CR, and Python does not read it as a number)
+    after a `'`, as the codebook says the export writes it."""
     buffer = io.StringIO()
-    csv.writer(buffer).writerow([cell(v) for v in values])
+    csv.writer(buffer).writerow([_spreadsheet_safe(cell(v)) for v in values])
     return buffer.getvalue()
+
+
+def _spreadsheet_safe(value: object) -> object:
+    if not isinstance(value, str) or not value or value[0] not in "=+-@\t\r":
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + str.__str__(value)
+    return value
 
 
 _TIMES = st.datetimes(timezones=st.just(UTC)) | st.datetimes(

@@ -27,7 +27,7 @@ from tests.factories import enrolled
 from tests.reporting.test_export_runs import START, _events_of_many_streams
 from tests.reporting.test_export_whole import _study
 
-FILES = ["events", "forms", "messages", "participants", "results", "retrievals"]
+FILES = ["allocations", "events", "forms", "messages", "participants", "results", "retrievals"]
 
 
 @pytest.fixture
@@ -215,9 +215,12 @@ def test_a_worker_that_fails_fails_the_export_and_leaves_no_file(
     with pytest.raises(ValueError, match="a worker's own failure") as failed:
         export(store, tmp_path / "out", "csv", jobs=3)
     assert any("in export worker" in note for note in failed.value.__notes__)
-    # participants.csv, written whole before the failure came, as one process leaves it; no
-    # part, run or partial file, and none of the files the workers write
-    assert [path.name for path in (tmp_path / "out").iterdir()] == ["participants.csv"]
+    # participants.csv and allocations.csv, written whole before the failure came, as one
+    # process leaves them; no part, run or partial file, and none of the files the workers write
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
+        "allocations.csv",
+        "participants.csv",
+    ]
     assert len(list(store.read_all())) == before  # no export.written
 
 
@@ -288,7 +291,10 @@ def test_a_worker_killed_fails_the_export_with_its_exit_code(
     monkeypatch.setattr(Workers, "claimed", none_claimed)  # the worker takes every chunk
     with pytest.raises(WorkerFailed, match=r"exit code 3"):
         export(store, tmp_path / "out", "csv", jobs=2)
-    assert [path.name for path in (tmp_path / "out").iterdir()] == ["participants.csv"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
+        "allocations.csv",
+        "participants.csv",
+    ]
 
 
 def test_an_export_of_few_participants_or_named_ones_runs_in_one_process(
