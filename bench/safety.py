@@ -4,9 +4,10 @@ Messages are the repository's own corpora (everyday.txt, heldout_v3.tsv, one mes
 as the worker sees them: one at a time). In alternating rounds each message is screened by the
 phrase screen alone, then by the phrase screen and the learned line (bot.conversation.learned,
 one message per call as in the worker). It prints p50 and p95 per message of each and of the
-learned line's added cost, the learned line's start-up time (import and model load, measured
-in a fresh process) and the resident memory it adds (RSS after loading and scoring one
-message, minus RSS before). Run by hand: `python bench/safety.py [--rounds 3] [--threads 1]`.
+learned line's added cost, in wall time and in the thread's CPU time, the learned line's
+start-up time (import and model load, measured in a fresh process) and the resident memory it
+adds (RSS after loading and scoring one message, minus RSS before).
+Run by hand: `python bench/safety.py [--rounds 3] [--threads 1]`.
 """
 
 from __future__ import annotations
@@ -69,30 +70,33 @@ def main() -> None:
     screen = CrisisScreen.from_default()
     line = load_line(embedder=EMBEDDERS[read_card().embedder](threads=args.threads))
     texts = messages()
-    phrase: list[float] = []
-    both: list[float] = []
-    added: list[float] = []
+    # Wall time, and this thread's CPU time: on a shared machine the wall time also counts the
+    # moments the thread waited for a core; the CPU time is what the message itself cost.
+    figures: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         for text in texts:
-            start = time.perf_counter()
-            screen.check(text)
-            middle = time.perf_counter()
-            line.score(text)
-            end = time.perf_counter()
-            phrase.append((middle - start) * 1000)
-            both.append((end - start) * 1000)
-            added.append((end - middle) * 1000)
+            for clock in (time.perf_counter, time.thread_time):
+                start = clock()
+                screen.check(text)
+                middle = clock()
+                line.score(text)
+                end = clock()
+                kind = "wall" if clock is time.perf_counter else "cpu"
+                for name, value in (
+                    ("phrase screen alone", middle - start),
+                    ("phrase + learned", end - start),
+                    ("learned line added", end - middle),
+                ):
+                    figures.setdefault(f"{name} ({kind})", []).append(value * 1000)
     cold = startup(args.threads)
     print(f"{len(texts)} messages x {args.rounds} rounds, model {line.version}")
-    print(f"{'per message (ms)':<28}{'p50':>8}{'p95':>8}")
-    for name, values in (
-        ("phrase screen alone", phrase),
-        ("phrase + learned", both),
-        ("learned line added", added),
-    ):
-        print(f"{name:<28}{percentile(values, 50):>8.2f}{percentile(values, 95):>8.2f}")
-    verdict = "meets" if percentile(both, 95) <= TARGET_P95_MS else "MISSES"
-    print(f"p95 target {TARGET_P95_MS:.0f} ms for phrase + learned: {verdict}")
+    print(f"{'per message (ms)':<34}{'p50':>8}{'p95':>8}")
+    for name, values in figures.items():
+        print(f"{name:<34}{percentile(values, 50):>8.2f}{percentile(values, 95):>8.2f}")
+    for kind in ("wall", "cpu"):
+        p95 = percentile(figures[f"phrase + learned ({kind})"], 95)
+        verdict = "meets" if p95 <= TARGET_P95_MS else "MISSES"
+        print(f"p95 target {TARGET_P95_MS:.0f} ms for phrase + learned ({kind}): {verdict}")
     print(f"learned start-up {cold['startup_s']:.2f} s, RSS added {cold['rss_mb']:.0f} MiB")
 
 

@@ -101,7 +101,14 @@ def test_an_intervention_whose_settings_cannot_be_read_is_an_error(tmp_path: Pat
 
 def test_the_installed_command_reads_stdin_and_writes_json_lines() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from bot.cli.main import main; main()", "safety", "scan"],
+        [
+            sys.executable,
+            "-c",
+            "from bot.cli.main import main; main()",
+            "safety",
+            "scan",
+            "--phrase-only",
+        ],
         input="I feel suicidal today\nok\n",
         capture_output=True,
         text=True,
