@@ -220,7 +220,8 @@ class LazyLine:
     a process that never screens a message never pays for the model."""
 
     def __init__(self, load: Callable[[], LearnedLine] = shipped_line) -> None:
-        self._load, self._line = load, None
+        self._load = load
+        self._line: LearnedLine | None = None
         self._lock = threading.Lock()
 
     @property

@@ -5,11 +5,13 @@ configured (bot.conversation.classifier.both_lines); the learned line (bot.conve
 runs in the worker when SAFETY_LEARNED is on. Any line reaching its alert raises the crisis
 alert, exactly as the phrase screen does. A learned score in the review band only records a
 `safety.scored` event with band `review`: the participant gets the normal reply, and the
-review item (a console queue, escalation) is a later step built on that event.
+review item (a console queue, escalation) is a later step built on that event. Like the LLM
+classifier, the learned line never blocks a turn: if it fails, the other lines decide (logged).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from bot.conversation.classifier import SafetyClassifier, both_lines, screened_event
@@ -20,6 +22,7 @@ from bot.store.event_types.safety import SafetyScored, SafetyScreened
 from bot.store.events import EventData
 
 RULE = "learned"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,11 @@ def three_lines(
     acted, events = both_lines(classifier, screened, llm_text, message_event_id)
     if learned is None or not text.strip():
         return acted, events
-    scored = scored_event(learned, text, message_event_id)
+    try:
+        scored = scored_event(learned, text, message_event_id)
+    except Exception:  # a broken model install must not stop the turn: the other lines decide
+        log.exception("the learned safety line failed; the phrase screen and LLM decide alone")
+        return acted, events
     if not any(isinstance(e, SafetyScreened) for e in events):
         events = [screened_event(screened, message_event_id), *events]
     events.append(scored)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +14,18 @@ from bot.conversation.learned import (
     MODEL_DIR,
     Head,
     LazyLine,
+    LearnedLine,
+    LearnedVerdict,
     LinearLine,
     Matrix,
     Thresholds,
     band,
     read_card,
 )
+from bot.conversation.safety import ScreenResult
 from bot.conversation.safety_eval import Labelled, read_corpus
+from bot.conversation.safety_lines import LearnedSetup, three_lines
+from bot.store.event_types.safety import SafetyScored, SafetyScreened
 
 CORPUS = Path(__file__).resolve().parents[1] / "safety_corpus"
 
@@ -165,3 +170,38 @@ def test_no_held_out_v3_crisis_line_is_in_the_training_corpus() -> None:
 
     assert len(crisis) > 250
     assert not training & crisis
+
+
+def _setup(load: Callable[[], LearnedLine]) -> LearnedSetup:
+    return LearnedSetup(LazyLine(load), Thresholds(alert=0.8, review=0.5))
+
+
+def test_a_failing_learned_line_leaves_the_verdict_to_the_other_lines() -> None:
+    def broken() -> LearnedLine:
+        raise ImportError("no model")
+
+    acted, events = three_lines(_setup(broken), None, ScreenResult(False), "hi", "hi", "m1")
+
+    assert acted == ScreenResult(False)
+    assert events == []
+
+
+@pytest.mark.parametrize(
+    ("score", "crisis", "band"), [(0.9, True, "alert"), (0.6, False, "review")]
+)
+def test_only_an_alert_band_score_turns_a_silent_screen_into_a_crisis(
+    score: float, crisis: bool, band: str
+) -> None:
+    class Fixed:
+        version = "v9"
+
+        def score(self, text: str) -> LearnedVerdict:
+            return LearnedVerdict(score, "overdose", "pt", self.version)
+
+    acted, events = three_lines(_setup(Fixed), None, ScreenResult(False), "x", "x", "m1")
+
+    assert (acted.crisis, acted.rule if crisis else None) == (crisis, "learned" if crisis else None)
+    screened, scored = events
+    assert isinstance(screened, SafetyScreened) and not screened.crisis
+    assert isinstance(scored, SafetyScored)
+    assert (scored.band, scored.model_version, scored.category) == (band, "v9", "overdose")
