@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup run test lint bench mutation
+.PHONY: setup run test lint bench mutation safety-model
 
 $(BIN)/tandem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ bench: setup
 	$(BIN)/python bench/timers.py --postgres $${BENCH_POSTGRES_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}
 	$(BIN)/python bench/export.py
 	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/safety.py
+
+# Retrain the learned crisis line from tests/safety_corpus/training (seeded: the same corpus gives
+# the same weights.npz bytes); writes bot/conversation/safety_model/ (docs/safety.md).
+safety-model: setup
+	$(BIN)/python -m bot.conversation.safety_train
 
 # Mutation testing of the pure modules (mutation/run.py): by hand, never by CI; slow.
 mutation: setup

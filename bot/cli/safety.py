@@ -2,8 +2,15 @@
 
 For checking the screen on a corpus before a study ("does it flag these? does it leave those
 alone?"): `tandem safety scan < messages.txt`. Every input line gives one output line, in order,
-blank lines included: {"text": ..., "crisis": true|false, "rule": id or null, "category": name
-or null, "language": the rule's language or null}.
+blank lines included: {"text": ..., "crisis": true|false (an alert from the phrase screen or the
+learned line), "review": true|false (the learned line's review band, no alert), "rule": id or
+null, "category": name or null, "language": the rule's (or the model's) language or null,
+"score": the learned line's score or null, "line": `phrase`, `learned` or null, the line that
+decided}. `--phrase-only` leaves the learned line out (its score is then null).
+
+`tandem safety eval` also scores the learned line (bot.conversation.learned) alone and together
+with the screen, for alerts only and for alerts plus the review band (`--phrase-only` skips it);
+`--everyday FILE` (one unlabelled message per line) adds the review-band and alert rates there.
 
 `tandem safety eval FILE` scores the screen on a labelled corpus (`text<TAB>category<TAB>language`
 per line, category `none` for a control): recall per category and language, false alarms per
@@ -30,9 +37,11 @@ import click
 
 from bot.cli.root import cli, settings_from_env
 from bot.conversation.classifier import SafetyClassifier, load_prompt
+from bot.conversation.learned import LinearLine, load_line, read_card
 from bot.conversation.llm import ChatClient
 from bot.conversation.safety import CrisisScreen, PhraseError
 from bot.conversation.safety_eval import CorpusError, Labelled, evaluate, read_corpus, table
+from bot.conversation.safety_learned_eval import everyday_rates, learned_sections, scan_verdict
 from bot.interventions.interpreter.applied import INTERVENTIONS
 from bot.interventions.language.loader import CONFIG, read_intervention
 
@@ -48,19 +57,16 @@ def safety_group() -> None:
     "slug",
     help="Screen as this intervention does (a folder under interventions/, or a path).",
 )
-def scan(slug: str | None) -> None:
+@click.option("--phrase-only", is_flag=True, help="Leave the learned line out.")
+def scan(slug: str | None, phrase_only: bool) -> None:
     """Read messages on stdin, one per line; print one JSON verdict per line."""
     screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
+    learned = None if phrase_only else load_line()
+    thresholds = read_card().thresholds
     for line in sys.stdin:
         text = line.rstrip("\r\n")
-        result = screen.check(text)
-        verdict = {
-            "text": text,
-            "crisis": result.crisis,
-            "rule": result.rule,
-            "category": result.category,
-            "language": result.language,
-        }
+        scored = learned.score(text) if learned is not None and text.strip() else None
+        verdict = scan_verdict(text, screen.check(text), scored, thresholds)
         click.echo(json.dumps(verdict, ensure_ascii=False))
 
 
@@ -74,7 +80,20 @@ def scan(slug: str | None) -> None:
     help="Also run the LLM classifier (the second line) with the configured LLM, and print "
     "its figures and both lines' together.",
 )
-def eval_command(corpus: Path, slug: str | None, show_misses: bool, with_llm: bool) -> None:
+@click.option("--phrase-only", is_flag=True, help="Leave the learned line out.")
+@click.option(
+    "--everyday",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Unlabelled everyday messages (one per line): also print the review-band rate there.",
+)
+def eval_command(  # noqa: PLR0913 - one parameter per command-line option
+    corpus: Path,
+    slug: str | None,
+    show_misses: bool,
+    with_llm: bool,
+    phrase_only: bool,
+    everyday: Path | None,
+) -> None:
     """Recall and false-alarm rate per category and language on a labelled CORPUS file."""
     screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
     try:
@@ -90,8 +109,30 @@ def eval_command(corpus: Path, slug: str | None, show_misses: bool, with_llm: bo
         for item in sorted({m for s in scores.values() for m in s.missed}, key=_line):
             found = screen.check(item.text)
             click.echo(f"{item.line}: expected {item.category}, got {found.category}: {item.text}")
+    learned = None if phrase_only else load_line()
+    if learned is not None:
+        _learned(learned, labelled, screen, everyday)
     if with_llm:
         _both_lines(labelled, screen)
+
+
+def _learned(
+    learned: LinearLine, labelled: list[Labelled], screen: CrisisScreen, everyday: Path | None
+) -> None:
+    """The learned line alone and with the screen, alert only and alert + review."""
+    thresholds = read_card().thresholds
+    for title, scores in learned_sections(learned, thresholds, labelled, screen):
+        click.echo("")
+        click.echo(title)
+        for row in table(scores):
+            click.echo(row)
+    if everyday is not None:
+        click.echo("")
+        lines = everyday.read_text(encoding="utf-8").splitlines()
+        messages = [m.strip() for m in lines if m.strip() and not m.startswith("#")]
+        click.echo(f"everyday: {everyday} ({len(messages)} messages)")
+        for row in everyday_rates(learned, thresholds, screen, messages):
+            click.echo(row)
 
 
 def _both_lines(labelled: list[Labelled], screen: CrisisScreen) -> None:

@@ -21,7 +21,10 @@ ALERTED = "{alerted}"
 ALERTED_TEXT = "Your message has been flagged to the study team."
 # Which line of detection raised the alert, by the rule it names (bot.conversation.classifier).
 _SPACES = re.compile(r"[ \t]{2,}")
-_LINES = {"classifier": "The second-line LLM classifier"}
+_LINES = {
+    "classifier": "The second-line LLM classifier",
+    "learned": "The learned offline classifier",
+}
 
 
 def safety_text(message: str, helpline: str, alerted: bool) -> str:

@@ -1,11 +1,12 @@
 """ConversationFlow: the worker's handler. One work item of one participant in, the turn's events
 out; the worker appends them with `work.completed` in one transaction.
 
-- inbound: crisis screen (the participant's intervention's, before any LLM call) and, when an
-  LLM is configured, the second-line classifier (bot.conversation.classifier; either firing
-  raises the alert) → reply cancels pending reminders → answers to habit questions (the reply
-  parser) → the module of `conversation_state` (unknown → intake, recorded) → the reply, or
-  the module's fallback with `turn.failed` and a retry timer (bot.conversation.turn_retry)
+- inbound: crisis screen (the participant's intervention's, before any LLM call), the learned
+  line (SAFETY_LEARNED) and, when an LLM is configured, the LLM classifier
+  (bot.conversation.safety_lines; any firing raises the alert) → reply cancels pending
+  reminders → answers to habit questions (the reply parser) → the module of
+  `conversation_state` (unknown → intake, recorded) → the reply, or the module's fallback
+  with `turn.failed` and a retry timer (bot.conversation.turn_retry)
   → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
 - enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
 - timer: the kind's handler (bot.conversation.timer_turns); `transition.requested` becomes
@@ -27,7 +28,7 @@ from pydantic import BaseModel
 from bot.channel.outbound import to_participant
 from bot.conversation import turn_retry
 from bot.conversation.applied import AppliedLookup, ServerOnly, server_default
-from bot.conversation.classifier import SafetyClassifier, both_lines
+from bot.conversation.classifier import SafetyClassifier
 from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events, honest_messages
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
@@ -39,6 +40,7 @@ from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply
 from bot.conversation.prompts import PromptError
 from bot.conversation.redaction import RedactingClient, Redactor
 from bot.conversation.safety import CrisisScreen
+from bot.conversation.safety_lines import LearnedSetup, three_lines
 from bot.conversation.supervisors import alert_texts
 from bot.conversation.timer_turns import handle_fired
 from bot.conversation.tool_loop import EMPTY_REPLY, LoopResult, run_tool_loop
@@ -95,6 +97,7 @@ class ConversationFlow:
         )
         self.max_rounds = max_rounds
         self.classifier = SafetyClassifier.configured(client, settings)
+        self.learned = LearnedSetup.configured(settings)  # the model loads on first use
         self.retry_delays = tuple(settings.turn_retry_minutes)
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
@@ -129,9 +132,11 @@ class ConversationFlow:
         events: list[EventData] = []
         notes: list[str] = []
         applied = self.interventions.of(turn.participant)
-        screened, lines = both_lines(
+        screened, lines = three_lines(
+            self.learned,
             self.classifier,
             applied.screen.check(message.body),
+            message.body,
             self._for_llm(turn.participant, message.body),
             turn.trigger.event_id,
         )

@@ -182,6 +182,15 @@ class Settings(BaseModel):
     safety_classifier_timeout_seconds: float = Field(
         10.0, gt=0, le=120, alias="SAFETY_CLASSIFIER_TIMEOUT_SECONDS"
     )
+    # The learned line (docs/safety.md): an offline model scoring every inbound message in the
+    # worker; at or above the alert threshold a crisis alert, from the review threshold up a
+    # review verdict. Unset thresholds come from the model card (bot/conversation/safety_model).
+    # Off by default until it meets issue 64's held-out targets: on held-out v3 it alerts on
+    # about 1 in 10 messages that are not crises, and each alert tells the participant their
+    # message was flagged (docs/safety.md has the figures).
+    safety_learned: bool = Field(False, alias="SAFETY_LEARNED")
+    safety_alert_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_ALERT_THRESHOLD")
+    safety_review_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_REVIEW_THRESHOLD")
     # A turn whose LLM call failed is tried again after these minutes, one retry each
     # ("2,10,30"; empty or "off" = never); after the last one an operator alert is raised.
     turn_retry_minutes: list[float] = Field(
@@ -192,7 +201,7 @@ class Settings(BaseModel):
         "api_tokens", "supervisor_phones", "debug_phones", "escalation_phones", mode="before"
     )(_split)
     _flags = field_validator(
-        "insecure_local", "store_prompts", "safety_continue_turn", mode="before"
+        "insecure_local", "store_prompts", "safety_continue_turn", "safety_learned", mode="before"
     )(_flag)
 
     @model_validator(mode="before")

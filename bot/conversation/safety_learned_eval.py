@@ -1,0 +1,95 @@
+"""What `tandem safety scan` and `eval` report for the learned line, beside the phrase screen.
+
+Alert only: a message counts as flagged when its score reaches the alert threshold. Alert +
+review: when it reaches the review threshold (someone will look at it, by an alert or a review
+item). Combined with the phrase screen, either line flagging counts; the screen's category wins
+when both flag, as in the flow (bot.conversation.safety_lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.conversation.learned import LearnedVerdict, LinearLine, Thresholds, band
+from bot.conversation.safety import CrisisScreen, ScreenResult
+from bot.conversation.safety_eval import Labelled, Score, evaluate
+
+_BATCH = 32
+
+
+def scan_verdict(
+    text: str, screened: ScreenResult, scored: LearnedVerdict | None, thresholds: Thresholds
+) -> dict[str, Any]:
+    """One `scan` line: the phrase screen decides when it fires, else the learned line's band."""
+    decided = band(scored.score, thresholds) if scored is not None else "none"
+    verdict: dict[str, Any] = {
+        "text": text,
+        "crisis": screened.crisis or decided == "alert",
+        "review": not screened.crisis and decided == "review",
+        "rule": screened.rule,
+        "category": screened.category,
+        "language": screened.language,
+        "score": None if scored is None else round(scored.score, 4),
+        "line": "phrase" if screened.crisis else None,
+    }
+    if not screened.crisis and scored is not None and decided != "none":
+        verdict |= {
+            "rule": "learned",
+            "category": scored.category,
+            "language": scored.language,
+            "line": "learned",
+        }
+    return verdict
+
+
+def score_all(learned: LinearLine, texts: Sequence[str]) -> dict[str, LearnedVerdict]:
+    """Every distinct text's verdict, embedded in batches."""
+    distinct = list(dict.fromkeys(texts))
+    verdicts: dict[str, LearnedVerdict] = {}
+    for start in range(0, len(distinct), _BATCH):
+        batch = distinct[start : start + _BATCH]
+        verdicts |= dict(zip(batch, learned.score_many(batch), strict=True))
+    return verdicts
+
+
+def learned_sections(
+    learned: LinearLine, thresholds: Thresholds, labelled: Sequence[Labelled], screen: CrisisScreen
+) -> list[tuple[str, dict[tuple[str, str], Score]]]:
+    """(title, scores) for the learned line alone and with the screen, at both thresholds."""
+    verdicts = score_all(learned, [item.text for item in labelled])
+
+    def learned_at(limit: float) -> Callable[[str], str | None]:
+        return lambda text: verdicts[text].category if verdicts[text].score >= limit else None
+
+    def combined(limit: float) -> Callable[[str], str | None]:
+        alone = learned_at(limit)
+        return lambda text: screen.check(text).category or alone(text)
+
+    model = f"model {learned.version}"
+    alert, review = thresholds.alert, thresholds.review
+    sections = (
+        (f"learned alone, alert only: {model}, alert >= {alert}", alert, learned_at),
+        (f"learned alone, alert + review: {model}, review >= {review}", review, learned_at),
+        (f"phrase + learned, alert only: alert >= {alert}", alert, combined),
+        (f"phrase + learned, alert + review: review >= {review}", review, combined),
+    )
+    return [(title, evaluate(labelled, make(limit))) for title, limit, make in sections]
+
+
+def everyday_rates(
+    learned: LinearLine, thresholds: Thresholds, screen: CrisisScreen, messages: Sequence[str]
+) -> list[str]:
+    """Review-band and alert rates on unlabelled everyday messages, per cent and per 1,000."""
+    verdicts = score_all(learned, messages)
+    bands = [band(verdicts[m].score, thresholds) for m in messages]
+    phrase = sum(screen.check(m).crisis for m in messages)
+    rows = []
+    for name, count in (
+        ("learned review band", bands.count("review")),
+        ("learned alert", bands.count("alert")),
+        ("phrase screen alert", phrase),
+    ):
+        rate = count / len(messages) if messages else 0.0
+        rows.append(f"{name:<22}{count:>5}{rate:>9.1%}{rate * 1000:>9.1f} per 1,000")
+    return rows

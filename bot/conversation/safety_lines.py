@@ -1,0 +1,88 @@
+"""The three lines of crisis detection together: phrase screen, learned line, LLM classifier.
+
+The phrase screen always runs (the fast floor); the LLM classifier runs when an LLM is
+configured (bot.conversation.classifier.both_lines); the learned line (bot.conversation.learned)
+runs in the worker when SAFETY_LEARNED is on. Any line reaching its alert raises the crisis
+alert, exactly as the phrase screen does. A learned score in the review band only records a
+`safety.scored` event with band `review`: the participant gets the normal reply, and the
+review item (a console queue, escalation) is a later step built on that event. Like the LLM
+classifier, the learned line never blocks a turn: if it fails, the other lines decide (logged).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.conversation.classifier import SafetyClassifier, both_lines, screened_event
+from bot.conversation.learned import LazyLine, Thresholds, band, read_card
+from bot.conversation.safety import ScreenResult
+from bot.core.config import Settings
+from bot.store.event_types.safety import SafetyScored, SafetyScreened
+from bot.store.events import EventData
+
+RULE = "learned"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LearnedSetup:
+    """The learned line (loaded on first use) and the thresholds it is judged by."""
+
+    line: LazyLine
+    thresholds: Thresholds
+
+    @classmethod
+    def configured(cls, settings: Settings) -> LearnedSetup | None:
+        """None when SAFETY_LEARNED is off; thresholds from the settings, else the model card's
+        (chosen on the training corpus's cross-validation by `make safety-model`)."""
+        if not settings.safety_learned:
+            return None
+        card = read_card().thresholds
+        alert = settings.safety_alert_threshold
+        review = settings.safety_review_threshold
+        alert = card.alert if alert is None else alert
+        review = min(card.review, alert) if review is None else review
+        return cls(LazyLine(), Thresholds(alert, review))
+
+
+def scored_event(setup: LearnedSetup, text: str, message_event_id: str) -> SafetyScored:
+    """The learned line's verdict on one message, with its band."""
+    verdict = setup.line.get().score(text)
+    return SafetyScored(
+        message_event_id=message_event_id,
+        score=round(verdict.score, 4),
+        band=band(verdict.score, setup.thresholds),
+        category=verdict.category,
+        language=verdict.language,
+        alert_threshold=setup.thresholds.alert,
+        review_threshold=setup.thresholds.review,
+        model_version=verdict.version,
+    )
+
+
+def three_lines(
+    learned: LearnedSetup | None,
+    classifier: SafetyClassifier | None,
+    screened: ScreenResult,
+    text: str,
+    llm_text: str,
+    message_event_id: str,
+) -> tuple[ScreenResult, list[EventData]]:
+    """The verdict the turn acts on and the events recording every line that ran. `text` is
+    the message as received (the learned line runs locally); `llm_text` is what the LLM may
+    see (bot.conversation.redaction)."""
+    acted, events = both_lines(classifier, screened, llm_text, message_event_id)
+    if learned is None or not text.strip():
+        return acted, events
+    try:
+        scored = scored_event(learned, text, message_event_id)
+    except Exception:  # a broken model install must not stop the turn: the other lines decide
+        log.exception("the learned safety line failed; the phrase screen and LLM decide alone")
+        return acted, events
+    if not any(isinstance(e, SafetyScreened) for e in events):
+        events = [screened_event(screened, message_event_id), *events]
+    events.append(scored)
+    if not acted.crisis and scored.band == "alert":
+        acted = ScreenResult(True, RULE, scored.category, scored.language, None)
+    return acted, events

@@ -1,0 +1,207 @@
+"""The learned crisis line: scoring, bands, its trainer's thresholds, and a reproducible rebuild."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.conversation import safety_train
+from bot.conversation.learned import (
+    MODEL_DIR,
+    Head,
+    LazyLine,
+    LearnedLine,
+    LearnedVerdict,
+    LinearLine,
+    Matrix,
+    Thresholds,
+    band,
+    read_card,
+)
+from bot.conversation.safety import ScreenResult
+from bot.conversation.safety_eval import Labelled, read_corpus
+from bot.conversation.safety_lines import LearnedSetup, three_lines
+from bot.store.event_types.safety import SafetyScored, SafetyScreened
+
+CORPUS = Path(__file__).resolve().parents[1] / "safety_corpus"
+
+
+class WordEmbedder:
+    """A deterministic stand-in embedder: hashed word counts, L2-normalised."""
+
+    name = "test-words"
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+
+def test_a_score_at_the_alert_threshold_alerts_and_the_band_below_it_is_review() -> None:
+    limits = Thresholds(alert=0.8, review=0.5)
+
+    assert [band(s, limits) for s in (0.8, 0.79, 0.5, 0.49)] == [
+        "alert",
+        "review",
+        "review",
+        "none",
+    ]
+
+
+def test_a_review_threshold_above_the_alert_threshold_is_refused() -> None:
+    with pytest.raises(ValueError, match="review <= alert"):
+        Thresholds(alert=0.5, review=0.6)
+
+
+def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
+    # One dimension per class: the embedding picks the logits directly.
+    classes = ("abuse", "none", "suicide")
+    head = Head(classes, np.eye(3) * 3.0, np.zeros(3))
+    language = Head(("en", "es"), np.array([[1.0, 0, 0], [0, 1.0, 0]]), np.zeros(2))
+
+    class Fixed:
+        name = "fixed"
+
+        def embed(self, texts: Sequence[str]) -> Matrix:
+            return np.tile(np.array([[0.0, 1.0, 0.5]], dtype=np.float32), (len(texts), 1))
+
+    verdict = LinearLine(Fixed(), head, language, "v1").score("anything")
+
+    p = np.exp([0.0, 3.0, 1.5]) / np.exp([0.0, 3.0, 1.5]).sum()
+    assert verdict.score == pytest.approx(1 - p[1])
+    assert (verdict.category, verdict.language, verdict.version) == ("suicide", "es", "v1")
+
+
+def test_the_lazy_line_loads_once_on_first_use() -> None:
+    loads: list[int] = []
+
+    def load() -> object:
+        loads.append(1)
+        return object()
+
+    lazy = LazyLine(load)  # type: ignore[arg-type]  # any object stands in for the line
+
+    assert not lazy.loaded
+    assert lazy.get() is lazy.get()
+    assert loads == [1]
+
+
+def _examples(seed: int, crisis_mean: float) -> tuple[np.ndarray, list[safety_train.Example]]:
+    rng = np.random.default_rng(seed)
+    examples, scores = [], []
+    for i in range(3000):
+        kind = ("suicide", "none", "none")[i % 3]
+        everyday = kind == "none" and i % 2 == 0
+        examples.append(safety_train.Example(Labelled(str(i), kind, "en", i), everyday))
+        scores.append(rng.beta(8, 2) if kind != "none" else rng.beta(2, 8 - 6 * crisis_mean))
+    return np.array(scores), examples
+
+
+def test_chosen_thresholds_hold_the_false_alarm_and_review_targets_on_the_scores_they_saw() -> None:
+    scores, examples = _examples(seed=7, crisis_mean=0.5)
+    none = np.array([e.item.category == "none" for e in examples])
+    everyday = np.array([e.everyday for e in examples])
+
+    alert, review = safety_train.choose_thresholds(scores, examples)
+
+    assert (scores[none] >= alert).mean() <= safety_train.ALERT_FALSE_ALARMS
+    in_band = (scores[everyday] >= review) & (scores[everyday] < alert)
+    assert in_band.mean() <= safety_train.REVIEW_RATE
+    # Not trivially safe: the band holds some everyday texts, and the alert is not at 1.
+    assert in_band.mean() > safety_train.REVIEW_RATE / 2 and alert < 1.0
+
+
+def _corpus(directory: Path) -> None:
+    directory.mkdir()
+    lines = {
+        "en_suicide.tsv": [f"i want to end it all {i}\tsuicide\ten" for i in range(20)],
+        "en_abuse.tsv": [f"he hits me every night {i}\tabuse\ten" for i in range(20)],
+        "en_none_everyday.tsv": [f"walked the dog today {i}\tnone\ten" for i in range(20)],
+        "es_none_hardneg.tsv": [f"me muero de risa {i}\tnone\tes" for i in range(20)],
+    }
+    for name, rows in lines.items():
+        (directory / name).write_text("# test\n" + "\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_retraining_on_the_same_corpus_writes_identical_weights(tmp_path: Path) -> None:
+    _corpus(tmp_path / "training")
+    first = safety_train.train(WordEmbedder(), "test", tmp_path / "a", tmp_path / "training")
+    second = safety_train.train(WordEmbedder(), "test", tmp_path / "b", tmp_path / "training")
+
+    weights = [(tmp_path / d / "weights.npz").read_bytes() for d in ("a", "b")]
+    assert weights[0] == weights[1]
+    assert first == second
+    assert first["weights_sha256"] == hashlib.sha256(weights[0]).hexdigest()
+
+
+def test_a_changed_corpus_changes_the_recorded_corpus_hash(tmp_path: Path) -> None:
+    _corpus(tmp_path / "training")
+    _, before = safety_train.read_training(tmp_path / "training")
+    with (tmp_path / "training" / "en_abuse.tsv").open("a", encoding="utf-8") as f:
+        f.write("she locks me in\tabuse\ten\n")
+
+    assert safety_train.read_training(tmp_path / "training")[1] != before
+
+
+def test_the_committed_model_was_trained_on_the_committed_training_corpus() -> None:
+    card = read_card()
+    _, corpus_hash = safety_train.read_training()
+
+    assert card.raw["training_corpus_sha256"] == corpus_hash
+    weights = (MODEL_DIR / "weights.npz").read_bytes()
+    assert card.raw["weights_sha256"] == hashlib.sha256(weights).hexdigest()
+    assert card.version.endswith(card.raw["weights_sha256"][:12])
+
+
+def test_no_held_out_v3_crisis_line_is_in_the_training_corpus() -> None:
+    # Short controls ("yes", "oui", a common idiom) do recur by chance (docs/safety.md lists
+    # them); a crisis line shared with training would inflate the reported recall.
+    examples, _ = safety_train.read_training()
+    training = {e.item.text.casefold() for e in examples}
+    lines = (CORPUS / "heldout_v3.tsv").read_text(encoding="utf-8").splitlines()
+    crisis = {i.text.casefold() for i in read_corpus(lines, "v3") if i.category != "none"}
+
+    assert len(crisis) > 250
+    assert not training & crisis
+
+
+def _setup(load: Callable[[], LearnedLine]) -> LearnedSetup:
+    return LearnedSetup(LazyLine(load), Thresholds(alert=0.8, review=0.5))
+
+
+def test_a_failing_learned_line_leaves_the_verdict_to_the_other_lines() -> None:
+    def broken() -> LearnedLine:
+        raise ImportError("no model")
+
+    acted, events = three_lines(_setup(broken), None, ScreenResult(False), "hi", "hi", "m1")
+
+    assert acted == ScreenResult(False)
+    assert events == []
+
+
+@pytest.mark.parametrize(
+    ("score", "crisis", "band"), [(0.9, True, "alert"), (0.6, False, "review")]
+)
+def test_only_an_alert_band_score_turns_a_silent_screen_into_a_crisis(
+    score: float, crisis: bool, band: str
+) -> None:
+    class Fixed:
+        version = "v9"
+
+        def score(self, text: str) -> LearnedVerdict:
+            return LearnedVerdict(score, "overdose", "pt", self.version)
+
+    acted, events = three_lines(_setup(Fixed), None, ScreenResult(False), "x", "x", "m1")
+
+    assert (acted.crisis, acted.rule if crisis else None) == (crisis, "learned" if crisis else None)
+    screened, scored = events
+    assert isinstance(screened, SafetyScreened) and not screened.crisis
+    assert isinstance(scored, SafetyScored)
+    assert (scored.band, scored.model_version, scored.category) == (band, "v9", "overdose")
