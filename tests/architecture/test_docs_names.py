@@ -124,6 +124,6 @@ def test_every_bot_source_file_named_in_the_docs_exists() -> None:
 
 
 def test_a_source_file_that_moved_is_caught() -> None:
-    assert missing_files([("x.md", 7, "see `bot/store/database.py`")]) == [
-        "x.md:7: bot/store/database.py"
+    assert missing_files([("x.md", 7, "see `bot/store/memory.py`")]) == [
+        "x.md:7: bot/store/memory.py"
     ]

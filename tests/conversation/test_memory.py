@@ -297,5 +297,5 @@ def test_the_participants_row_keeps_the_memory_and_a_row_without_one_is_left_alo
     for ev in stream.events[-5:]:
         legacy = participants.apply(legacy, ev)
     assert legacy["memory"] is None and memory.of(legacy) is None
-    other_format = {**row, "memory": {**row["memory"], "format": memory.FORMAT + 1}}
+    other_format = {**row, "memory": {**row["memory"], "v": memory.VERSION + 1}}
     assert memory.of(participants.apply(other_format, stream.events[-1])) is None

@@ -7,9 +7,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import update
+
 from bot.conversation import memory
-from bot.store.events import Event, new_id
+from bot.store import replay
+from bot.store.event_store import EventStore
+from bot.store.events import Event, new_id, participant_stream
 from bot.store.projections import participants
+from bot.store.schema import participants as participants_table
 from tests.conversation.test_memory import START, Stream
 from tests.factories import enrolled, received
 
@@ -99,3 +104,30 @@ def test_a_row_with_a_version_0_memory_reads_upcast_and_is_rewritten_by_its_next
 def test_a_memory_of_an_unknown_version_is_read_as_none() -> None:
     assert memory.upcast({**memory.empty(), "v": memory.VERSION + 1}) is None
     assert memory.upcast({**V0, "format": 2}) is None
+
+
+def test_replay_reads_a_stored_version_0_memory_as_its_upcast_and_finds_a_real_change(
+    store: EventStore,
+) -> None:
+    first = enrolled()
+    stream = participant_stream(first.participant_id)
+    store.append(stream, [first, received(), received()])
+    folded = memory.fold(store.load(stream))  # fields in their declared order, as stored
+
+    def store_memory(value: dict[str, Any]) -> None:
+        with store.transaction() as tx:
+            tx.conn.execute(
+                update(participants_table)
+                .where(participants_table.c.participant_id == first.participant_id)
+                .values(memory=value)
+            )
+
+    store_memory(_as_version_0(folded))
+    same = replay.check(store)
+    assert same.clean, [d.describe() for d in same.differences]  # stored by the old version
+
+    store_memory({**_as_version_0(folded), "visits": folded["visits"] + 1})
+    report = replay.check(store)
+    assert [(d.key, sorted(d.columns or {})) for d in report.differences] == [
+        (first.participant_id, ["memory"])
+    ]

@@ -24,6 +24,7 @@ from bot.conversation.memory.model import (
     Retrieval,
     Schedule,
     Timer,
+    current,
     empty,
     readable,
     upcast,
@@ -256,4 +257,6 @@ def fold(events: Iterable[Event]) -> MemoryDoc:
 
 
 # The participants row's `memory` column, as the store folds it (bot.store.projections.columns).
-COLUMN_FOLD = ColumnFold(column="memory", empty=empty, apply=apply, readable=readable)
+COLUMN_FOLD = ColumnFold(
+    column="memory", empty=empty, apply=apply, readable=readable, current=current
+)

@@ -133,6 +133,15 @@ def upcast(stored: Mapping[str, Any]) -> MemoryDoc | None:
     return None
 
 
+def current(stored: Any) -> Any:
+    """A stored memory as this version reads it (an older version upcast; anything else as
+    it is), for replay's comparison."""
+    if isinstance(stored, Mapping):
+        found = upcast(stored)
+        return stored if found is None else found
+    return stored
+
+
 def readable(stored: Any) -> bool:
     """Whether a stored memory is one this version reads (itself or upcast)."""
     return isinstance(stored, Mapping) and upcast(stored) is not None

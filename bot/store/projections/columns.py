@@ -21,17 +21,24 @@ def _present(value: Any) -> bool:
     return value is not None
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnFold:
     """How one JSON column is folded, pure: `empty()` at enrollment, then
     `apply(value, event)` for every event of the stream (a new value, never `value` changed).
     `readable(value)` says whether a stored value is one the owner can read as it is (a value
-    of an unknown version is not: the row must be rebuilt from its stream first)."""
+    of an unknown version is not: the row must be rebuilt from its stream first); `current(value)`
+    is a stored value as this version reads it (an older version upcast), so that replay does
+    not call a row that reads the same a difference."""
 
     column: str
     empty: Callable[[], Any]
     apply: Callable[[Any, Event], Any]
     readable: Callable[[Any], bool] = _present
+    current: Callable[[Any], Any] = _as_is
 
 
 class MissingColumnFold(RuntimeError):
