@@ -47,6 +47,7 @@ from bot.store.schema import events, leases, participants, takeovers, timers, wo
 from bot.store.services import Services
 from bot.store.stored_rows import row_to_event
 from bot.store.writes import select_row
+from bot.timers.kinds import records
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,8 @@ class Worker:
 
     def _decide(self, turn: Turn) -> list[EventData | NewEvent]:
         status = turn.participant["status"]
-        if status in INACTIVE:
+        timer = turn.timer  # a decision point records an inactive participant as unavailable
+        if status in INACTIVE and not (timer is not None and records(str(timer["kind"]), status)):
             return [WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]
