@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
+    analyze,
     chat,
     enroll,
     erase,

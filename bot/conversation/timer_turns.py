@@ -67,11 +67,17 @@ class FiredTimer:
 
 Handler = Callable[[FiredTimer], list[EventData]]
 HANDLERS: dict[str, Handler] = {}
+# Kinds whose handler runs whatever the participant's status (decision points record that a
+# withdrawn, paused or opted-out participant was unavailable); `register(..., always=True)`.
+ALWAYS: set[str] = set()
 
 
-def register(kind: str, handler: Handler) -> Handler:
-    """Make `handler` handle timers of `kind` (replacing the built-in one, if any)."""
+def register(kind: str, handler: Handler, *, always: bool = False) -> Handler:
+    """Make `handler` handle timers of `kind` (replacing the built-in one, if any); with
+    `always`, for participants who are not active too."""
     HANDLERS[kind] = handler
+    if always:
+        ALWAYS.add(kind)
     return handler
 
 
@@ -94,6 +100,12 @@ def handle_fired(
     if timer is None or timer.get("status") != "fired":
         return []
     fired = FiredTimer(participant, timer, stream_events, now, pending)
+    if str(timer["kind"]) in ALWAYS and participant.get("status") in (
+        "active",
+        "paused",
+        "withdrawn",
+    ):
+        return HANDLERS[str(timer["kind"])](fired)
     if participant.get("status") != "active":
         return [fired.skipped(str(participant.get("status")))]
     if participant.get("opted_out"):

@@ -19,6 +19,8 @@ from bot.conversation.module import Module
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
+from bot.core.localtime import parse_quiet_hours
+from bot.interventions.interpreter import decision_timers
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
@@ -76,6 +78,13 @@ def build_handler(
             settings.public_base_url,
         ),
     )
+    steps = modules.get("step")
+    if steps is not None and hasattr(steps, "intervention"):  # the step module loads them
+        decision_timers.register(
+            lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0],
+            decision_timers.draw_seed(settings.master_key),
+            parse_quiet_hours(settings.quiet_hours),
+        )
     flow = ConversationFlow(
         client,
         screen,

@@ -28,6 +28,7 @@ from bot.store.events import Event, EventData, NewEvent, new_id, participant_str
 from bot.store.ports import WorkQueue
 from bot.store.services import Services
 from bot.store.work_queue import StoreWorkQueue
+from bot.timers.kinds import records
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +184,8 @@ class Worker:
 
     def _decide(self, turn: Turn) -> list[EventData | NewEvent]:
         status = turn.participant["status"]
-        if status in INACTIVE:
+        timer = turn.timer  # a decision point records an inactive participant as unavailable
+        if status in INACTIVE and not (timer is not None and records(str(timer["kind"]), status)):
             return [WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]

@@ -40,7 +40,7 @@ from bot.store.timer_firing import (
     timers_locked,
 )
 from bot.timers import quiet_hours as quiet
-from bot.timers.kinds import KINDS, KindPolicy, policy_for
+from bot.timers.kinds import KINDS, RECORDING, KindPolicy, policy_for
 from bot.timers.one_shot import zone_of
 from bot.timers.schedules import next_occurrence
 
@@ -90,7 +90,8 @@ def decide(
     if participant is None:
         return _skip(timer_id, "no participant", key, late)
     status = participant.get("status")
-    if status != "active" or participant.get("opted_out"):
+    recording = policy_for(timer["kind"], policy.kinds).records_inactive and status in RECORDING
+    if (status != "active" or participant.get("opted_out")) and not recording:
         reason = str(status) if status != "active" else "opted_out"
         chain = [] if status in FINAL_STATUSES else _chain(timer, participant, now)
         return _skip(timer_id, reason, key, late, chain)

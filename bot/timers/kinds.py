@@ -17,7 +17,9 @@ class KindPolicy:
     `grace`: a timer found more than this late (the process was down) is skipped as "missed";
     None fires it however late. `quiet_hours`: a timer due inside quiet hours is deferred to
     their end, skipped, or fired anyway (for timers that send nothing). `cancelled_by_reply`:
-    an inbound message cancels a pending timer of this kind.
+    an inbound message cancels a pending timer of this kind. `records_inactive`: it fires
+    for a paused, opted-out or withdrawn participant too, and a pause, opt-out or withdrawal
+    leaves it pending (a decision point records that they were unavailable, and why).
     """
 
     kind: str
@@ -25,6 +27,7 @@ class KindPolicy:
     quiet_hours: QuietPolicy
     cancelled_by_reply: bool = False
     summary: str = ""
+    records_inactive: bool = False
 
 
 KINDS: dict[str, KindPolicy] = {
@@ -65,6 +68,20 @@ KINDS: dict[str, KindPolicy] = {
             summary="the end of a measurement's answer window (a reply that is not a valid "
             "answer leaves it open)",
         ),
+        KindPolicy(
+            "decision",
+            None,
+            "ignore",
+            summary="a micro-randomised decision point (it records quiet hours as unavailable)",
+            records_inactive=True,
+        ),
+        KindPolicy(
+            "decision_outcome",
+            None,
+            "ignore",
+            summary="the end of a decision point's outcome window (records the outcome)",
+            records_inactive=True,
+        ),
     )
 }
 # A kind registered later (by the conversation engine) without a policy of its own.
@@ -74,6 +91,14 @@ DEFAULT = KindPolicy("*", timedelta(hours=1), "defer", summary="any other kind")
 def policy_for(kind: str, policies: Mapping[str, KindPolicy] | None = None) -> KindPolicy:
     """The policy of `kind`, or the default one for kinds without a policy."""
     return (policies if policies is not None else KINDS).get(kind, DEFAULT)
+
+
+RECORDING = ("active", "paused", "withdrawn")  # statuses a `records_inactive` kind fires for
+
+
+def records(kind: str, status: object) -> bool:
+    """Whether a timer of `kind` fires (or stays pending) for a participant of `status`."""
+    return policy_for(kind).records_inactive and status in RECORDING
 
 
 def with_grace(grace: Mapping[str, float | None]) -> dict[str, KindPolicy]:

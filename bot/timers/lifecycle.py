@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import Event, EventData
+from bot.timers.kinds import records
 from bot.timers.schedules import rearm
 
 ENDING = {"completed", "withdrawn", "unenrolled", "erased"}
@@ -43,12 +44,17 @@ def on_status_change(
     participant's stream) lets a resume re-arm schedules that have no pending occurrence.
     """
     if change in ENDING:
-        return [TimerCancelled(timer_id=t["timer_id"], reason=change) for t in pending_timers]
+        return [
+            TimerCancelled(timer_id=t["timer_id"], reason=change)
+            for t in pending_timers
+            if not (change == "withdrawn" and records(str(t.get("kind")), change))
+        ]
     if change in SUSPENDING:
         return [
             TimerCancelled(timer_id=t["timer_id"], reason=change)
             for t in pending_timers
             if not (t.get("payload") or {}).get("schedule_id")
+            and not records(str(t.get("kind")), "paused")
         ]
     if change in RESUMING:
         # Judge the other half of "may receive messages": the row may predate this change.

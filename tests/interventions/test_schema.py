@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from bot.cli.main import cli
 from bot.interventions.language.format import KINDS
-from bot.interventions.language.loader import CONFIG, FOLDERS, PARTIALS, parse_file
+from bot.interventions.language.loader import CONFIG, DECISIONS, FOLDERS, PARTIALS, parse_file
 from bot.interventions.language.schema import schemas
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def validators(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Draft20201
         schema = json.loads(path.read_text())
         Draft202012Validator.check_schema(schema)
         found[path.name.removesuffix(".schema.json")] = Draft202012Validator(schema)
-    assert sorted(found) == sorted(["intervention", "form", *KINDS])
+    assert sorted(found) == sorted(["intervention", "form", "decision", *KINDS])
     return found
 
 
@@ -48,7 +48,7 @@ def _files(folder: Path) -> list[tuple[str, Path]]:
         relative = path.relative_to(folder)
         shelved = any(path.is_relative_to(shelf) for shelf in shelves)
         if relative.parts[0] != PARTIALS and path.name.lower() != "readme.md" and not shelved:
-            found.append((FOLDERS[relative.parts[0]], path))
+            found.append(({**FOLDERS, DECISIONS: "decision"}[relative.parts[0]], path))
     return found
 
 

@@ -27,7 +27,7 @@ ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements"
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
 PARTICIPANT_KEYS: tuple[str, ...]
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
-PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged")
+PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged", "minutes_since_prompt")
 NO_MESSAGES = "(no messages yet)"
 
 
@@ -98,7 +98,11 @@ def data(
             "minutes": progress.minutes(now),
             "visits": progress.visits.get(progress.step or "", 0),
         },
-        "participant": {**participant(row, now), "flagged": remembered(row, history).flagged},
+        "participant": {
+            **participant(row, now),
+            "flagged": remembered(row, history).flagged,
+            "minutes_since_prompt": minutes_since_prompt(history, now),
+        },
         "measurements": measured,
         "forms": forms_data(intervention, row),
     }
@@ -120,6 +124,25 @@ def participant(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "days_enrolled": days,
         "turns": int(counters.get("total_turns") or 0),  # every step, every visit
     }
+
+
+NEVER_PROMPTED = (
+    10**6
+)  # minutes: "long ago", for a participant never prompted (in the loaded events)
+
+
+def minutes_since_prompt(history: Sequence[Event], now: datetime) -> int:
+    """Whole minutes since the last prompt (a message of kind `prompt`: a decision point's
+    or a daily prompt's) queued for the participant among `history` (the events a turn
+    loads: the recent ones), NEVER_PROMPTED if none."""
+    times = [
+        ev.occurred_at
+        for ev in history
+        if isinstance(ev.data, MessageQueued)
+        and ev.data.to_participant
+        and ev.data.kind == "prompt"
+    ]
+    return int((now - max(times)).total_seconds() // 60) if times else NEVER_PROMPTED
 
 
 def flagged(history: Sequence[Event]) -> bool:

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.working import Working
-from bot.interventions.interpreter import context, extraction, judging, retrieval
+from bot.interventions.interpreter import context, decision_schedule, extraction, judging, retrieval
 from bot.interventions.interpreter.actions import Situation, Source, run_actions
 from bot.interventions.interpreter.answers import answer
 from bot.interventions.interpreter.completion import Asker, complete
@@ -146,6 +146,8 @@ class _Turn:
                 return self.result
             was = self.progress.step
             self.enter(Move(self.i.root, "root", values={"was": was} if was else {}), None)
+            history = self.working.history
+            self.emit(decision_schedule.first_timers(self.i, self.working.row, self.now, history))
             if inbound:
                 self.emit([TurnTaken(step=self.i.root, turn=self.progress.turns + 1)])
             return self.reply()

@@ -2,8 +2,9 @@
 front matter over a Jinja2 body), and shared partials. The only part that touches files.
 
 Layout: `intervention.yaml`; `steps/`, `judgements/`, `notes/`, `questions/` (the folder gives
-the kind; elsewhere a `kind:` key does); `partials/` for `{% include %}`. A file's slug is its
-name without `.md`. Problems are collected, with file and line, rather than raised one by one.
+the kind; elsewhere a `kind:` key does); `decisions/` (decision points, docs/decisions.md);
+`partials/` for `{% include %}`. A file's slug is its name without `.md`. Problems are
+collected, with file and line, rather than raised one by one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
+from bot.interventions.language.decisions_format import Decision
+from bot.interventions.language.decisions_read import decision_from
 from bot.interventions.language.format import KINDS, Configuration, Form, Strict
 from bot.interventions.language.intervention import Compiled, Intervention, Source
 from bot.interventions.language.libraries import (
@@ -33,6 +36,7 @@ from bot.interventions.language.templates import SlotError, TemplateSet
 CONFIG = "intervention.yaml"
 FOLDERS = {"steps": "step", "judgements": "judgement", "notes": "note", "questions": "question"}
 PARTIALS = "partials"
+DECISIONS = "decisions"
 FORMS = "forms"
 SHARED_PARTIALS = Path(__file__).resolve().parents[3] / "prompts" / "partials"
 STEP_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -117,6 +121,7 @@ class _Reader:
         self.found: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
         self.bodies: dict[str, str] = {}
         self.unreadable: set[str] = set()
+        self.decisions: dict[str, Decision] = {}
         self.digest = hashlib.sha256()
 
     def problem(self, source: Source | str, line: int | None, message: str) -> None:
@@ -140,7 +145,11 @@ class _Reader:
             relative = path.relative_to(self.folder)
             readme = path.name.lower() == "readme.md"
             shelved = any(path.resolve().is_relative_to(shelf) for shelf in shelves)
-            if path.is_file() and relative.parts[0] != PARTIALS and not readme and not shelved:
+            if not path.is_file() or relative.parts[0] == PARTIALS or readme or shelved:
+                continue
+            if relative.parts[0] == DECISIONS and len(relative.parts) > 1:
+                self.read_decision(path)
+            else:
                 self.read_primitive(path, relative)
         if config is None and not self.keep_going:
             return None
@@ -167,7 +176,17 @@ class _Reader:
             unreadable=self.unreadable,
             forms=forms,
             libraries=libraries,
+            decisions=self.decisions,
         )
+        for name, decision in self.decisions.items():
+            source = self.sources[f"decision:{name}"]
+            for n, option in enumerate(decision.options):
+                if option.send is not None:  # rendered when the option is drawn
+                    key, line = (
+                        f"decision:{name}:send:options.{n}",
+                        source.line("options", n, "send"),
+                    )
+                    self.compile(templates, compiled, key, option.send, source, line)
         for name, form in forms.items():
             if form.prompt is not None:
                 key, prefix = intervention.form_source(name)
@@ -344,6 +363,25 @@ class _Reader:
             self.found[kind][slug] = model
         else:
             self.unreadable.add(slug)
+
+    def read_decision(self, path: Path) -> None:
+        """A decision file (docs/decisions.md): its body is for the researchers, not read."""
+        file = str(path)
+        try:
+            text = self.text(path)
+            meta, source, _ = parse_file(text, file)
+        except _Unreadable as exc:
+            self.problem(file, exc.line, str(exc))
+            self.unreadable.add(path.stem)
+            return
+        source = replace(source, text=text)
+        self.sources[f"decision:{path.stem}"] = source
+        decision, problems = decision_from(file, meta, source)
+        self.problems += problems
+        if decision is not None:
+            self.decisions[path.stem] = decision
+        else:
+            self.unreadable.add(path.stem)
 
     def validated(self, model: type[Strict], meta: dict[str, Any], source: Source) -> Any:
         try:

@@ -64,6 +64,7 @@ PARTICIPANT_TYPES = {
     "days_enrolled": INTEGER,
     "turns": INTEGER,
     "flagged": YES_NO,
+    "minutes_since_prompt": INTEGER,
 }
 
 

@@ -24,6 +24,7 @@ PARTICIPANT = {
     "days_enrolled": 3,
     "turns": 1,
     "flagged": False,
+    "minutes_since_prompt": 180,
 }
 
 

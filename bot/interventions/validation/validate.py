@@ -23,6 +23,7 @@ from bot.interventions.language.templates import RenderError, error_location
 from bot.interventions.validation import references
 from bot.interventions.validation.samples import answer_sample, sample_context, sample_data
 from bot.interventions.validation.validate_config import config_problems, result_problems
+from bot.interventions.validation.validate_decisions import decisions_problems
 from bot.interventions.validation.validate_forms import form_problems
 from bot.interventions.validation.validate_libraries import library_problems
 
@@ -91,6 +92,7 @@ class _Checker:
             self.add(key, path, message)
         for key, path, message in library_problems(self.i):
             self.add(key, path, message)
+        self.problems += decisions_problems(self.i)
         self.titles()
         for slug in self.i.steps:
             self.step(slug)

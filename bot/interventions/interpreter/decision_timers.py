@@ -1,0 +1,92 @@
+"""The timer handlers of decision points (bot.conversation.timer_turns): a `decision` timer
+decides its point (bot.interventions.interpreter.decide), a `decision_outcome` timer records
+its outcome. The composition root registers them with the participant's intervention lookup
+and the draws' seed.
+
+The seed: HMAC-SHA256(TANDEM_MASTER_KEY, "tandem decision draws") when a master key is set,
+so nobody without the key can foresee a participant's draws; without a key (the sandbox,
+tests) a fixed public seed, so the draws follow from the participant's id alone. Either way
+`uniform_draw(seed, participant, decision, index)` recomputes every logged draw, and
+`decision.made` records the seed's fingerprint (never the seed) to say which seed it was."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from bot.conversation import timer_turns
+from bot.conversation.timer_turns import FiredTimer, Handler
+from bot.core.localtime import QuietHours
+from bot.interventions.interpreter.decide import Point, Seed, decide
+from bot.interventions.interpreter.decision_outcomes import outcome_of
+from bot.interventions.interpreter.decision_schedule import DECISION, OUTCOME
+from bot.interventions.language.intervention import Intervention
+from bot.store.events import EventData
+
+UNKEYED = b"tandem decision draws: no master key"
+Lookup = Callable[[Mapping[str, Any]], Intervention | None]
+
+
+def draw_seed(master_key: str | None) -> Seed:
+    """The seed of every participant's draws (see the module's docstring)."""
+    key = UNKEYED
+    if master_key:
+        key = hmac.new(master_key.encode(), b"tandem decision draws", hashlib.sha256).digest()
+    return Seed(key, "sha256:" + hashlib.sha256(key).hexdigest()[:16])
+
+
+def decision_handler(lookup: Lookup, seed: Seed, quiet: QuietHours | None = None) -> Handler:
+    """Decide the point a `decision` timer is for."""
+
+    def handle(fired: FiredTimer) -> list[EventData]:
+        intervention = lookup(fired.participant)
+        name = str(fired.payload.get("decision"))
+        if intervention is None or name not in intervention.decisions:
+            return [fired.skipped("stale: no such decision")]
+        point = Point(
+            decision=name,
+            index=int(fired.payload["index"]),
+            scheduled_for=fired.timer["due_at"],
+            anchor=datetime.fromisoformat(str(fired.payload["anchor"])),
+        )
+        here = intervention.quiet_hours() or quiet
+        history = list(fired.events)
+        return decide(intervention, point, fired.participant, history, fired.now, seed, here)
+
+    return handle
+
+
+def outcome_handler(lookup: Lookup) -> Handler:
+    """Record the outcome of the point a `decision_outcome` timer closes."""
+
+    def handle(fired: FiredTimer) -> list[EventData]:
+        intervention = lookup(fired.participant)
+        name = str(fired.payload.get("decision"))
+        if intervention is None or name not in intervention.decisions:
+            return [fired.skipped("stale: no such decision")]
+        outcome = intervention.decisions[name].outcome
+        made_at = datetime.fromisoformat(str(fired.payload["made_at"]))
+        index = int(fired.payload["index"])
+        closes = fired.timer["due_at"]
+        found = outcome_of(outcome, name, index, made_at, closes, list(fired.events))
+        if outcome.ask is not None and found.status == "missing":
+            # The turn's events hold messages only: an answer is known from the memory (a
+            # `measurement.recorded` since this timer was set) and the row (its value).
+            memory = fired.memory
+            since = memory.scheduled_version(fired.timer_id)
+            if "measurement.recorded" in memory.verdicts_after(outcome.ask, since):
+                counters = fired.participant.get("step_counters") or {}
+                value = (counters.get("measurements") or {}).get(outcome.ask)
+                found = found.model_copy(update={"status": "observed", "value": value})
+        return [found]
+
+    return handle
+
+
+def register(lookup: Lookup, seed: Seed, quiet: QuietHours | None = None) -> None:
+    """Make the conversation's timer turns handle decision points."""
+    timer_turns.register(DECISION, decision_handler(lookup, seed, quiet), always=True)
+    timer_turns.register(OUTCOME, outcome_handler(lookup), always=True)
