@@ -36,5 +36,5 @@ def test_the_scheduler_is_given_the_quiet_hours_interventions_declare(
     services.close()
 
     quiet = given["intervention_quiet_hours"]
-    assert sorted(quiet) == ["cbt-reframe", "fit-motivation"]
+    assert sorted(quiet) == ["cbt-reframe", "fit-motivation", "walk-mrt"]
     assert isinstance(quiet["fit-motivation"], QuietHours)

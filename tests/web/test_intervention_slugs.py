@@ -8,7 +8,10 @@ from flask.testing import FlaskClient
 from bot.store.event_store import EventStore
 from tests.web.researcher import AUTH, BASE, enroll, event_types
 
-KNOWN = "known: cbt-reframe, demo, fit-motivation, habit-coach, health-intake, ot-mentor"
+KNOWN = (
+    "known: cbt-reframe, demo, fit-motivation, habit-coach, health-intake, ot-mentor, "
+    "walk-control, walk-mrt"
+)
 
 
 def test_enrolling_in_an_unknown_intervention_is_a_400_naming_the_known_ones(
