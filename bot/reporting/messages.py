@@ -159,9 +159,9 @@ def message_lines(
         if row.stream_id != stream:
             stream, pid = row.stream_id, quoted(participant_of(row.stream_id) or "")
         if row.event_type == RECEIVED:
-            rows.append(_inbound_line(row, data, pid, tz_cell, tz))
+            rows.append(_inbound_line(row, data, pid, tz_cell, tz, tz_name))
         elif data["to_participant"]:
-            rows.append(_outbound_line(row, data, outbox_rows, reported, pid, tz_cell, tz))
+            rows.append(_outbound_line(row, data, outbox_rows, reported, pid, tz_cell, tz, tz_name))
     return rows
 
 
@@ -189,7 +189,9 @@ def _message_rows(
     return reported, lines
 
 
-def _inbound_line(row: Any, data: dict[str, Any], pid: str, tz_cell: str, tz: Any) -> str:
+def _inbound_line(
+    row: Any, data: dict[str, Any], pid: str, tz_cell: str, tz: Any, tz_name: str
+) -> str:
     """`_inbound`'s record's row (`message_lines`). Its channel and keyword are of the
     model's literals, which need no quotes."""
     at = row.occurred_at
@@ -200,7 +202,7 @@ def _inbound_line(row: Any, data: dict[str, Any], pid: str, tz_cell: str, tz: An
     cells.append(quoted(to_json([m["url"] for m in media])) if media else "[]")
     cells += ["received", "", "", "" if segments is None else str(segments), sid, tz_cell]
     if body[:1] in FORMULA_START or sid[:1] in FORMULA_START:  # to defuse: as csv_line does
-        return csv_line(map(_inbound(row, data, tz_cell, tz).get, MESSAGE_COLUMNS))
+        return csv_line(map(_inbound(row, data, tz_name, tz).get, MESSAGE_COLUMNS))
     there = iso(at.astimezone(tz))
     cells += [at_text, there, there[:19], "", "", "", at_text]  # [:19]: `naive`
     return ",".join(cells) + "\r\n"
@@ -214,6 +216,7 @@ def _outbound_line(
     pid: str,
     tz_cell: str,
     tz: Any,
+    tz_name: str,
 ) -> str:
     """`_outbound`'s record's row (`message_lines`); the outbox row's values as `csv_line`
     writes them, in two runs of cells (`csv_cells`: one search for quotes each, not one for
@@ -229,7 +232,7 @@ def _outbound_line(
     cells += ["" if body is None else quoted(body), "[]"]
     cells.append(csv_cells((*delivery, get("provider_sid"))))
     if (body or "")[:1] in FORMULA_START or outbox_id[:1] in FORMULA_START:  # to defuse
-        record = _outbound(row, data, outbox_rows, reported, tz_cell, tz)
+        record = _outbound(row, data, outbox_rows, reported, tz_name, tz)
         return csv_line(map(record.get, MESSAGE_COLUMNS))
     there = iso(at.astimezone(tz))
     cells += [tz_cell, iso(at), there, there[:19]]  # [:19]: `naive`
