@@ -91,11 +91,8 @@ def wcls(
     reference_prob: float | None = None,
 ) -> Estimate:
     """The additive excursion effect of a 0/1 `treatment` on a continuous `outcome`."""
-    arms = {treatment: (treatment, rand_prob)}
-    tilde = {} if reference_prob is None else {treatment: reference_prob}
-    found = excursion_effects("wcls", frame, outcome, arms, availability, id, moderators,
-                              control_vars, tilde)  # fmt: skip
-    return found[treatment]
+    return _one("wcls", frame, outcome, treatment, rand_prob, availability, id, moderators,
+                control_vars, reference_prob)  # fmt: skip
 
 
 def emee(
@@ -110,9 +107,26 @@ def emee(
     reference_prob: float | None = None,
 ) -> Estimate:
     """The excursion effect (log relative risk) of a 0/1 `treatment` on a 0/1 `outcome`."""
+    return _one("emee", frame, outcome, treatment, rand_prob, availability, id, moderators,
+                control_vars, reference_prob)  # fmt: skip
+
+
+def _one(
+    method: Method,
+    frame: pd.DataFrame,
+    outcome: str,
+    treatment: str,
+    rand_prob: str | float,
+    availability: str,
+    id: str,
+    moderators: Sequence[str],
+    control_vars: Sequence[str],
+    reference_prob: float | None,
+) -> Estimate:
+    """`wcls`/`emee`: one 0/1 treatment, as `excursion_effects` estimates it."""
     arms = {treatment: (treatment, rand_prob)}
     tilde = {} if reference_prob is None else {treatment: reference_prob}
-    found = excursion_effects("emee", frame, outcome, arms, availability, id, moderators,
+    found = excursion_effects(method, frame, outcome, arms, availability, id, moderators,
                               control_vars, tilde)  # fmt: skip
     return found[treatment]
 

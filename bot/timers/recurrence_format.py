@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.core.author_errors import worded
 from bot.core.localtime import QuietHours, parse_local_time
 
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -283,16 +284,8 @@ def recurrence_problems(data: Any) -> tuple[Recurrence | None, list[tuple[KeyPat
     except ValidationError as exc:
         problems: list[tuple[KeyPath, str]] = []
         for error in exc.errors(include_url=False, include_input=False):
-            loc = tuple(error["loc"])
-            where = ".".join(str(part) for part in loc)
-            message = error["msg"].removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = f"unknown key `{where}`"
-            elif error["type"] == "missing":
-                message = f"`{where}` is required"
-            elif where:
-                message = f"`{where}`: {message}"
-            else:
+            loc, message = worded(error)
+            if not loc:
                 loc = _key_of(message)
             problems.append((loc, message))
         return None, problems

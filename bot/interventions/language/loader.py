@@ -20,6 +20,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
+from bot.core.author_errors import worded
 from bot.interventions.language.decisions_format import Decision
 from bot.interventions.language.decisions_read import decision_from
 from bot.interventions.language.format import KINDS, Configuration, Form, Strict
@@ -388,15 +389,7 @@ class _Reader:
             return model.model_validate(meta)
         except ValidationError as exc:
             for error in exc.errors(include_url=False, include_input=False):
-                loc = tuple(error["loc"])
-                where = ".".join(str(part) for part in loc)
-                message = error["msg"].removeprefix("Value error, ")
-                if error["type"] == "extra_forbidden":
-                    message = f"unknown key `{where}`"
-                elif error["type"] == "missing":
-                    message = f"`{where}` is required"
-                elif where:
-                    message = f"`{where}`: {message}"
+                loc, message = worded(error)
                 self.problem(source, source.line(*loc), message)
             return None
 
