@@ -179,6 +179,62 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         [("steps/goodbye.md", "Goodbye!", "Goodbye, {{ profile.gaol }}!")],
         "steps/goodbye.md:4: template: no variable 'profile.gaol'; did you mean 'profile.goal'?",
     ),
+    # --- ranges: a threshold no declared value can pass, or every one passes (issue 63)
+    "threshold-above-the-declared-maximum": (
+        [RISK, _interrupt("judgements.risk.severity >= 30")],
+        "steps/risk-check.md:4: condition `judgements.risk.severity >= 30`: "
+        "`judgements.risk.severity >= 30` can never be true: `judgements.risk.severity` is "
+        "0 to 3",
+    ),
+    "threshold-every-value-passes": (
+        [RISK, _interrupt("judgements.risk.severity >= 0")],
+        "steps/risk-check.md:4: condition `judgements.risk.severity >= 0`: "
+        "`judgements.risk.severity >= 0` is always true: `judgements.risk.severity` is 0 to 3 "
+        "(whenever `judgements.risk.severity` has a value; to ask whether it has one, write "
+        "`judgements.risk.severity != none`)",
+    ),
+    "scale-answer-past-the-top-of-its-scale": (
+        [_welcome("measurements.mood > 10")],
+        "steps/welcome.md:11: condition `measurements.mood > 10`: `measurements.mood > 10` can "
+        "never be true: `measurements.mood` is 1 to 10",
+    ),
+    "safety-rule-whose-parts-exclude-each-other": (
+        [
+            RISK,
+            (
+                "judgements/risk.md",
+                '- when: judgements.risk.level == "high"',
+                "- when: judgements.risk.severity > 2 and judgements.risk.severity < 2",
+            ),
+        ],
+        "judgements/risk.md:10: condition `judgements.risk.severity > 2 and "
+        "judgements.risk.severity < 2`: `judgements.risk.severity > 2 and "
+        "judgements.risk.severity < 2` can never be true",
+    ),
+    "options-all-excluded": (
+        [_welcome('judgements.ready.answer not in ["yes", "no", "unsure"]')],
+        'steps/welcome.md:11: condition `judgements.ready.answer not in ["yes", "no", '
+        '"unsure"]`: `judgements.ready.answer not in ["yes", "no", "unsure"]` can never be true',
+    ),
+    # --- judgements a condition reads but the step (or every turn) does not run
+    "crisis-interrupt-on-a-judgement-never-run": (
+        [("steps/risk-check.md", "judgements: [risk]", "judgements: []")],
+        "steps/risk-check.md:4: the interrupt reads `judgements.risk`, but 'risk' is not run "
+        "every turn nor by any step: the interrupt never fires",
+    ),
+    "crisis-interrupt-on-a-judgement-one-step-runs": (
+        [
+            ("steps/risk-check.md", "judgements: [risk]", "judgements: []"),
+            ("steps/explore.md", "judgements: [engaged]", "judgements: [engaged, risk]"),
+        ],
+        "steps/risk-check.md:4: the interrupt reads `judgements.risk`, but 'risk' is not run "
+        "every turn: this crisis interrupt misses the turn that matters",
+    ),
+    "transition-on-a-judgement-the-step-does-not-run": (
+        [_welcome('judgements.engaged.response == "yes"')],
+        "steps/welcome.md:11: warning: transition to 'explore' reads `judgements.engaged`, but "
+        "step 'welcome' does not run judgement 'engaged'",
+    ),
     # --- the mistakes that were caught already
     "unknown-result-field": (
         [("steps/explore.md", WHEN_CONFUSED, 'when: judgements.engaged.respnse == "confused"')],

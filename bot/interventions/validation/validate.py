@@ -21,6 +21,7 @@ from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.language.problems import Problem
 from bot.interventions.language.templates import RenderError, error_location
 from bot.interventions.validation import references
+from bot.interventions.validation.judgement_runs import Level, judgement_run_problems
 from bot.interventions.validation.samples import answer_sample, sample_context, sample_data
 from bot.interventions.validation.validate_config import config_problems, result_problems
 from bot.interventions.validation.validate_decisions import decisions_problems
@@ -76,10 +77,12 @@ class _Checker:
         self.i, self.tools, self.modules = intervention, tools, modules
         self.problems: list[Problem] = []
 
-    def add(self, key: str, path: Iterable[Any] | None, message: str) -> None:
+    def add(
+        self, key: str, path: Iterable[Any] | None, message: str, level: Level = "error"
+    ) -> None:
         source = self.i.sources[key]
         line = source.line(*path) if path is not None else None
-        self.problems.append(Problem(source.file, line, message))
+        self.problems.append(Problem(source.file, line, message, level))
 
     def run(self) -> None:
         path: tuple[Any, ...] | None
@@ -93,6 +96,8 @@ class _Checker:
         for key, path, message in library_problems(self.i):
             self.add(key, path, message)
         self.problems += decisions_problems(self.i)
+        for key, path, message, level in judgement_run_problems(self.i):
+            self.add(key, path, message, level)
         self.titles()
         for slug in self.i.steps:
             self.step(slug)
