@@ -30,6 +30,10 @@ def _welcome(condition: str) -> tuple[str, str, str]:
     return ("steps/welcome.md", WHEN_YES, f"when: {condition}")
 
 
+def _goodbye(test: str) -> tuple[str, str, str]:
+    return ("steps/goodbye.md", "Goodbye!", f"Goodbye {test}!")
+
+
 CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
     # --- types: the mistakes that used to validate and then evaluate to false
     "yes-no-compared-with-text": (
@@ -215,6 +219,41 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         [_welcome('judgements.ready.answer not in ["yes", "no", "unsure"]')],
         'steps/welcome.md:11: condition `judgements.ready.answer not in ["yes", "no", '
         '"unsure"]`: `judgements.ready.answer not in ["yes", "no", "unsure"]` can never be true',
+    ),
+    # --- templates: their tests are checked like conditions (issue 63)
+    "template-compares-a-choice-with-a-value-not-among-its-options": (
+        [_goodbye("{% if judgements.ready.answer == 'yess' %}friend{% endif %}")],
+        "steps/goodbye.md:4: template: condition `judgements.ready.answer == 'yess'`: 'yess' is "
+        "not an option of `judgements.ready.answer`",
+    ),
+    "template-compares-a-choice-with-its-option-number": (
+        [_goodbye("{% if judgements.ready.answer == 1 %}friend{% endif %}")],
+        "steps/goodbye.md:4: template: condition `judgements.ready.answer == 1`: "
+        "`judgements.ready.answer` holds the option's text, not its number: write the option "
+        "itself, 'yes'",
+    ),
+    "choice-compared-with-its-option-number": (
+        [_welcome("judgements.ready.answer == 2")],
+        "steps/welcome.md:11: condition `judgements.ready.answer == 2`: "
+        "`judgements.ready.answer` holds the option's text, not its number: write the option "
+        "itself, 'no'",
+    ),
+    "template-threshold-past-the-top-of-the-scale": (
+        [_goodbye("{% if measurements.mood > 10 %}great{% endif %}")],
+        "steps/goodbye.md:4: template: condition `measurements.mood > 10`: `measurements.mood "
+        "> 10` can never be true: `measurements.mood` is 1 to 10",
+    ),
+    "template-in-a-prompt-compares-a-number-with-text": (
+        [
+            (
+                "steps/explore.md",
+                "{% if notes.SUMMARY %}",
+                '{% if notes.SUMMARY and measurements.mood == "5" %}',
+            )
+        ],
+        "steps/explore.md:20: template: condition `notes.SUMMARY and measurements.mood == '5'`: "
+        "'==' compares values of one type, but `measurements.mood` is an integer (or none) and "
+        "`'5'` is text",
     ),
     # --- judgements a condition reads but the step (or every turn) does not run
     "crisis-interrupt-on-a-judgement-never-run": (

@@ -16,7 +16,7 @@ from bot.interventions.language.expressions import compile_condition
 from bot.interventions.language.typecheck import condition_type_problems
 from bot.interventions.language.types import Type
 from bot.interventions.validation.catalogue import Catalogue
-from tests.interventions.variants import variant
+from tests.interventions.variants import problems, variant
 
 TYPES = {
     "a.total": Type("integer", optional=True, bounds=(0, 27)),
@@ -120,3 +120,36 @@ def test_an_error_next_to_the_warning_still_fails(tmp_path: Path) -> None:
 
     assert result.exit_code == 1
     assert [str(p.message)[:13] for p in Catalogue(tmp_path).problems("good")] == ["no step 'good"]
+
+
+def test_a_numeric_test_on_a_declared_integer_profile_field_validates(tmp_path: Path) -> None:
+    variant(
+        tmp_path,
+        "intervention.yaml",
+        replace=("profile:\n", "profile:\n  phq_total: {type: int, min: 0, max: 27}\n"),
+    )
+    folder = variant(
+        tmp_path,
+        "steps/goodbye.md",
+        replace=("Goodbye!", "Goodbye{% if profile.phq_total >= 20 %}, take care{% endif %}!"),
+    )
+
+    assert problems(folder) == []
+
+
+def test_the_same_test_past_the_declared_maximum_is_refused(tmp_path: Path) -> None:
+    variant(
+        tmp_path,
+        "intervention.yaml",
+        replace=("profile:\n", "profile:\n  phq_total: {type: int, min: 0, max: 27}\n"),
+    )
+    folder = variant(
+        tmp_path,
+        "steps/goodbye.md",
+        replace=("Goodbye!", "Goodbye{% if profile.phq_total >= 30 %}, take care{% endif %}!"),
+    )
+
+    assert problems(folder) == [
+        "steps/goodbye.md:4: template: condition `profile.phq_total >= 30`: "
+        "`profile.phq_total >= 30` can never be true: `profile.phq_total` is 0 to 27"
+    ]

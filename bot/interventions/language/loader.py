@@ -433,7 +433,7 @@ class _Reader:
         except jinja2.TemplateSyntaxError as exc:
             self.problem(source, _at(first_line, exc.lineno), f"template syntax: {exc.message}")
             return
-        compiled[key] = Compiled(template, tuple(templates.slots[start:]), first_line)
+        compiled[key] = Compiled(template, tuple(templates.slots[start:]), first_line, text)
 
 
 def _at(first_line: int | None, line: int | None) -> int | None:

@@ -30,6 +30,15 @@ def condition_type_problems(condition: Condition, types: Mapping[str, Type]) -> 
     return checker.problems or checker.constant
 
 
+def truthy_condition_problems(source: str, types: Mapping[str, Type]) -> list[str]:
+    """What is wrong in a template's test (`{% if ... %}`, written as a condition): the same
+    checks as a condition, except that any value may be tested for truth (text is true when
+    it is not empty), as Jinja does."""
+    checker = _Types(source, types, truthy=True)
+    checker.infer(ast.parse(source, mode="eval").body)
+    return checker.problems or checker.constant
+
+
 def expression_type(expression: Condition, types: Mapping[str, Type]) -> tuple[Type, list[str]]:
     """The type of an expression (a `set:` value) and what is wrong in it."""
     checker = _Types(expression.source, types)
@@ -71,8 +80,9 @@ def assignable(value: Type, target: Type) -> str | None:
 
 
 class _Types:
-    def __init__(self, source: str, types: Mapping[str, Type]) -> None:
+    def __init__(self, source: str, types: Mapping[str, Type], truthy: bool = False) -> None:
         self.source, self.types, self.problems = source, types, list[str]()
+        self.truthy = truthy  # a template's test: any value may be tested for truth
         self.truths: dict[int, Truth] = {}  # what each yes/no part can be (bot...ranges)
         self.seen: dict[str, Type] = {}  # each name read, with its type
         self.constant: list[str] = []  # the parts that are always or never true
@@ -148,7 +158,7 @@ class _Types:
     def yes_no(self, word: str, operands: list[ast.expr]) -> Type:
         for operand in operands:
             found = self.infer(operand)
-            if found.kind not in ("yes/no", "any"):
+            if found.kind not in ("yes/no", "any") and not self.truthy:
                 self.say(
                     f"'{word}' works on yes/no values, but `{self.text(operand)}` is {found}"
                     " (compare it with something first)"
@@ -237,6 +247,14 @@ class _Types:
             if one.kind == "choice" and isinstance(other.literal, str) and other.kind == "text":
                 if other.literal not in one.options:
                     self.say(f"{other.literal!r} is not an option of `{self.text(node)}`: {both}")
+                return
+            if one.kind == "choice" and other.kind == "integer" and other.literal is not None:
+                number = other.literal
+                meant = one.options[number - 1] if 0 < number <= len(one.options) else None
+                hint = f": write the option itself, {meant!r}" if meant else ""
+                self.say(
+                    f"`{self.text(node)}` holds the option's text, not its number{hint} ({both})"
+                )
                 return
         if lt.kind == rt.kind == "choice" and not set(lt.options) & set(rt.options):
             self.say(f"'{symbol}' compares choices that share no option: {both}")
