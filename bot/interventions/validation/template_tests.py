@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
+from typing import cast
 
 import jinja2
 from jinja2 import nodes
@@ -38,9 +39,10 @@ def template_test_problems(
     except jinja2.TemplateSyntaxError:
         return
     for node in tree.find_all((nodes.If, nodes.CondExpr)):
-        written = ast.unparse(_python(node.test))
+        test = cast(nodes.If | nodes.CondExpr, node).test
+        written = ast.unparse(_python(test))
         for problem in truthy_condition_problems(written, types):
-            yield node.test.lineno, f"template: condition `{written}`: {problem}"
+            yield test.lineno, f"template: condition `{written}`: {problem}"
 
 
 def _python(node: nodes.Node) -> ast.expr:
