@@ -255,6 +255,28 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         "'==' compares values of one type, but `measurements.mood` is an integer (or none) and "
         "`'5'` is text",
     ),
+    # --- authoring pitfalls: what YAML and the validation library say, in the author's words
+    "unquoted-yes-and-no-options": (
+        [("questions/mood.md", "answer: scale", "answer: options\noptions: [yes, no]")],
+        "questions/mood.md:5: `yes`, `no` unquoted are read as true or false (YAML 1.1); "
+        "quote them: 'yes', 'no'",
+    ),
+    "unquoted-yes-option-key": (
+        [("judgements/ready.md", '"yes": they want', "yes: they want")],
+        "judgements/ready.md:7: the key `yes` unquoted is read as true or false (YAML 1.1); "
+        "quote it: 'yes'",
+    ),
+    "comma-inside-a-description-in-braces": (
+        [("judgements/engaged.md", "One sentence on why.", "One sentence, on why.")],
+        "judgements/engaged.md:5: in `{...}` a comma separates `key: value` pairs, so `on why.` "
+        "was read as a key of its own; quote the text that holds a comma: `description: 'One "
+        "sentence, on why.'`",
+    ),
+    "option-key-that-is-a-number": (
+        [("judgements/ready.md", "unsure: they have", "3: they have")],
+        "judgements/ready.md:9: `result.answer.options`: the key `3` should be text (quote it: "
+        "'3')",
+    ),
     # --- judgements a condition reads but the step (or every turn) does not run
     "crisis-interrupt-on-a-judgement-never-run": (
         [("steps/risk-check.md", "judgements: [risk]", "judgements: []")],
