@@ -34,6 +34,8 @@ def answer_sample(question: Question) -> Any:
         return question.options[0]
     if question.answer == "scale":
         return question.min
+    if question.answer == "yesno":
+        return True
     return "example answer"
 
 
