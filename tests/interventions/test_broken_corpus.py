@@ -337,7 +337,7 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
     ),
     "unknown-question-kind-key": (
         [("questions/mood.md", "answer: scale", "answer: slider")],
-        "questions/mood.md:4: `answer`: Input should be 'text', 'options' or 'scale'",
+        "questions/mood.md:4: `answer`: Input should be 'text', 'options', 'scale' or 'yesno'",
     ),
 }
 
