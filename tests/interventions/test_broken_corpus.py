@@ -272,6 +272,11 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         "was read as a key of its own; quote the text that holds a comma: `description: 'One "
         "sentence, on why.'`",
     ),
+    "comma-missing-between-pairs-in-braces": (
+        [("judgements/engaged.md", "{type: text, description", "{type: text description")],
+        "judgements/engaged.md:5: a comma is missing before `description:` in `{...}` (write "
+        "`key: value, description: ...`)",
+    ),
     "option-key-that-is-a-number": (
         [("judgements/ready.md", "unsure: they have", "3: they have")],
         "judgements/ready.md:9: `result.answer.options`: the key `3` should be text (quote it: "

@@ -33,7 +33,7 @@ from bot.interventions.language.libraries import (
 )
 from bot.interventions.language.problems import InterventionError, Problem
 from bot.interventions.language.templates import SlotError, TemplateSet
-from bot.interventions.language.yaml_slips import repair
+from bot.interventions.language.yaml_slips import repair, syntax_problem
 
 CONFIG = "intervention.yaml"
 FOLDERS = {"steps": "step", "judgements": "judgement", "notes": "note", "questions": "question"}
@@ -93,9 +93,10 @@ def parse_yaml(
         meta = yaml.SafeLoader("").construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
         line = first + mark.line if mark else first
-        raise _Unreadable(line, f"invalid YAML: {problem}") from None
+        if isinstance(exc, yaml.MarkedYAMLError):
+            raise _Unreadable(line, syntax_problem(exc, text)) from None
+        raise _Unreadable(line, f"invalid YAML: {exc}") from None
     if meta is None:
         return {}, {}
     if not isinstance(meta, dict):

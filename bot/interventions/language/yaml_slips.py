@@ -5,6 +5,8 @@ value in `{...}` (`{description: short, clear}` reads `clear` as a key with no v
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -93,3 +95,23 @@ def _plain(node: yaml.Node) -> bool:
 
 def _unquoted_bool(node: yaml.Node) -> bool:
     return isinstance(node, yaml.ScalarNode) and node.tag == BOOL_TAG and node.style is None
+
+
+_WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
+
+
+def syntax_problem(exc: yaml.MarkedYAMLError, text: str) -> str:
+    """YAML that cannot be read, said in the author's words where the mistake is a common one
+    (a comma missing between `key: value` pairs in braces, or a ';' written for it)."""
+    problem = exc.problem or str(exc)
+    mark = exc.problem_mark
+    if mark is None or "expected ',' or '}', but got ':'" not in problem:
+        return f"invalid YAML: {problem}"
+    lines = text.splitlines()
+    before = lines[mark.line][: mark.column] if mark.line < len(lines) else ""
+    word = _WORD_BEFORE.search(before)
+    key = word[1] if word else "the key"
+    written = before[before.rfind("{") + 1 :]
+    if ";" in written:
+        return f"in `{{...}}` pairs are separated by commas, not ';': write `, {key}:`"
+    return f"a comma is missing before `{key}:` in `{{...}}` (write `key: value, {key}: ...`)"
