@@ -15,7 +15,7 @@ import io
 import logging
 from typing import Any
 
-from flask import current_app, g, redirect, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 
 from bot.console import enrollment_rules, study_forms
 from bot.console.blueprint import console, services
@@ -183,8 +183,4 @@ def _studies() -> StudyCatalogue:
 
 
 def _catalogue() -> Catalogue:
-    """The interventions this app enrolls in: the API's catalogue, or the console's folder."""
-    found = current_app.extensions.get("tandem.interventions")
-    if isinstance(found, Catalogue):
-        return found
-    return Catalogue(current_app.extensions["tandem_console"]["interventions"])
+    return study_forms.interventions()

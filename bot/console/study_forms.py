@@ -68,6 +68,14 @@ def given_baseline(study: Study | None, form: Mapping[str, str]) -> dict[str, st
     return given
 
 
+def interventions() -> Catalogue:
+    """The interventions this app enrolls in: the API's catalogue, or the console's folder."""
+    found = current_app.extensions.get("tandem.interventions")
+    if isinstance(found, Catalogue):
+        return found
+    return Catalogue(current_app.extensions["tandem_console"]["interventions"])
+
+
 def studies(interventions: Catalogue) -> StudyCatalogue:
     """The studies of this app: the API's catalogue, or those under studies/."""
     found = current_app.extensions.get("tandem.studies")
