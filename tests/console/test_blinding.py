@@ -156,3 +156,23 @@ def test_tandem_study_unblind_prints_the_arm_and_records_it(
     assert "participant.unblinded" not in [
         e.event_type for e in store.load(participant_stream(open_pid))
     ]
+
+
+def test_the_study_overview_counts_each_arm_per_stratum_and_the_balance(
+    app: Flask, store: EventStore
+) -> None:
+    arms = [enrolled(app, PILOT, f"+1415555{n:04d}")[1] for n in range(2700, 2706)]
+    enrolled(app, BLIND, "+14155552710")
+    researcher, admin = staff(app, "researcher"), staff(app, "admin")
+
+    shown = page(researcher, "/console/study")
+    pilot = shown.split('id="study-walk-pilot"')[1].split("</section>")[0]
+    blind = shown.split('id="study-walk-blind"')[1].split("</section>")[0]
+
+    coach, control = arms.count("coach"), arms.count("control")
+    assert "<th>coach</th><th>control</th>" in pilot
+    assert f"<td>activity_level=low</td><td>{coach}</td><td>{control}</td><td>6</td>" in pilot
+    assert f"<td>{float(abs(coach - control))}</td>" in pilot
+    assert "<th>coach</th>" not in blind and "not shown to your role" in blind
+    admin_view = page(admin, "/console/study").split('id="study-walk-blind"')[1]
+    assert "<th>X" in admin_view.split("</section>")[0]
