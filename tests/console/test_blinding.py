@@ -176,3 +176,21 @@ def test_the_study_overview_counts_each_arm_per_stratum_and_the_balance(
     assert "<th>coach</th>" not in blind and "not shown to your role" in blind
     admin_view = page(admin, "/console/study").split('id="study-walk-blind"')[1]
     assert "<th>X" in admin_view.split("</section>")[0]
+
+
+def test_a_researcher_cannot_download_the_files_naming_arms_while_a_study_is_blinded(
+    app: Flask,
+) -> None:
+    enrolled(app, BLIND)
+    researcher, admin = staff(app, "researcher"), staff(app, "admin")
+
+    refused = [
+        get(researcher, f"/console/export/{n}.csv").status_code
+        for n in ("participants", "allocations", "events")
+    ]
+    allowed = get(researcher, "/console/export/messages.csv")
+    by_admin = get(admin, "/console/export/participants.csv")
+
+    assert refused == [403, 403, 403]
+    assert allowed.status_code == 200
+    assert by_admin.status_code == 200 and BLIND in by_admin.get_data(as_text=True)
