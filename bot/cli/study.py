@@ -1,5 +1,6 @@
-"""`tandem study check SLUG` and `tandem study allocations SLUG --reveal`: the audit of a
-study's concealed allocations, and the list itself for an admin (the reveal recorded)."""
+"""`tandem study check SLUG`, `tandem study allocations SLUG --reveal` and `tandem study
+unblind SLUG PARTICIPANT`: the audit of a study's concealed allocations, the list itself for an
+admin (the reveal recorded), and one participant's arm for an admin (recorded)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import getpass
 
 import click
 
+from bot.cli.participant_ref import resolve
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.runtime.bootstrap import build_store
 from bot.runtime.routing import intervention_catalogue
+from bot.services import unblinding
+from bot.services.refusal import Refused
 from bot.services.study_audit import check_study, reveal_allocations
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.studies.format import Study
@@ -18,7 +22,7 @@ from bot.studies.seed import seed_fingerprint, study_seed
 
 @cli.group(name="study")
 def study_group() -> None:
-    """Studies (studies/<slug>/study.yaml): audit their allocations."""
+    """Studies (studies/<slug>/study.yaml): audit their allocations, unblind a participant."""
 
 
 def _study(slug: str) -> Study:
@@ -81,3 +85,37 @@ def allocations(slug: str, reveal: bool, reason: str) -> None:
             f"\tplace {row['position'] if row['position'] is not None else '-'}"
         )
     click.echo(f"study {slug}: {len(found)} allocation(s) revealed (recorded)")
+
+
+@study_group.command()
+@click.argument("slug")
+@click.argument("participant")
+@click.option("--reason", required=True, help="Why (e.g. for their safety); kept with the event.")
+@database_errors
+def unblind(slug: str, participant: str, reason: str) -> None:
+    """Show the arm of PARTICIPANT (their id or phone) in blinded study SLUG. Admins only:
+    the unblinding is recorded (participant.unblinded) with who ran it and why; refused for a
+    participant not in SLUG or a study that is not blinded."""
+    settings = settings_from_env()
+    catalogue = StudyCatalogue(STUDIES, intervention_catalogue())
+    try:
+        catalogue.study(slug)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    store = build_store(settings)
+    try:
+        participant_id = resolve(store, settings, participant, "PARTICIPANT")
+        try:
+            arm = unblinding.unblind(
+                store,
+                participant_id,
+                reason=reason,
+                by=f"cli:{getpass.getuser()}",
+                studies=catalogue,
+                study=slug,
+            )
+        except Refused as exc:
+            raise click.ClickException(str(exc)) from None
+    finally:
+        store.engine.dispose()
+    click.echo(f"participant {participant_id} of study {slug}: arm {arm} (unblinding recorded)")

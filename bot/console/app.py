@@ -17,6 +17,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     participant_erase,
     participant_list,
     participant_page,
+    participant_unblind,
     participant_withdraw,
     sign_in,
     study_page,

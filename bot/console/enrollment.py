@@ -2,7 +2,9 @@
 
 Each row, the form's and every CSV line's, is checked by `bot.services.enrollment.check`, the
 rule set of the API and `tandem enroll`; the dry run shows what that check decided and the
-confirmed run records exactly those enrollments.
+confirmed run records exactly those enrollments. In a study the form shows the study's
+baseline fields (bot.console.study_forms) and a CSV has a column for each; the arm is drawn
+only when an enrollment is recorded, so neither the form nor the dry run can show the next one.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ import io
 import logging
 from typing import Any
 
-from flask import current_app, redirect, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 
-from bot.console import enrollment_rules
+from bot.console import enrollment_rules, study_forms
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services import enrollment
+from bot.services.blinding import shown_arm
+from bot.services.enrollment import Checked, Enrolled
 from bot.services.refusal import Refused
-from bot.store.event_types import ParticipantEnrolled
+from bot.studies.catalogue import StudyCatalogue
 
 log = logging.getLogger(__name__)
 MAX_CSV_BYTES = 1_000_000
@@ -31,24 +35,33 @@ MAX_ROWS = 5000
 @console.route("/enroll", methods=["GET", "POST"])
 @requires("enroll")
 def enroll() -> Any:
+    catalogue = _studies()
+    source = request.args if request.method == "GET" else request.form
+    slug = source.get("study", services().settings.study or "").strip()
+    study = catalogue.study(slug) if slug in study_forms.usable(catalogue) else None
+    page: dict[str, Any] = {"studies": study_forms.usable(catalogue), "study": slug}
+    page["inputs"] = study_forms.inputs(study) if study else []
     if request.method == "GET":
-        return render_template("console/enroll.html", given={}, errors={})
+        return render_template("console/enroll.html", given={"study": slug}, errors={}, **page)
     given = {name: request.form.get(name, "") for name in enrollment_rules.FIELDS}
+    baseline = study_forms.given_baseline(study, request.form)
+    given |= {study_forms.PREFIX + name: value for name, value in baseline.items()}
     try:
-        enrolled = enrollment.enroll(
+        done = enrollment.enroll(
             services().store,
             services().settings,
             _catalogue(),
-            enrollment_rules.asked(given),
+            enrollment_rules.asked(given, baseline),
             source="console",
             actor=actor(),
+            studies=catalogue,
         )
     except Refused as exc:
         errors = enrollment_rules.in_console_words(exc.problems)
         code = 409 if exc.kind == "conflict" else 400
-        return render_template("console/enroll.html", given=given, errors=errors), code
-    log.info("console: participant %s enrolled", enrolled.participant_id)
-    return redirect(url_for("console.participant", participant_id=enrolled.participant_id))
+        return render_template("console/enroll.html", given=given, errors=errors, **page), code
+    log.info("console: participant %s enrolled", done.participant_id)
+    return redirect(url_for("console.participant", participant_id=done.participant_id))
 
 
 @console.route("/enroll/csv", methods=["GET", "POST"])
@@ -60,7 +73,7 @@ def enroll_csv() -> Any:
     if problem:
         return render_template("console/enroll_csv.html", rows=None, problem=problem), 400
     rows, problem = _check_rows(content)
-    good = [r["enrolled"] for r in rows if r["enrolled"] is not None]
+    good = [r["checked"] for r in rows if r["checked"] is not None]
     fingerprint = _fingerprint(good)
     if request.form.get("confirm") != "yes" or problem:
         code = 400 if problem else 200
@@ -83,11 +96,27 @@ def enroll_csv() -> Any:
             good=len(good),
         ), 409
     try:
-        enrollment.record(services().store, good, actor=actor())
+        done = enrollment.record(services().store, good, actor=actor())
     except Refused as exc:
         return render_template("console/enroll_csv.html", rows=None, problem=exc.message), 409
-    log.info("console: %d participants enrolled from a CSV", len(good))
-    return render_template("console/enroll_csv.html", rows=None, problem=None, done=len(good))
+    log.info("console: %d participants enrolled from a CSV", len(done))
+    return render_template(
+        "console/enroll_csv.html", rows=None, problem=None, done=len(done), who=_who(done)
+    )
+
+
+def _who(done: list[Enrolled]) -> list[dict[str, Any]]:
+    """Who was enrolled, each with their arm as this staff member's role may see it."""
+    settings, catalogue = services().settings, _studies()
+    made = []
+    for one in done:
+        study = one.allocation.study if one.allocation else None
+        arm = one.allocation.arm if one.allocation else None
+        role = g.staff["role"]
+        shown = shown_arm(role, study, arm, catalogue, settings.master_key)
+        made.append({"id": one.participant_id, "phone": one.enrolled.phone, "study": study})
+        made[-1]["arm"] = shown
+    return made
 
 
 def _content() -> tuple[str, str | None]:
@@ -106,41 +135,52 @@ def _content() -> tuple[str, str | None]:
 def _check_rows(content: str) -> tuple[list[dict[str, Any]], str | None]:
     reader = csv.DictReader(io.StringIO(content))
     columns = [c.strip().lower() for c in reader.fieldnames or []]
-    unknown = [c for c in columns if c not in enrollment_rules.FIELDS]
+    catalogue = _studies()
+    baseline = {
+        name for slug in study_forms.usable(catalogue) for name in catalogue.study(slug).baseline
+    }
+    unknown = [c for c in columns if c not in enrollment_rules.FIELDS and c not in baseline]
     if "phone" not in columns:
         return [], "The first line must name the columns and include phone."
     if unknown:
         known = ", ".join(enrollment_rules.FIELDS)
-        return [], f"Unknown column(s) {', '.join(unknown)}; the columns are {known}."
-    check = enrollment.checker(services().store, services().settings, _catalogue(), "console")
+        also = (
+            f"; and a study's baseline fields ({', '.join(sorted(baseline))})" if baseline else ""
+        )
+        return [], f"Unknown column(s) {', '.join(unknown)}; the columns are {known}{also}."
+    check = enrollment.checker(
+        services().store, services().settings, _catalogue(), "console", catalogue
+    )
     rows: list[dict[str, Any]] = []
     for number, record in enumerate(reader, start=2):
         if len(rows) >= MAX_ROWS:
             return rows, f"More than {MAX_ROWS} rows; split the file."
         given = {(k or "").strip().lower(): (v or "") for k, v in record.items() if k}
-        enrolled: ParticipantEnrolled | None = None
+        checked: Checked | None = None
         errors: dict[str, str] = {}
         try:
-            enrolled = check(enrollment_rules.asked(given))
+            checked = check(enrollment_rules.asked(given))
         except Refused as exc:
             errors = enrollment_rules.in_console_words(exc.problems)
-        rows.append({"line": number, "given": given, "enrolled": enrolled, "errors": errors})
+        rows.append({"line": number, "given": given, "checked": checked, "errors": errors})
     if not rows:
         return rows, "The file has no rows under its header."
     return rows, None
 
 
-def _fingerprint(good: list[ParticipantEnrolled]) -> str:
+def _fingerprint(good: list[Checked]) -> str:
     """What the dry run promised to write: the phones and their other fields."""
     digest = hashlib.sha256()
-    for e in good:
-        digest.update(f"{e.phone}|{e.channel}|{e.timezone}|{e.intervention}|{e.name}\n".encode())
+    for c in good:
+        e = c.enrolled
+        digest.update(f"{e.phone}|{e.channel}|{e.timezone}|{e.intervention}|{e.name}|".encode())
+        digest.update(f"{c.study}|{sorted(c.baseline.items())}\n".encode())
     return digest.hexdigest()
 
 
+def _studies() -> StudyCatalogue:
+    return study_forms.studies(_catalogue())
+
+
 def _catalogue() -> Catalogue:
-    """The interventions this app enrolls in: the API's catalogue, or the console's folder."""
-    found = current_app.extensions.get("tandem.interventions")
-    if isinstance(found, Catalogue):
-        return found
-    return Catalogue(current_app.extensions["tandem_console"]["interventions"])
+    return study_forms.interventions()

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from bot.services.enrollment import Enrollment
 
-FIELDS = ("phone", "name", "channel", "timezone", "intervention")
+FIELDS = ("phone", "name", "channel", "timezone", "intervention", "study")
 # The service words a refusal for every entry point; the console's form and dry-run table
 # lead two of them with their own words (the rest of the message is the service's).
 CONSOLE_LEADS = {
@@ -19,14 +19,20 @@ CONSOLE_LEADS = {
 }
 
 
-def asked(given: Mapping[str, str]) -> Enrollment:
-    """The enrollment a form or CSV row asks for (blank fields: not given)."""
+def asked(given: Mapping[str, str], baseline: Mapping[str, str] | None = None) -> Enrollment:
+    """The enrollment a form or CSV row asks for (blank fields: not given); `baseline` holds
+    the study's baseline values as text (a CSV row: every column that is not a field)."""
+    if baseline is None:
+        baseline = {k: v for k, v in given.items() if k not in FIELDS}
     return Enrollment(
         phone=given.get("phone") or "",
         name=given.get("name") or None,
         channel=given.get("channel") or None,
         timezone=given.get("timezone") or None,
         intervention=given.get("intervention") or None,
+        study=given.get("study") or None,
+        baseline=dict(baseline),
+        baseline_text=True,
     )
 
 

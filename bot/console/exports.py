@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import Response, current_app, render_template, request
 
+from bot.console import arm_view, study_forms
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.reporting.export import FILES
@@ -17,6 +18,8 @@ from bot.services import export
 from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
+# The files whose rows name a participant's arm (participant.allocated's data in events).
+ARM_FILES = ("participants", "allocations", "events")
 TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 CODEBOOK = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
 
@@ -35,6 +38,12 @@ def export_page() -> Any:
 def export_file(name: str, fmt: str) -> Any:
     if name == "codebook" and fmt in CODEBOOK:
         return codebook_file(fmt)
+    if name in ARM_FILES and _blinded_here():
+        return refused(
+            403,
+            f"{name}.{fmt} names each participant's arm, and a study here is blinded for your "
+            "role: an admin exports it (or `tandem export`).",
+        )
     try:
         # The stream runs after the request has ended: the actor is read now.
         body = export.file_stream(
@@ -59,3 +68,14 @@ def codebook_file(fmt: str) -> Any:
     response = Response(text, content_type=CODEBOOK[fmt])
     response.headers["Content-Disposition"] = f'attachment; filename="codebook.{fmt}"'
     return response
+
+
+def _blinded_here() -> bool:
+    """Whether any study of this console hides its arms from this staff member's role (an
+    admin, who may unblind, exports them)."""
+    if arm_view.role() == "admin":
+        return False
+    studies = arm_view.catalogue()
+    return any(
+        arm_view.blinded_for(arm_view.role(), s, studies) for s in study_forms.usable(studies)
+    )

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from flask import current_app, g, render_template, request
 
 from bot.channel import withdrawal
-from bot.console import form_panel, intervention_graph, roles
+from bot.console import arm_view, form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
 from bot.reporting.transcript import LINE_TYPES, TranscriptLine, read_page, zone
@@ -57,6 +57,7 @@ def show(
         return refused(400, "before must be an event number")
     root = current_app.extensions["tandem_console"]["interventions"]
     drawn = intervention_graph.draw(root, row["intervention"])
+    study = arm_view.view(row)
     reads = page_reads(
         services().store,
         participant_id,
@@ -65,25 +66,32 @@ def show(
         before=int(before) if before else None,
         limit=TIMELINE_EVENTS,
     )
+    timeline = reads.timeline
+    if study["hidden"]:  # nothing on the page may name the arm
+        timeline = arm_view.masked_timeline(timeline, study["arm"])
+        row = {**row, "intervention": arm_view.HIDDEN}
     return render_template(
         "console/participant.html",
         p=row,
+        study=study,
         lines=last_lines(participant_id),
         tz=zone(row["timezone"]),
-        timeline=reads.timeline,
+        timeline=timeline,
         families=FAMILIES,
         family=family,
         timers=reads.timers,
         alerts=participant_alerts,
-        graph=intervention_graph.highlighted(drawn, row["current_step"]),
-        graph_problems=drawn.problems,
+        graph=None
+        if study["hidden"]
+        else intervention_graph.highlighted(drawn, row["current_step"]),
+        graph_problems=[] if study["hidden"] else drawn.problems,
         per_page=TIMELINE_EVENTS,
         takeover=services().store.projection_row("takeovers", participant_id),
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
         problem_at=at,
         ended=reads.ended,
-        forms=form_panel.panels(drawn.intervention, row),
+        forms=[] if study["hidden"] else form_panel.panels(drawn.intervention, row),
         requesters=withdrawal.REQUESTERS,
     ), code
 

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-# admin: everything, users, erasing; researcher: participants, exports, takeover, withdrawing;
+# admin: everything, users, erasing, unblinding one participant of a blinded study;
+# researcher: participants, exports, takeover, withdrawing;
 # supervisor: alerts
 # and the transcripts of participants with an alert (checked per participant by the page).
 PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset(
-        {"participants", "enroll", "export", "takeover", "withdraw", "erase", "alerts", "users"}
+        {
+            "participants",
+            "enroll",
+            "export",
+            "takeover",
+            "withdraw",
+            "erase",
+            "alerts",
+            "users",
+            "unblind",
+        }
     ),
     "researcher": frozenset({"participants", "enroll", "export", "takeover", "withdraw", "alerts"}),
     "supervisor": frozenset({"alerts"}),

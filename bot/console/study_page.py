@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import render_template
 
-from bot.console import charts, study_numbers
+from bot.console import charts, study_arms, study_numbers
 from bot.console.blueprint import console, services
 from bot.console.guard import requires
 
@@ -20,6 +20,7 @@ def study() -> Any:
     return render_template(
         "console/study.html",
         n=numbers,
+        allocations=study_arms.overview(),
         window_days=study_numbers.ACTIVE_WINDOW.days,
         status_chart=charts.bars(numbers.by_status),
         intervention_chart=charts.bars(numbers.by_intervention),

@@ -140,6 +140,9 @@ class Settings(BaseModel):
     # Where embedding vectors are cached, one file per model and text (bot.conversation.embeddings).
     embeddings_cache_dir: str = Field(".tandem/embeddings", alias="EMBEDDINGS_CACHE_DIR")
     intervention: str = Field("demo", alias="INTERVENTION")
+    # The study (studies/<slug>/) an enrollment joins when it names no study and no
+    # intervention (docs/studies.md); empty: none.
+    study: str | None = Field(None, alias="STUDY")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="LOG_LEVEL")
     # Twilio webhooks: what a message from an unknown number does, and the reply to HELP.
     unknown_sender_policy: Literal["ignore", "reply", "enroll"] = Field(
@@ -243,7 +246,7 @@ class Settings(BaseModel):
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("whatsapp_template_sid", mode="before")
+    @field_validator("whatsapp_template_sid", "study", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -25,6 +25,7 @@ from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByInterv
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
 from bot.store.services import Services
+from bot.studies.catalogue import StudyCatalogue
 from modules import MODULES
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,19 @@ def check_interventions(settings: Settings, catalogue: Catalogue) -> None:
             "fix each problem below and check with `tandem interventions validate`"
         )
         raise ConfigError([first, *(str(problem) for problem in problems)])
+
+
+def check_study(settings: Settings, studies: StudyCatalogue) -> None:
+    """ConfigError if `STUDY` names a study that does not exist or validate, or cannot be
+    allocated in (no TANDEM_MASTER_KEY): a process does not start with one."""
+    if settings.study is None:
+        return
+    problems = [str(p) for p in studies.problems(settings.study)]
+    if not problems and not settings.master_key:
+        problems = ["allocation needs a secret: set TANDEM_MASTER_KEY"]
+    if problems:
+        first = f"STUDY={settings.study!r} cannot be enrolled in"
+        raise ConfigError([first, *problems])
 
 
 def build_handler(

@@ -5,24 +5,34 @@ The phone is canonicalised to E.164; the timezone is the one given, else the num
 zone when it has exactly one (+44 -> Europe/London), else DEFAULT_TIMEZONE; the intervention
 must exist and validate (the catalogue); a phone already enrolled is refused. A CSV's dry run
 checks each row with the same `check` the act uses, so what it promises is what is written.
+
+In a study (the one named, else STUDY when neither a study nor an intervention is named) the
+baseline values are checked against the study's fields, and the arm is drawn only when the
+enrollment is recorded, in the same transaction (bot.services.allocation): a dry run, a check
+or a refusal never reveals the next arm. The arm's intervention is the one the participant runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.config import Settings
 from bot.core.localtime import validate_timezone
 from bot.core.phone_zone import choose_timezone
 from bot.interventions.validation.catalogue import Catalogue
+from bot.services.allocation import allocated
 from bot.services.refusal import Refused
+from bot.services.study_joining import joined
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
 from bot.store.event_types import ParticipantEnrolled
-from bot.store.events import NewEvent, new_id, participant_stream
+from bot.store.event_types.studies import ParticipantAllocated
+from bot.store.events import EventData, NewEvent, new_id, participant_stream
 from bot.store.queries import enrolled_with_phone
+from bot.studies.catalogue import StudyCatalogue
+from bot.studies.format import Study
 
 Source = Literal["api", "auto", "cli", "console"]
 CHANNELS = ("sms", "whatsapp")
@@ -44,6 +54,41 @@ class Enrollment:
     ethnicity: str | None = None
     background: str | None = None
     debug: bool = False
+    study: str | None = None
+    baseline: Mapping[str, Any] | None = None
+    # True: the baseline values are text (a form, a CSV row, the command line), read by each
+    # field's type; False: typed already (JSON).
+    baseline_text: bool = False
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An enrollment that passed every rule. In a study, `enrolled.intervention` is replaced
+    by the drawn arm's when it is recorded."""
+
+    enrolled: ParticipantEnrolled
+    study: str | None = None
+    design: Study | None = None
+    seed: bytes = b""
+    baseline: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def participant_id(self) -> str:
+        return self.enrolled.participant_id
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """What was recorded: the enrollment and, in a study, the allocation (whose arm is not
+    for everyone's eyes when the study is `blinded`)."""
+
+    enrolled: ParticipantEnrolled
+    allocation: ParticipantAllocated | None = None
+    blinded: bool = False
+
+    @property
+    def participant_id(self) -> str:
+        return self.enrolled.participant_id
 
 
 def check(
@@ -52,11 +97,13 @@ def check(
     catalogue: Catalogue,
     taken: Callable[[str], bool],
     source: Source,
-) -> ParticipantEnrolled:
+    studies: StudyCatalogue | None = None,
+) -> Checked:
     """The enrollment `asked` describes, or `Refused` naming the problem of every field that
-    is wrong (`problems`, in the order phone, channel, timezone, intervention, name, then a
-    phone already enrolled; `field`/`message` are the first). `taken(phone)` says whether an
-    E.164 number is enrolled already."""
+    is wrong (`problems`, in the order phone, channel, timezone, intervention, study, each
+    `baseline.<field>`, name, then a phone already enrolled; `field`/`message` are the
+    first). `taken(phone)` says whether an E.164 number is enrolled already; `studies` are
+    the studies an enrollment may join (None: none)."""
     problems: dict[str, str] = {}
     phone = _phone(asked.phone, settings, problems)
     channel = (asked.channel or "sms").strip().lower()
@@ -68,10 +115,18 @@ def check(
             validate_timezone(given_zone)
         except ValueError as exc:
             problems["timezone"] = str(exc)
-    intervention = (asked.intervention or "").strip() or settings.intervention
-    refusal = catalogue.refusal(intervention)
+    named = (asked.intervention or "").strip() or None
+    slug = (asked.study or "").strip() or (None if named else settings.study)
+    intervention = named or settings.intervention
+    refusal = catalogue.refusal(intervention) if slug is None else None
     if refusal is not None:
         problems["intervention"] = refusal
+    if slug is not None and named is not None:
+        problems["intervention"] = (
+            f"in study {slug!r} the arm drawn decides the intervention: leave intervention out"
+        )
+    given = dict(asked.baseline or {})
+    design, seed, baseline = joined(given, asked.baseline_text, slug, settings, studies, problems)
     name = _blank_is_none(asked.name)
     if name is not None and len(name) > NAME_LIMIT:
         problems["name"] = f"a name is at most {NAME_LIMIT} characters"
@@ -83,7 +138,7 @@ def check(
             "conflict" if message == ALREADY_ENROLLED else "invalid"
         )
         raise Refused(message, field, kind, problems)
-    return enrolled_event(
+    enrolled = enrolled_event(
         Enrollment(
             phone=phone,
             channel=channel,
@@ -98,6 +153,7 @@ def check(
         settings,
         source,
     )
+    return Checked(enrolled, slug, design, seed, baseline)
 
 
 def enrolled_event(checked: Enrollment, settings: Settings, source: Source) -> ParticipantEnrolled:
@@ -133,30 +189,47 @@ def enroll(
     *,
     source: Source,
     actor: str,
-) -> ParticipantEnrolled:
-    """Check and record one enrollment (`participant.enrolled`, `actor` in its meta); the
-    worker sends the first message shortly after."""
-    enrolled = check(asked, settings, catalogue, lambda p: phone_taken(store, p), source)
-    record(store, [enrolled], actor=actor, meta_message=ALREADY_ENROLLED)
-    return enrolled
+    studies: StudyCatalogue | None = None,
+) -> Enrolled:
+    """Check and record one enrollment (`participant.enrolled`, `actor` in its meta, and in a
+    study `participant.allocated`); the worker sends the first message shortly after."""
+    taken = lambda p: phone_taken(store, p)  # noqa: E731
+    checked = check(asked, settings, catalogue, taken, source, studies)
+    (done,) = record(store, [checked], actor=actor, meta_message=ALREADY_ENROLLED)
+    return done
 
 
 def record(
     store: EventStore,
-    enrolled: Sequence[ParticipantEnrolled],
+    checked: Sequence[Checked | ParticipantEnrolled],
     *,
     actor: str,
     meta_message: str = ENROLLED_MEANWHILE,
-) -> None:
-    """Record checked enrollments, all in one transaction: a phone enrolled by someone else
-    since the check refuses them all (`Refused`, a conflict saying `meta_message`)."""
+) -> list[Enrolled]:
+    """Record checked enrollments, all in one transaction, each study enrollment with its
+    allocation drawn there: a phone enrolled by someone else since the check refuses them all
+    (`Refused`, a conflict saying `meta_message`)."""
     meta = {"actor": actor}
+    done: list[Enrolled] = []
     try:
         with store.transaction() as tx:
-            for e in enrolled:
-                tx.append(participant_stream(e.participant_id), [NewEvent(e, meta=meta)], 0)
+            for one in checked:
+                one = one if isinstance(one, Checked) else Checked(one)
+                events: list[EventData] = [one.enrolled]
+                made = Enrolled(one.enrolled)
+                if one.study is not None and one.design is not None:
+                    pid = one.participant_id
+                    drawn = allocated(tx, one.study, one.design, one.seed, pid, one.baseline)
+                    runs = one.design.arms[drawn.arm].intervention
+                    enrolled = one.enrolled.model_copy(update={"intervention": runs})
+                    events = [enrolled, drawn]
+                    made = Enrolled(enrolled, drawn, one.design.blinded)
+                stream = participant_stream(one.participant_id)
+                tx.append(stream, [NewEvent(e, meta=meta) for e in events], 0)
+                done.append(made)
     except (ConstraintViolation, ConcurrencyError):
         raise Refused(meta_message, "phone", "conflict") from None
+    return done
 
 
 def phone_taken(store: EventStore, phone: str) -> bool:
@@ -166,17 +239,20 @@ def phone_taken(store: EventStore, phone: str) -> bool:
 
 
 def checker(
-    store: EventStore, settings: Settings, catalogue: Catalogue, source: Source
-) -> Callable[[Enrollment], ParticipantEnrolled]:
+    store: EventStore,
+    settings: Settings,
+    catalogue: Catalogue,
+    source: Source,
+    studies: StudyCatalogue | None = None,
+) -> Callable[[Enrollment], Checked]:
     """`check` for the rows of one file: a phone earlier in the file counts as taken."""
     seen: set[str] = set()
 
-    def check_row(asked: Enrollment) -> ParticipantEnrolled:
-        enrolled = check(
-            asked, settings, catalogue, lambda p: p in seen or phone_taken(store, p), source
-        )
-        seen.add(enrolled.phone)
-        return enrolled
+    def check_row(asked: Enrollment) -> Checked:
+        taken = lambda p: p in seen or phone_taken(store, p)  # noqa: E731
+        checked = check(asked, settings, catalogue, taken, source, studies)
+        seen.add(checked.enrolled.phone)
+        return checked
 
     return check_row
 

@@ -27,6 +27,7 @@ class StudyCatalogue:
     root: Path
     interventions: Catalogue
     _read: dict[str, tuple[Study | None, list[Problem]]] = field(default_factory=dict)
+    _blinded: dict[str, bool] = field(default_factory=dict)
 
     def slugs(self) -> list[str]:
         """Every folder under the root that holds a study.yaml."""
@@ -68,6 +69,13 @@ class StudyCatalogue:
         study, _ = self._of(slug)
         assert study is not None
         return study
+
+    def blinded(self, slug: str) -> bool:
+        """Whether staff are kept from `slug`'s arms; a study that cannot be used counts as
+        blinded (too little shown rather than too much)."""
+        if slug not in self._blinded:
+            self._blinded[slug] = self.refusal(slug) is not None or self.study(slug).blinded
+        return self._blinded[slug]
 
     def refusal(self, slug: str) -> str | None:
         """A one-line reason to refuse `slug` (None: it can be used)."""

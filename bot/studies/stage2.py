@@ -14,7 +14,7 @@ from bot.interventions.language.types import ANY, Type, of_spec
 from bot.studies.format import ArmValue, Study
 
 STUDY_ROOTS = ("baseline", "arm")
-CONDITION_ROOTS = (*STUDY_ROOTS, *ROOTS)
+CONDITION_ROOTS = (*STUDY_ROOTS, *(root for root in ROOTS if root not in STUDY_ROOTS))
 
 
 def field_type(spec: FieldSpec) -> Type:

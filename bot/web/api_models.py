@@ -56,6 +56,17 @@ class EnrollRequest(_Body):
     intervention: str | None = Field(
         None, pattern=SLUG, description="Intervention slug; default INTERVENTION."
     )
+    study: str | None = Field(
+        None,
+        pattern=SLUG,
+        description="Study slug (studies/<slug>/); the arm drawn decides the intervention. "
+        "Default STUDY when neither study nor intervention is given.",
+    )
+    baseline: dict[str, Any] | None = Field(
+        None,
+        description="The study's baseline fields, typed as declared (choice codes as text, "
+        "int and number as numbers, bool as true/false).",
+    )
 
     _blank = field_validator("name", "gender", "ethnicity", "background", mode="before")(
         _blank_is_none
@@ -193,7 +204,13 @@ class ParticipantOut(BaseModel):
     status: Status
     opted_out: bool = Field(description="The participant texted STOP (and not START since).")
     timezone: str
-    intervention: str
+    intervention: str | None = Field(
+        description="The intervention they run (null: a blinded study's, not shown)."
+    )
+    study: str | None = Field(None, description="The study they were allocated in.")
+    arm: str | None = Field(
+        None, description="Their arm (null: in no study, or a blinded study's, not shown)."
+    )
     conversation_state: str
     current_step: str | None
     name: str | None

@@ -9,8 +9,9 @@ from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.bootstrap import build_services
-from bot.runtime.routing import check_interventions, intervention_catalogue
+from bot.runtime.routing import check_interventions, check_study, intervention_catalogue
 from bot.store.services import Services
+from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.web import (
     alerts_api,
     auth,
@@ -27,15 +28,22 @@ from bot.web import (
 from bot.web.api_models import ErrorResponse, validation_error_response
 
 
-def create_app(services: Services | None = None, catalogue: Catalogue | None = None) -> OpenAPI:
+def create_app(
+    services: Services | None = None,
+    catalogue: Catalogue | None = None,
+    studies: StudyCatalogue | None = None,
+) -> OpenAPI:
     """Build the web app; without `services`, wire them from the environment. `catalogue` is
-    the interventions participants may be enrolled in (default: those under interventions/);
-    ConfigError if any of them, or `INTERVENTION`, does not validate."""
+    the interventions participants may be enrolled in (default: those under interventions/),
+    `studies` the studies (default: those under studies/); ConfigError if any intervention,
+    `INTERVENTION` or `STUDY` does not validate."""
     if services is None:
         services = build_services(load_settings())
     check_supervisor_route(services.settings)
     catalogue = catalogue or intervention_catalogue()
     check_interventions(services.settings, catalogue)
+    studies = studies or StudyCatalogue(STUDIES, catalogue)
+    check_study(services.settings, studies)
     app = OpenAPI(
         __name__,
         info=Info(
@@ -54,6 +62,7 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
     )
     app.extensions["tandem"] = services
     app.extensions["tandem.interventions"] = catalogue
+    app.extensions["tandem.studies"] = studies
     health.register(app)
     home.register(app)
     alerts_api.register(app)

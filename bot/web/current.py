@@ -6,6 +6,7 @@ from flask import current_app
 
 from bot.interventions.validation.catalogue import Catalogue
 from bot.store.services import Services
+from bot.studies.catalogue import StudyCatalogue
 
 
 def services() -> Services:
@@ -16,3 +17,8 @@ def services() -> Services:
 def interventions() -> Catalogue:
     """The interventions participants of this app may be enrolled in."""
     return current_app.extensions["tandem.interventions"]
+
+
+def studies() -> StudyCatalogue:
+    """The studies participants of this app may be enrolled in (studies/)."""
+    return current_app.extensions["tandem.studies"]

@@ -17,6 +17,7 @@ from flask_openapi3.types import ResponseDict
 from pydantic import BaseModel
 
 from bot.core.storable import unstorable_paths
+from bot.services.blinding import API_ROLE, shown_row
 from bot.store.services import Services
 from bot.web import auth
 from bot.web.api_models import (
@@ -26,7 +27,7 @@ from bot.web.api_models import (
     ParticipantResponse,
     error_response,
 )
-from bot.web.current import services
+from bot.web.current import services, studies
 
 TAG = Tag(name="participants", description="Enroll participants and read their conversations")
 MAX_BODY = 64 * 1024
@@ -45,11 +46,20 @@ api = APIBlueprint(
 class Refused(Exception):
     """A request that cannot be carried out; becomes the error envelope with `code`."""
 
-    def __init__(self, code: int, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        field: str | None = None,
+        others: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = f"{field}: {message}" if field else message
         self.errors = [FieldError(field=field, message=message)] if field else None
+        if field and others:  # every wrong field, the first one first
+            more = [FieldError(field=f, message=m) for f, m in others.items() if f != field]
+            self.errors = [*(self.errors or []), *more]
 
 
 def register(app: OpenAPI) -> None:
@@ -107,8 +117,14 @@ def ok(model: BaseModel, code: int = 200) -> tuple[Response, int]:
 def participant_response(
     row: dict[str, Any], message: str | None = None, code: int = 200
 ) -> tuple[Response, int]:
-    out = ParticipantResponse(status="ok", message=message, result=ParticipantOut.from_row(row))
+    out = ParticipantResponse(status="ok", message=message, result=participant_out(row))
     return ok(out, code)
+
+
+def participant_out(row: dict[str, Any]) -> ParticipantOut:
+    """A participants row as the API shows it: the arm of a blinded study left out."""
+    settings = current_services().settings
+    return ParticipantOut.from_row(shown_row(row, API_ROLE, studies(), settings.master_key))
 
 
 def canonical_id(raw: str) -> str:

@@ -19,7 +19,6 @@ from bot.web.api_models import (
     MessageOut,
     OffsetPage,
     ParticipantListResponse,
-    ParticipantOut,
     ParticipantPath,
     ParticipantResponse,
 )
@@ -28,6 +27,7 @@ from bot.web.participant_api import (
     api,
     current_services,
     ok,
+    participant_out,
     participant_response,
     participant_row,
 )
@@ -60,7 +60,7 @@ def list_participants(query: ListQuery) -> tuple[Response, int]:
         if more
         else None
     )
-    result = [ParticipantOut.from_row(dict(r._mapping)) for r in rows]
+    result = [participant_out(dict(r._mapping)) for r in rows]
     return ok(ParticipantListResponse(status="ok", message=message, result=result, page=page))
 
 

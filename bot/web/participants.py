@@ -26,7 +26,7 @@ from bot.web.api_models import (
     UpdateRequest,
     WithdrawRequest,
 )
-from bot.web.current import interventions
+from bot.web.current import interventions, studies
 from bot.web.participant_api import (
     BODY_ERRORS,
     ERRORS,
@@ -49,21 +49,25 @@ API_FIELDS = {"phone": "phone_number"}  # the service's field names as this API'
     responses={201: ParticipantResponse, 409: ErrorResponse, **BODY_ERRORS},
 )
 def enroll(body: EnrollRequest) -> tuple[Response, int]:
-    """Record `participant.enrolled`; the worker sends the first message shortly after."""
+    """Record `participant.enrolled` (in a study, with `participant.allocated`: the arm is
+    drawn then, and answered unless the study is blinded); the worker sends the first
+    message shortly after."""
     services = current_services()
     fields = body.model_dump()
     asked = enrollment.Enrollment(phone=fields.pop("phone_number"), **fields)
     try:
-        enrolled = enrollment.enroll(
+        done = enrollment.enroll(
             services.store,
             services.settings,
             interventions(),
             asked,
             source="api",
             actor=_actor(),
+            studies=studies(),
         )
     except ServiceRefused as exc:
         raise _refused(exc) from None
+    enrolled = done.enrolled
     log.info("participant %s enrolled (%s)", enrolled.participant_id, enrolled.channel)
     row = services.store.projection_row("participants", enrolled.participant_id)
     assert row is not None  # just recorded
@@ -196,4 +200,5 @@ def _actor() -> str:
 def _refused(exc: ServiceRefused) -> Refused:
     """The service's refusal as this API's error envelope."""
     field = API_FIELDS.get(exc.field, exc.field) if exc.field else None
-    return Refused(CODES[exc.kind], exc.message, field)
+    others = {API_FIELDS.get(f, f): m for f, m in (exc.problems or {}).items()}
+    return Refused(CODES[exc.kind], exc.message, field, others)

@@ -23,7 +23,7 @@ def settings() -> Settings:
 
 
 def _check(settings: Settings, asked: Enrollment, taken: Callable[[str], bool] = NOBODY):  # noqa: ANN202
-    return enrollment.check(asked, settings, intervention_catalogue(), taken, "api")
+    return enrollment.check(asked, settings, intervention_catalogue(), taken, "api").enrolled
 
 
 def test_a_number_with_one_zone_gets_that_zone_recorded_as_inferred(settings: Settings) -> None:

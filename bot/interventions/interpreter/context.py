@@ -23,11 +23,11 @@ from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
 from bot.timers.one_shot import zone_of
 
-ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms")
+ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms", "arm")
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
 PARTICIPANT_KEYS: tuple[str, ...]
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
-PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged", "minutes_since_prompt")
+PARTICIPANT_KEYS += ("days_enrolled", "turns", "flagged", "minutes_since_prompt", "arm")
 NO_MESSAGES = "(no messages yet)"
 
 
@@ -105,6 +105,8 @@ def data(
         },
         "measurements": measured,
         "forms": forms_data(intervention, row),
+        # the study arm's variables (docs/studies.md), None outside a study
+        "arm": intervention.arms.of(row.get("study"), row.get("arm")),
     }
 
 
@@ -123,6 +125,7 @@ def participant(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         "timezone": zone.key,
         "days_enrolled": days,
         "turns": int(counters.get("total_turns") or 0),  # every step, every visit
+        "arm": row.get("arm"),  # the study arm (None outside a study)
     }
 
 

@@ -15,6 +15,7 @@ from bot.conversation.context import PROFILE_FIELDS
 from bot.conversation.safety import CrisisScreen
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.core.model_choice import ModelChoice
+from bot.interventions.language.arms import Arms
 from bot.interventions.language.decisions_format import Decision
 from bot.interventions.language.format import (
     Action,
@@ -103,6 +104,7 @@ class Intervention:
     forms: dict[str, Form] = field(default_factory=dict)
     libraries: dict[str, Library] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)  # decisions/<name>.md
+    arms: Arms = field(default_factory=Arms)  # the study arms running it (`arm.*`)
     _models: dict[str, type[BaseModel]] = field(default_factory=dict, repr=False)
 
     @property

@@ -21,6 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
 from bot.core.author_errors import closest_branches, worded
+from bot.interventions.language.arms import read_arms
 from bot.interventions.language.decisions_format import Decision
 from bot.interventions.language.decisions_read import decision_from
 from bot.interventions.language.format import KINDS, Configuration, Form, Strict
@@ -197,6 +198,7 @@ class _Reader:
             forms=forms,
             libraries=libraries,
             decisions=self.decisions,
+            arms=read_arms(self.folder),
         )
         for name, decision in self.decisions.items():
             source = self.sources[f"decision:{name}"]

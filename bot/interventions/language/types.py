@@ -66,6 +66,7 @@ PARTICIPANT_TYPES = {
     "turns": COUNT,
     "flagged": YES_NO,
     "minutes_since_prompt": COUNT,
+    "arm": TEXT.maybe(),
 }
 
 
@@ -118,7 +119,20 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types["step.name"] = Type("choice", tuple(intervention.steps))
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
-    return types | form_name_types(intervention)
+    return types | form_name_types(intervention) | arm_types(intervention)
+
+
+def arm_types(intervention: Intervention) -> dict[str, Type]:
+    """`arm.<variable>` as the studies running the intervention declare it (`any` where two
+    declare it differently) and `arm.name`; none when no study runs it."""
+    arms = intervention.arms
+    if not arms.names:
+        return {}
+    types: dict[str, Type] = {"arm.name": Type("choice", arms.names)}
+    for name, specs in arms.specs.items():
+        kinds = {replace(of_spec(spec), optional=spec.optional) for spec in specs}
+        types[f"arm.{name}"] = kinds.pop() if len(kinds) == 1 else ANY
+    return types
 
 
 # The clock of a form (the interpreter's forms computes it): `forms.<name>.clock.<figure>`.

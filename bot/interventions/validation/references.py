@@ -56,7 +56,22 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems.append(_undeclared(rest[0], intervention))
         elif root == "forms" and rest[0] not in intervention.unreadable:
             problems += _form(dotted, intervention)
+        elif root == "arm":
+            problems += _arm(rest[0], intervention)
     return problems
+
+
+def _arm(name: str, intervention: Intervention) -> list[str]:
+    """`arm.<name>` must be `name` or a variable declared by a study whose arm runs it."""
+    if not intervention.arms.names:
+        return [
+            f"`arm.{name}`: no study's arm runs this intervention (arm values come from "
+            "studies/<slug>/study.yaml)"
+        ]
+    if name == "name" or name in intervention.arms.specs:
+        return []
+    message = unknown("arm variable", name, ["name", *intervention.arms.specs])
+    return [f"{message} (declared under `variables:` of the studies running it)"]
 
 
 def _form(dotted: str, intervention: Intervention) -> list[str]:

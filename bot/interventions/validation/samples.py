@@ -26,6 +26,7 @@ PARTICIPANT = {
     "turns": 1,
     "flagged": False,
     "minutes_since_prompt": 180,
+    "arm": "control",
 }
 
 
@@ -75,12 +76,26 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
             "minutes": 1.0,
             "visits": 1,
         },
-        "participant": dict(PARTICIPANT),
+        "participant": {**PARTICIPANT, "arm": _sample_arm(intervention).get("name")},
         "measurements": {
             slug: answer_sample(question) for slug, question in intervention.questions.items()
         },
         "forms": {name: sample_view(form) for name, form in intervention.forms.items()},
+        "arm": _sample_arm(intervention),
     }
+
+
+def _sample_arm(intervention: Intervention) -> dict[str, Any]:
+    """The first arm running the intervention, as `arm` reads it (a missing value sampled)."""
+    arms = intervention.arms
+    if not arms.values:
+        return {}
+    study, arm = next(iter(arms.values))
+    values = arms.of(study, arm)
+    for name, specs in arms.specs.items():
+        if values.get(name) is None:
+            values[name] = sample(specs[0])
+    return values
 
 
 def sample_context(intervention: Intervention, step: str | None = None) -> dict[str, Any]:

@@ -126,6 +126,7 @@ def page(conn: Connection, filters: Filters) -> tuple[list[dict[str, Any]], int]
             participants.c.channel,
             participants.c.status,
             participants.c.intervention,
+            participants.c.study,
             participants.c.current_step,
             participants.c.conversation_state,
             participants.c.opted_out,

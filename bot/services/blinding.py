@@ -1,0 +1,63 @@
+"""What each role is shown of a participant's arm (docs/studies.md, "Blinding"): in a study
+that is not blinded, everyone but a supervisor sees the arm; in a `blinded: true` study a
+researcher (and the API) sees no arm and no intervention, an admin sees the arm's code (see
+bot.studies.blinding), and only an unblinding (an admin act, recorded) shows the arm itself.
+Supervisors never see arms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.studies.blinding import arm_code
+from bot.studies.catalogue import StudyCatalogue
+from bot.studies.seed import study_seed
+
+API_ROLE = "researcher"  # an API token acts as a researcher
+CODED_ROLES = ("admin",)  # shown a blinded study's arm codes
+NO_ARMS_ROLES = ("supervisor",)
+
+
+def blinded_for(role: str | None, study: str | None, studies: StudyCatalogue | None) -> bool:
+    """Whether `role` may not see arm names of `study` (a study that cannot be read counts
+    as blinded: too little shown rather than too much)."""
+    if not study:
+        return False
+    if role in NO_ARMS_ROLES or role is None:
+        return True
+    return studies is None or studies.blinded(study)
+
+
+def shown_arm(
+    role: str | None,
+    study: str | None,
+    arm: str | None,
+    studies: StudyCatalogue | None,
+    master_key: str | None,
+) -> str | None:
+    """The arm as `role` is shown it: its name, its code (admins, blinded study) or None."""
+    if not study or not arm:
+        return arm
+    if not blinded_for(role, study, studies):
+        return arm
+    if role in CODED_ROLES and master_key:
+        return arm_code(study_seed(study, master_key), arm)
+    return None
+
+
+def shown_row(
+    row: Mapping[str, Any],
+    role: str | None,
+    studies: StudyCatalogue | None,
+    master_key: str | None,
+) -> dict[str, Any]:
+    """A participants row as `role` may see it: the arm shown (above) and, where the arm is
+    hidden, the intervention too (it would name the arm)."""
+    study, arm = row.get("study"), row.get("arm")
+    if not study or not blinded_for(role, study, studies):
+        return dict(row)
+    return {
+        **row,
+        "arm": shown_arm(role, study, arm, studies, master_key),
+        "intervention": None,
+    }
