@@ -84,6 +84,7 @@ def build_handler(
             lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0],
             decision_timers.draw_seed(settings.master_key),
             parse_quiet_hours(settings.quiet_hours),
+            lambda pid: services.store.projection_row("takeovers", pid),
         )
     flow = ConversationFlow(
         client,
