@@ -152,7 +152,7 @@ def _record(
         "outcome_latency_seconds": None,
     }
     if made is not None:
-        record |= {f"p_{option}": p for option, p in made.probabilities.items()}
+        record |= {f"p_{option}": p for option, p in made.ordered_probabilities().items()}
         record |= {f"mod_{name}": _number(v) for name, v in made.moderators.items()}
     return record
 

@@ -67,6 +67,6 @@ def _row(
         else None,
         "outcome_status": outcome.status if outcome else "",
     }
-    row |= {f"p_{option}": p for option, p in point.probabilities.items()}
+    row |= {f"p_{option}": p for option, p in point.ordered_probabilities().items()}
     row |= {f"mod_{name}": as_number(value) for name, value in point.moderators.items()}
     return row

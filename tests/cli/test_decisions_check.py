@@ -81,3 +81,19 @@ def test_a_changed_draw_another_seed_and_an_unavailable_point_with_an_option_are
         (0, "the"), (1, "drawn"), (2, "unavailable")
     ]  # fmt: skip
     assert "the draw logged is 0.999" in str(found[0])
+
+
+def test_the_draw_is_checked_in_declared_order_whatever_order_the_database_gives_the_keys() -> None:
+    """PostgreSQL's jsonb gives {"tip": 0.7, "nothing": 0.3} back shorter keys first."""
+    declared = {"nothing": 0.3, "tip": 0.7}
+    pid = next(f"p{n}" for n in range(100) if uniform_draw(SEED.key, f"p{n}", "d", 0) < 0.3)
+    u = uniform_draw(SEED.key, pid, "d", 0)
+    logged = DecisionMade(
+        decision="d", index=0, scheduled_for=T0, available=True, option=choose(declared, u),
+        u=u, seed=SEED.fingerprint, probabilities={"tip": 0.7, "nothing": 0.3},
+    )  # fmt: skip
+    assert logged.option == "nothing"
+    assert (
+        check_points(SEED, [(pid, logged.model_copy(update={"options": ["nothing", "tip"]}))]) == []
+    )
+    assert len(check_points(SEED, [(pid, logged)])) == 1  # an event without the order

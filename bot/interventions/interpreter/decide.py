@@ -97,7 +97,13 @@ def decide(
     u = uniform_draw(seed.key, pid, point.decision, point.index)
     option = choose(probabilities, u)
     made = made.model_copy(
-        update={"available": True, "probabilities": probabilities, "option": option, "u": u}
+        update={
+            "available": True,
+            "probabilities": probabilities,
+            "options": list(probabilities),
+            "option": option,
+            "u": u,
+        }
     )
     action = _act(intervention, point, option, participant, data)
     return [made, *action, *_outcome(intervention, point, participant, data), *chain]

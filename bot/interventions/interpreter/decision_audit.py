@@ -53,11 +53,12 @@ def _problems(seed: Seed, pid: str, point: DecisionMade) -> list[str]:
     problems = []
     if point.u != u:
         problems.append(f"the draw logged is {point.u!r}; the seed gives {u!r}")
+    probabilities = point.ordered_probabilities()  # the draw's order, declared
     try:
-        check_probabilities(point.probabilities)
+        check_probabilities(probabilities)
     except ProbabilityError as exc:
         return [*problems, f"the logged probabilities: {exc}"]
-    expected = choose(point.probabilities, u)
+    expected = choose(probabilities, u)
     if point.option != expected:
         problems.append(f"option {point.option!r} logged; the draw gives {expected!r}")
     return problems
