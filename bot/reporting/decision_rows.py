@@ -1,6 +1,7 @@
 """The rows of decisions.csv (docs/decisions.md): one per `decision.made`, joined with its
 `decision.outcome`, in the columns bot.analysis.report reads. Pure: events in, rows out.
-Wiring it into `tandem export` (and the codebook) is the integrator's."""
+`tandem analyze decisions` (from the database) and the console's Decisions page read them;
+the export's decisions.csv is bot.reporting.decision_file's fold, per participant."""
 
 from __future__ import annotations
 
