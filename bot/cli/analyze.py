@@ -45,7 +45,7 @@ def decisions(
         path = export_dir / "decisions.csv"
         if not path.is_file():
             raise click.ClickException(f"no decisions.csv in {export_dir}")
-        frame = pd.read_csv(path)
+        frame = exported(pd.read_csv(path), name)
     else:
         store = build_store(settings_from_env())
         try:
@@ -60,3 +60,16 @@ def decisions(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(estimates_json(found), indent=2) if as_json else format_estimates(found))
+
+
+def exported(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """An export's decisions.csv as the analysis reads it: the participant (or study code) as
+    `participant`, without the `p_<option>` and `mod_<name>` columns of other decisions
+    (blank in every row of decision `name`)."""
+    renamed = {"participant_id": "participant", "study_code": "participant"}
+    frame = frame.rename(columns=renamed)
+    mine = frame.loc[frame["decision"] == name] if "decision" in frame.columns else frame
+    if mine.empty:
+        return frame  # the analysis says there is no such decision
+    others = [c for c in mine.columns if str(c).startswith(("p_", "mod_")) and mine[c].isna().all()]
+    return frame.drop(columns=others)

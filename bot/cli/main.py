@@ -7,6 +7,7 @@ import sys
 from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
     analyze,
     chat,
+    decisions,
     enroll,
     erase,
     events,

@@ -52,6 +52,7 @@ def export_file(name: str, fmt: str) -> Any:
             fmt,
             since_text=request.args.get("since", "").strip(),
             actor=actor(),
+            interventions=current_app.extensions["tandem_console"]["interventions"],
         )
     except Refused as exc:
         return refused(404 if exc.kind == "not_found" else 400, str(exc))

@@ -30,6 +30,7 @@ from bot.reporting.columns import (
     PARTICIPANT_FILE,
     described,
 )
+from bot.reporting.decision_file import DECISION_COLUMNS, UNDECLARED
 from bot.reporting.form_results import FORM_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
@@ -198,7 +199,53 @@ def forms(intervention: Intervention) -> Iterable[Variable]:
             yield Variable(**{**_plain(variable), "description": described})
 
 
-SOURCES: list[Source_] = [questions, judgements, profile, notes, forms]
+def decisions(intervention: Intervention) -> Iterable[Variable]:
+    """Each decision's options (their probabilities: `p_<option>` in decisions.csv), its
+    moderators (`mod_<name>`) and its proximal outcome (`outcome_value`)."""
+    for name, decision in intervention.decisions.items():
+        source = intervention.sources[f"decision:{name}"]
+        rows = f"(decision == {name})"
+        for n, option in enumerate(decision.options):
+            does = f"sends {option.send!r}" if option.send else "does nothing"
+            does = f"starts step {option.start}" if option.start else does
+            yield Variable(
+                intervention=intervention.slug,
+                name=f"decisions.{name}.{option.name}",
+                kind="decision option",
+                type="number",
+                description=f"the probability of option {option.name}, which {does}",
+                min=decision.bounds[0],
+                max=decision.bounds[1],
+                file=(place := where(intervention, source, "options", n, "probability"))[0],
+                line=place[1],
+                appears_in=f"decisions.csv p_{option.name} {rows}",
+            )
+        for moderator, spec in decision.moderators.items():
+            yield Variable(
+                intervention=intervention.slug,
+                name=f"decisions.{name}.{moderator}",
+                kind="moderator",
+                type=spec.type,
+                description=spec.description or f"`{spec.value}` at the point",
+                file=(place := where(intervention, source, "moderators", moderator))[0],
+                line=place[1],
+                appears_in=f"decisions.csv mod_{moderator} {rows}",
+            )
+        outcome = decision.outcome
+        yield Variable(
+            intervention=intervention.slug,
+            name=f"decisions.{name}.outcome",
+            kind="outcome",
+            type="bool" if outcome.kind() == "yes/no" else "number",
+            description=f"the proximal outcome ({outcome.measure}: "
+            f"{getattr(outcome, outcome.measure or 'reply')})",
+            file=(place := where(intervention, source, "outcome"))[0],
+            line=place[1],
+            appears_in=f"decisions.csv outcome_value {rows}",
+        )
+
+
+SOURCES: list[Source_] = [questions, judgements, profile, notes, forms, decisions]
 FILES: dict[str, Sequence[Column]] = {
     "participants.csv": PARTICIPANT_FILE,
     "allocations.csv": ALLOCATION_FILE,
@@ -206,6 +253,7 @@ FILES: dict[str, Sequence[Column]] = {
     "results.csv": RESULT_COLUMNS,
     "retrievals.csv": RETRIEVAL_COLUMNS,
     "forms.csv": FORM_COLUMNS,
+    "decisions.csv": (*DECISION_COLUMNS, UNDECLARED),
     "events.csv": EVENT_FILE,
 }
 
@@ -276,6 +324,23 @@ def question_options(documents: Mapping[str, str]) -> dict[str, dict[str, tuple[
             slug = str(v["name"]).removeprefix("measurements.")
             found.setdefault(v["intervention"], {})[slug] = tuple(v.get("options") or {})
     return found
+
+
+def decision_names(documents: Mapping[str, str]) -> list[str]:
+    """decisions.csv's per-decision columns from the codebook among `documents` (none
+    without one): each option's `p_<option>`, then each moderator's `mod_<name>`, in the
+    order the decision files declare them."""
+    if "codebook.json" not in documents:
+        return []
+    variables = json.loads(documents["codebook.json"]).get("variables", [])
+    prefix = {"decision option": "p_", "moderator": "mod_"}
+    names = [
+        prefix[v["kind"]] + str(v["name"]).rsplit(".", 1)[1]
+        for kind in prefix
+        for v in variables
+        if v.get("kind") == kind
+    ]
+    return list(dict.fromkeys(names))
 
 
 def documents(root: Path, slugs: Iterable[str]) -> dict[str, str]:

@@ -133,6 +133,12 @@ def described(file: str, names: Iterable[str], known: Sequence[Column]) -> list[
 
 
 def _per_study(file: str, name: str) -> Column:
+    if file.startswith("decisions.") and name.startswith("p_"):
+        what = f"the probability of option {name[2:]} at the point, after clipping"
+        return Column(name, "number", f"{what} (blank: unavailable, or not this decision's)")
+    if file.startswith("decisions.") and name.startswith("mod_"):
+        what = f"the moderator {name[4:]}'s value at the point (yes/no as 1/0)"
+        return Column(name, "number", f"{what}; blank where unknown or not this decision's")
     if name.startswith("baseline_"):
         field = name.removeprefix("baseline_")
         return Column(name, "variable", f"the baseline field `{field}` given at enrollment")

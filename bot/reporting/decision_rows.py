@@ -1,6 +1,7 @@
 """The rows of decisions.csv (docs/decisions.md): one per `decision.made`, joined with its
 `decision.outcome`, in the columns bot.analysis.report reads. Pure: events in, rows out.
-Wiring it into `tandem export` (and the codebook) is the integrator's."""
+`tandem analyze decisions` (from the database) and the console's Decisions page read them;
+the export's decisions.csv is bot.reporting.decision_file's fold, per participant."""
 
 from __future__ import annotations
 
@@ -67,6 +68,6 @@ def _row(
         else None,
         "outcome_status": outcome.status if outcome else "",
     }
-    row |= {f"p_{option}": p for option, p in point.probabilities.items()}
+    row |= {f"p_{option}": p for option, p in point.ordered_probabilities().items()}
     row |= {f"mod_{name}": as_number(value) for name, value in point.moderators.items()}
     return row

@@ -47,8 +47,15 @@ from bot.reporting.cells import (
     part_name,
     to_json,
 )
-from bot.reporting.codebook import question_options, with_files
+from bot.reporting.codebook import decision_names, question_options, with_files
 from bot.reporting.columns import ALLOCATION_FILE, EVENT_FILE, PARTICIPANT_FILE
+from bot.reporting.decision_file import (
+    DECISION_FIXED,
+    DECISION_TYPES,
+    decision_columns,
+    decision_file_rows,
+    with_undeclared,
+)
 from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.reporting.lifecycle import (
     Lifecycle,
@@ -126,6 +133,7 @@ class Counts:
     retrievals: int = 0
     forms: int = 0
     allocations: int = 0
+    decisions: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
 
@@ -169,7 +177,8 @@ def export(
         raise ValueError("since must be timezone-aware")
     if jobs < 1:
         raise ValueError(f"jobs must be 1 or more, not {jobs}")
-    shape = _Shape(pseudonymise, free_text, question_options(documents or {}))
+    given = documents or {}
+    shape = _Shape(pseudonymise, free_text, question_options(given), decision_names(given))
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
     processes = 0 if participant_ids else _process_count(store, jobs)
@@ -311,7 +320,7 @@ def _described(
     files = {
         "participants": shape.columns(participant_columns(found)),
         "allocations": shape.columns(allocation_columns(found)),
-        **{name: shape.columns(FILES[name]) for name in PER_PARTICIPANT},
+        **{name: shape.file_columns(name) for name in PER_PARTICIPANT},
     }
     if not shape.pseudonymise:
         files["events"] = EVENT_COLUMNS
@@ -333,7 +342,7 @@ def _write_per_participant(
     conn, upto, since, ids = reads.conn, reads.upto, reads.since, reads.ids
     with ExitStack() as files:
         outs = {
-            name: files.enter_context(Writer(out_dir, name, fmt, shape.columns(FILES[name])))
+            name: files.enter_context(Writer(out_dir, name, fmt, shape.file_columns(name)))
             for name in PER_PARTICIPANT
         }
         records = participant_records(
@@ -390,6 +399,7 @@ def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str,
     messages.csv made as text (`_csv_messages`), its rows."""
     shaped = {"messages": shape.record, "results": shape.result}
     shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    shaped |= {"decisions": shape.decision}
     writes: dict[str, Callable] = {
         name: (lambda record, out=out, keep=shaped[name]: out.write(keep(record)))
         for name, out in outs.items()
@@ -463,7 +473,7 @@ def _write_span(
     with ExitStack() as files:
         outs = {
             name: files.enter_context(
-                Writer(part.out_dir, name, part.fmt, part.shape.columns(FILES[name]), part.index)
+                Writer(part.out_dir, name, part.fmt, part.shape.file_columns(name), part.index)
             )
             for name in PER_PARTICIPANT
         }
@@ -502,7 +512,7 @@ def _join_parts(
     parts.results(counted, adopt)
     first = chunks[0]
     for name in PER_PARTICIPANT:
-        columns = first.shape.columns(FILES[name])
+        columns = first.shape.file_columns(name)
         with Writer(first.out_dir, name, first.fmt, columns) as out:
             for chunk in chunks:
                 part = first.out_dir / part_name(name, first.fmt, chunk.index)
@@ -587,6 +597,19 @@ class _Shape:
     free_text: FreeText
     # intervention -> question -> its options, in order (a choice answer's code: `coded`)
     options: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
+    # decisions.csv's per-decision columns (`p_<option>`, `mod_<name>`): codebook.decision_names
+    decided: Sequence[str] = ()
+
+    def file_columns(self, name: str) -> tuple[str, ...]:
+        """A per-participant file's columns as this shape writes them (decisions.csv's with
+        each option's and moderator's)."""
+        if name == "decisions":
+            return self.columns(decision_columns(self.decided))
+        return self.columns(FILES[name])
+
+    def decision(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A decisions row: probabilities and moderators without a column in `undeclared`."""
+        return self.record(with_undeclared(record, self.decided))
 
     def columns(self, columns: Sequence[str]) -> tuple[str, ...]:
         if not self.pseudonymise:
@@ -832,6 +855,7 @@ FILES = {
     "results": RESULTS,
     "retrievals": RETRIEVALS,
     "forms": FORMS,
+    "decisions": DECISION_FIXED,
     "events": EVENT_COLUMNS,
 }
 
@@ -843,15 +867,17 @@ def stream_file(
     *,
     since: datetime | None = None,
     actor: str = "cli",
+    decided: Sequence[str] = (),
 ) -> Iterator[str]:
-    """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`
-    or `events`) as text, a row at a time, with the same columns and cells, bounded by the last
+    """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`,
+    `decisions`, with its per-decision columns `decided`: codebook.decision_names, or
+    `events`) as text, a row at a time, with the same columns and cells, bounded by the last
     event when it started: for sending over HTTP as it is read (the researcher console's
     downloads). When the stream ends, however it ends (finished, or closed because the client
     went away), it is recorded as `export.written` by `actor`, as `export` records its files,
     with the rows sent in its count (`export.written` counts participants, messages and events
     only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
-    rows = _file_lines(store, name, fmt, since)
+    rows = _file_lines(store, name, fmt, since, decided)
     sent = 0
     try:
         for text in rows:
@@ -876,17 +902,24 @@ def stream_file(
 
 
 def _file_lines(
-    store: EventStore, name: str, fmt: Format, since: datetime | None
+    store: EventStore, name: str, fmt: Format, since: datetime | None, decided: Sequence[str]
 ) -> Generator[str, None, None]:
     """A file's lines, read in one snapshot (closing the generator ends it)."""
+    shape = _Shape(False, "keep", decided=decided)
     with store.snapshot() as conn:
-        yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn))
+        yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn), shape)
 
 
 def _snapshot_lines(
-    conn: Connection, sealer: Sealer, name: str, fmt: Format, since: datetime | None, upto: int
+    conn: Connection,
+    sealer: Sealer,
+    name: str,
+    fmt: Format,
+    since: datetime | None,
+    upto: int,
+    shape: _Shape,
 ) -> Iterator[str]:
-    columns = FILES[name]
+    columns = shape.file_columns(name) if name in PER_PARTICIPANT else FILES[name]
     found = lifecycles(conn, sealer, upto, ()) if name in ("participants", "allocations") else {}
     if name == "participants":
         columns = participant_columns(found)
@@ -911,7 +944,11 @@ def _snapshot_lines(
         as_text = name == "messages" and fmt == "csv"  # its rows made as text (message_lines)
         rows = participant_records(conn, sealer, (name,), (), upto, since, csv_messages=as_text)
         for _name, record in rows:
-            yield record if as_text else line(record)
+            yield (
+                record
+                if as_text
+                else line(shape.decision(record) if name == "decisions" else record)
+            )
     else:
         for raw in _events(conn, sealer, upto, since, ()):
             yield event_line(raw) if fmt == "csv" else line(event_record(raw))
@@ -927,12 +964,13 @@ ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]
     "results": (RESULT_TYPES, result_rows),
     "retrievals": (RETRIEVAL_TYPES, _retrieval_rows),
     "forms": (FORM_TYPES, form_rows),
+    "decisions": (DECISION_TYPES, decision_file_rows),
 }
 PER_PARTICIPANT = ("messages", *ANALYSES)
 
 
 # What the per-participant files take from the participants row.
-_FOLDED_COLUMNS = ("participant_id", "timezone", "intervention")
+_FOLDED_COLUMNS = ("participant_id", "timezone", "intervention", "enrolled_at")
 # What they take besides to redact a participant's free text (bot.reporting.redact).
 _REDACTED_BY = ("name", "phone", "profile")
 

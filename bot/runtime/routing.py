@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bot.conversation import escalation, timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
@@ -20,7 +21,7 @@ from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
 from bot.core.localtime import parse_quiet_hours
-from bot.interventions.interpreter import decision_timers
+from bot.interventions.interpreter import decision_events, decision_timers
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
@@ -94,11 +95,19 @@ def build_handler(
     )
     steps = modules.get("step")
     if steps is not None and hasattr(steps, "intervention"):  # the step module loads them
+        seed = decision_timers.draw_seed(settings.master_key)
+        quiet = parse_quiet_hours(settings.quiet_hours)
+
+        def takeovers(pid: str) -> dict[str, Any] | None:
+            return services.store.projection_row("takeovers", pid)
+
         decision_timers.register(
             lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0],
-            decision_timers.draw_seed(settings.master_key),
-            parse_quiet_hours(settings.quiet_hours),
+            seed,
+            quiet,
+            takeovers,
         )
+        decision_events.configure(decision_events.Deciding(seed, quiet, takeovers))
     flow = ConversationFlow(
         client,
         screen,

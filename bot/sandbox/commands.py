@@ -1,4 +1,5 @@
-"""The chat sandbox's commands: /state, /events, /notes, /jump, /wait, /reset and /help.
+"""The chat sandbox's commands: /state, /events, /notes, /decisions, /jump, /wait, /reset and
+/help.
 
 Each takes the sandbox and the text after the command and returns what to print; a mistake
 (an unknown step, a bad duration) is a ValueError whose message is printed as the answer.
@@ -12,7 +13,7 @@ from typing import Any, Protocol
 
 from bot.core.clock import FakeClock
 from bot.interventions.interpreter.forms import clock
-from bot.sandbox import views
+from bot.sandbox import decision_lines, views
 from bot.store.event_store import EventStore
 from bot.store.event_types.conversation import StateTransitioned
 from bot.store.event_types.interventions import StepEntered
@@ -55,6 +56,8 @@ HELP = """commands:
                   (with their clocks), timers
   /events [N]     the last N events (default 20), one line each
   /notes          the notes taken so far (notes.<NAME>)
+  /decisions      the decision points so far (available or why not, option, p, draw,
+                  outcome) and the next ones; /decisions day runs the next 24 hours of them
   /jump STEP      move the participant to a step of the intervention
   /wait 2h        move the clock on (30s, 15m, 2h, 1d, 1h30m; alone: to the next timer)
   /reset          a fresh database and participant (re-reads the intervention's files)
@@ -102,6 +105,18 @@ def events(sandbox: Sandbox, arg: str) -> str:
 def notes(sandbox: Sandbox, _: str) -> str:
     failed = [ev for ev in sandbox.store.load(sandbox.stream) if ev.event_type == "note.failed"]
     return views.notes_view(sandbox.row(), failed)
+
+
+def decisions(sandbox: Sandbox, arg: str) -> str:
+    """The participant's decision points so far and the next ones; with `day`, the clock
+    first runs 24 hours on (each timer at its due time, as /wait does)."""
+    if arg not in ("", "day"):
+        raise ValueError(f"/decisions takes nothing or `day`, not {arg!r}")
+    ran = wait(sandbox, "1d") + "\n" if arg == "day" else ""
+    with sandbox.store.reading() as conn:
+        pending = pending_timers(conn, sandbox.participant_id)
+    loaded = sandbox.store.load(sandbox.stream)
+    return ran + decision_lines.decisions_view(loaded, pending, sandbox.zone)
 
 
 def jump(sandbox: Sandbox, step: str) -> str:
@@ -178,6 +193,7 @@ COMMANDS: dict[str, Callable[[Sandbox, str], str]] = {
     "/state": state,
     "/events": events,
     "/notes": notes,
+    "/decisions": decisions,
     "/jump": jump,
     "/wait": wait,
     "/reset": reset,

@@ -31,7 +31,7 @@ from bot.interventions.language.loader import CONFIG
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
-from bot.sandbox import commands, views
+from bot.sandbox import commands, decision_lines, views
 from bot.sandbox.no_llm import NoLLM
 from bot.services import enrollment
 from bot.store.events import new_id, participant_stream
@@ -220,11 +220,12 @@ class Sandbox:
     def remark_since(self, version: int) -> None:
         new = self.store.load(self.stream, after_version=version)
         self.seen = new[-1].stream_version if new else version
-        self.remarks += [
-            f"{ev.event_type}: {views.describe(ev, self.zone, self.timer_kind)}"
-            for ev in new
-            if ev.event_type in views.REMARKED and ev.meta.get("actor") != ACTOR["actor"]
-        ]
+        for ev in new:
+            said = decision_lines.remark(ev, self.zone)  # a decision point, as it happens
+            if said is None and ev.event_type in views.REMARKED:
+                said = views.describe(ev, self.zone, self.timer_kind)
+            if said is not None and ev.meta.get("actor") != ACTOR["actor"]:
+                self.remarks.append(f"{ev.event_type}: {said}")
 
     def _shown(self, message: OutboundMessage) -> str:
         body = message.body or f"[template {message.content_sid}] {message.content_variables}"

@@ -76,10 +76,17 @@ def to_folder(
 
 
 def file_stream(
-    store: EventStore, name: str, fmt: str, *, since_text: str, actor: str
+    store: EventStore,
+    name: str,
+    fmt: str,
+    *,
+    since_text: str,
+    actor: str,
+    interventions: Path | None = None,
 ) -> Iterator[str]:
     """One file (`participants`, `messages`, ...) as text, a row at a time, recorded as
-    `export.written` by `actor` when the stream ends. Refuses a file that does not exist
+    `export.written` by `actor` when the stream ends; decisions.csv's per-decision columns
+    are those of the decision files under `interventions`. Refuses a file that does not exist
     (`not_found`) and a `since` that is not a UTC date or datetime."""
     if name not in FILES or fmt not in FORMATS:
         raise Refused(
@@ -91,7 +98,11 @@ def file_stream(
         since = parse_since(since_text) if since_text else None
     except ValueError as exc:
         raise Refused(str(exc), "since") from None
-    return stream_file(store, name, fmt, since=since, actor=actor)
+    decided: list[str] = []
+    if name == "decisions" and interventions is not None:
+        books = codebook.documents(interventions, intervention_slugs(store))
+        decided = codebook.decision_names(books)
+    return stream_file(store, name, fmt, since=since, actor=actor, decided=decided)
 
 
 def codebook_download(store: EventStore, fmt: str, *, interventions: Path, actor: str) -> str:

@@ -88,6 +88,7 @@ def test_csv_export_writes_participants_messages_and_events(
     assert json.loads(events[0]["data"])["name"] == "Ana"
     assert sorted(os.listdir(tmp_path / "out")) == [
         "allocations.csv",
+        "decisions.csv",
         "events.csv",
         "forms.csv",
         "messages.csv",
@@ -190,6 +191,7 @@ def test_progress_is_reported_per_file_with_its_total(
         "results": [0, 0],
         "retrievals": [0, 0],
         "forms": [0, 0],
+        "decisions": [0, 0],
         "events": [9, 9],
     }
 

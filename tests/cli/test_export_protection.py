@@ -33,6 +33,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
         "results.csv",
         "retrievals.csv",
         "forms.csv",
+        "decisions.csv",
         "events.csv",
     }
     assert set(modes.values()) == {0o600}
@@ -54,6 +55,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
         "results.jsonl",
         "retrievals.jsonl",
         "forms.jsonl",
+        "decisions.jsonl",
         "events.jsonl",
     ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)
@@ -77,6 +79,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
         assert secret not in written
     assert sorted(p.name for p in out.iterdir()) == [
         "allocations.csv",
+        "decisions.csv",
         "forms.csv",
         "messages.csv",
         "participants.csv",

@@ -6,10 +6,12 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from flask.testing import FlaskClient
 
 from bot.reporting.export import export
+from bot.store.event_types.decisions import DecisionMade
 from bot.store.events import participant_stream
 from bot.store.services import Services
 from tests.console.conftest import get
@@ -121,3 +123,21 @@ def test_the_codebook_downloads_describe_the_participants_interventions(
         (["codebook.json"], "staff:researcher@example.org"),
         (["codebook.md"], "staff:researcher@example.org"),
     ]
+
+
+def test_decisions_csv_downloads_with_each_option_and_moderator_of_the_decision_files(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    data = enrolled(name="Ada", intervention="walk-mrt")
+    made = DecisionMade(
+        intervention="walk-mrt", decision="walk_prompt", index=0,
+        scheduled_for=datetime(2026, 3, 2, 9, tzinfo=UTC),
+        available=True, probabilities={"nothing": 0.4, "suggest": 0.6}, option="suggest", u=0.7,
+        moderators={"stress": 6},
+    )  # fmt: skip
+    services.store.append(participant_stream(data.participant_id), [data, made])
+    response = get(signed_in("researcher"), "/console/export/decisions.csv")
+    assert response.status_code == 200
+    [row] = csv.DictReader(io.StringIO(response.get_data(as_text=True)))
+    assert (row["p_nothing"], row["p_suggest"], row["mod_stress"]) == ("0.4", "0.6", "6")
+    assert (row["option"], row["outcome_status"], row["undeclared"]) == ("suggest", "pending", "")

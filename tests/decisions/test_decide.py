@@ -13,10 +13,11 @@ import pytest
 from bot.interventions.interpreter.decide import Point, decide
 from bot.interventions.interpreter.decision_draws import choose, uniform_draw
 from bot.interventions.interpreter.decision_schedule import occasion_after
-from bot.interventions.interpreter.decision_timers import draw_seed
+from bot.interventions.interpreter.decision_timers import draw_seed, kept_after_withdrawal
+from bot.interventions.language.decisions_format import Outcome
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.loader import load_intervention
-from bot.store.event_types.decisions import DecisionFailed, DecisionMade
+from bot.store.event_types.decisions import DecisionFailed, DecisionMade, DecisionOutcome
 from bot.store.event_types.messages import MessageQueued
 from bot.store.event_types.takeover import TakeoverStarted
 from bot.store.event_types.timers import TimerScheduled
@@ -160,3 +161,23 @@ def test_the_master_key_changes_the_seed_and_its_fingerprint_is_recorded(
     keyed = draw_seed("k" * 32)
     assert keyed.key != SEED.key and keyed.fingerprint != SEED.fingerprint
     assert made(decide(walk, point(), row(), [], NOON, keyed)).seed == keyed.fingerprint
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "kept"),
+    [
+        ({"reply": "yes/no", "within": "1h"}, True, True),
+        ({"reply": "yes/no", "within": "1h"}, False, False),
+        ({"count": "received", "window": "1h"}, 2, False),
+        ({"ask": "walked", "after": "0m", "window": "1h"}, 7, True),
+        ({"reply": "latency", "within": "1h"}, 3.5, True),
+    ],
+)
+def test_a_withdrawal_inside_the_window_leaves_only_what_was_seen_before_it(
+    spec: dict[str, Any], value: Any, kept: bool
+) -> None:
+    outcome = Outcome.model_validate(spec)
+    found = DecisionOutcome(decision="d", index=0, status="observed", value=value)
+    assert kept_after_withdrawal(outcome, found) is kept
+    missing = found.model_copy(update={"status": "missing"})
+    assert kept_after_withdrawal(outcome, missing) is False

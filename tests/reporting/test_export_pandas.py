@@ -20,6 +20,7 @@ from bot.reporting.codebook import documents
 from bot.reporting.export import export
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived, MessageSent
+from bot.store.event_types.decisions import DecisionFailed, DecisionMade, DecisionOutcome
 from bot.store.event_types.interventions import MeasurementRecorded
 from bot.store.event_types.messages import Media, MessageQueued
 from bot.store.event_types.participants import (
@@ -143,6 +144,42 @@ def _study(store: EventStore, clock: FakeClock) -> None:
     append(
         DAN, day + timedelta(hours=8), stop, ParticipantOptedOut(source="keyword", keyword="STOP")
     )
+    for n, (pid, available) in enumerate(((ALICE, True), (ALICE, False), (BOB, True))):
+        append(pid, day + timedelta(hours=5, minutes=n), _point(n, available))
+    append(ALICE, day + timedelta(hours=7), _outcome(0))
+    append(ALICE, day + timedelta(hours=7, minutes=5), DecisionFailed(
+        decision="nudge", index=3, reason="the probabilities sum to 1.2, not 1"
+    ))  # fmt: skip
+
+
+# The fixture's decision file (written by the `interventions` fixture).
+NUDGE = """---
+when: {times: ["14:00"]}
+options:
+  - {name: nothing, probability: 0.4}
+  - {name: tip, send: "A short walk?", probability: 0.6}
+outcome: {reply: yes/no, within: 1h}
+moderators:
+  turns: {type: int, value: step.turns}
+---
+"""
+
+
+def _point(index: int, available: bool) -> DecisionMade:
+    at = START + timedelta(days=2, hours=5)  # noon in Toronto (EST by then), day 2
+    return DecisionMade(
+        intervention="good", decision="nudge", index=index, scheduled_for=at,
+        available=available, unavailable_reason=None if available else "quiet_hours",
+        probabilities={"nothing": 0.4, "tip": 0.6} if available else {},
+        option="tip" if available else None, u=0.45 if available else None,
+        moderators={"turns": 3, "retired": True},
+    )  # fmt: skip
+
+
+def _outcome(index: int) -> DecisionOutcome:
+    return DecisionOutcome(
+        decision="nudge", index=index, status="observed", value=True, latency_seconds=90
+    )
 
 
 @pytest.fixture
@@ -156,6 +193,8 @@ def interventions(tmp_path: Path) -> Path:
         "thanks: Thanks.\n---\n",
         encoding="utf-8",
     )
+    (root / "good" / "decisions").mkdir()
+    (root / "good" / "decisions" / "nudge.md").write_text(NUDGE, encoding="utf-8")
     return root
 
 
@@ -182,6 +221,34 @@ def test_every_column_of_every_file_is_in_the_codebook_and_every_codebook_column
         assert list(frame.columns) == described[name], name
     assert "baseline_age_band" in described["participants.csv"]
     assert {"p_coaching", "conditional_p_control"} <= set(described["allocations.csv"])
+    assert {"p_nothing", "p_tip", "mod_turns", "undeclared"} <= set(described["decisions.csv"])
+
+
+def test_every_decision_point_is_a_row_with_its_probabilities_outcome_and_moderators(
+    store: EventStore, clock: FakeClock, tmp_path: Path, interventions: Path
+) -> None:
+    _out, frames, book = _exported(store, clock, tmp_path, interventions)
+    rows = frames["decisions.csv"]
+    assert len(rows) == 4  # the unavailable point and the failed one included
+    first, unavailable, failed, bob = rows.itertuples()  # by participant, then as made
+    assert (first.participant_id, first.arm, first.option, first.p_tip) == (
+        ALICE,
+        "coaching",
+        "tip",
+        "0.6",
+    )
+    assert (first.outcome_value, first.outcome_status, first.mod_turns) == ("1", "observed", "3")
+    assert (first.at_local_naive, first.day_in_study) == ("2026-11-01T12:00:00", "2")
+    assert json.loads(first.undeclared) == {"mod_retired": 1}  # no decision file names it
+    assert (unavailable.available, unavailable.unavailable_reason) == ("false", "quiet_hours")
+    assert pd.isna(unavailable.p_tip) and pd.isna(unavailable.outcome_status)
+    assert (bob.outcome_status, bob.participant_id) == ("missing", BOB)  # he withdrew
+    assert (failed.unavailable_reason, failed.available) == ("failed", "false")
+    options = [v for v in book["variables"] if v["kind"] == "decision option"]
+    assert [(v["name"], v["appears_in"]) for v in options] == [
+        ("decisions.nudge.nothing", "decisions.csv p_nothing (decision == nudge)"),
+        ("decisions.nudge.tip", "decisions.csv p_tip (decision == nudge)"),
+    ]
 
 
 def test_naive_local_and_utc_columns_parse_with_pandas_across_offsets(

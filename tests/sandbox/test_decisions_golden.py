@@ -98,9 +98,9 @@ def test_each_point_is_logged_at_the_time_its_schedule_gives(
 def test_unavailable_points_say_why(run: tuple[Sandbox, list[Event]]) -> None:
     _, events = run
     reasons = {p.unavailable_reason for _, p in made(events) if not p.available}
-    # A takeover is not among them yet: the point is decided at the hand-back, from the
-    # turn's window of messages, which holds no takeover events (see the report).
-    assert {"quiet_hours", "withdrawn"} <= reasons
+    # The takeover's point is decided at the hand-back (its item waited), from the
+    # participant's takeovers row, which says a person held the conversation then.
+    assert {"quiet_hours", "withdrawn", "takeover"} <= reasons
     for _, point in made(events):
         assert (point.unavailable_reason == "quiet_hours") == in_quiet(point.scheduled_for)
 

@@ -19,6 +19,7 @@ MADE = DecisionMade(
     u=0.52,
     moderators={"stress": 7},
     seed="sha256:ab12",
+    options=["nothing", "suggest"],
 )
 
 

@@ -97,7 +97,13 @@ def decide(
     u = uniform_draw(seed.key, pid, point.decision, point.index)
     option = choose(probabilities, u)
     made = made.model_copy(
-        update={"available": True, "probabilities": probabilities, "option": option, "u": u}
+        update={
+            "available": True,
+            "probabilities": probabilities,
+            "options": list(probabilities),
+            "option": option,
+            "u": u,
+        }
     )
     action = _act(intervention, point, option, participant, data)
     return [made, *action, *_outcome(intervention, point, participant, data), *chain]
@@ -117,7 +123,7 @@ def unavailable_reason(
     status = participant.get("status")
     if status in ("withdrawn", "paused"):
         return str(status)
-    if taken_over(history, at):
+    if taken_over(history, at) or held(participant.get("takeover"), at):
         return "takeover"
     if quiet is not None and quiet.contains(at, one_shot.zone_of(participant)):
         return "quiet_hours"
@@ -140,6 +146,17 @@ def taken_over(history: Sequence[Event], at: datetime) -> bool:
         elif isinstance(ev.data, TakeoverEnded):
             held = False
     return held
+
+
+def held(takeover: Mapping[str, Any] | None, at: datetime) -> bool:
+    """Whether the participant's last takeover (their `takeovers` row, which the handler adds
+    to the participant as `takeover`) held the conversation at `at`. The running worker
+    decides a point due during a takeover at the hand-back (a taken-over participant's items
+    wait), from a window of messages that shows no takeover: the row does."""
+    if not takeover or takeover.get("started_at") is None:
+        return False
+    started, ended = takeover["started_at"], takeover.get("ended_at")
+    return bool(started <= at and (ended is None or at < ended))
 
 
 def probabilities_of(decision: Decision, data: Mapping[str, Any]) -> dict[str, float]:

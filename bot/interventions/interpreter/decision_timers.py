@@ -23,11 +23,15 @@ from bot.core.localtime import QuietHours
 from bot.interventions.interpreter.decide import Point, Seed, decide
 from bot.interventions.interpreter.decision_outcomes import outcome_of
 from bot.interventions.interpreter.decision_schedule import DECISION, OUTCOME
+from bot.interventions.language.decisions_format import Outcome
 from bot.interventions.language.intervention import Intervention
+from bot.store.event_types.decisions import DecisionOutcome
 from bot.store.events import EventData
 
 UNKEYED = b"tandem decision draws: no master key"
 Lookup = Callable[[Mapping[str, Any]], Intervention | None]
+# A participant's `takeovers` row (None: never taken over), by participant id.
+Takeovers = Callable[[str], Mapping[str, Any] | None]
 
 
 def draw_seed(master_key: str | None) -> Seed:
@@ -38,8 +42,14 @@ def draw_seed(master_key: str | None) -> Seed:
     return Seed(key, "sha256:" + hashlib.sha256(key).hexdigest()[:16])
 
 
-def decision_handler(lookup: Lookup, seed: Seed, quiet: QuietHours | None = None) -> Handler:
-    """Decide the point a `decision` timer is for."""
+def decision_handler(
+    lookup: Lookup,
+    seed: Seed,
+    quiet: QuietHours | None = None,
+    takeovers: Takeovers | None = None,
+) -> Handler:
+    """Decide the point a `decision` timer is for; `takeovers` reads the participant's
+    takeover (decide.held: a point due while a person held the conversation is unavailable)."""
 
     def handle(fired: FiredTimer) -> list[EventData]:
         intervention = lookup(fired.participant)
@@ -54,7 +64,11 @@ def decision_handler(lookup: Lookup, seed: Seed, quiet: QuietHours | None = None
         )
         here = intervention.quiet_hours() or quiet
         history = list(fired.events)
-        return decide(intervention, point, fired.participant, history, fired.now, seed, here)
+        participant = fired.participant
+        if takeovers is not None:
+            pid = str(participant["participant_id"])
+            participant = {**participant, "takeover": takeovers(pid)}
+        return decide(intervention, point, participant, history, fired.now, seed, here)
 
     return handle
 
@@ -81,12 +95,31 @@ def outcome_handler(lookup: Lookup) -> Handler:
                 counters = fired.participant.get("step_counters") or {}
                 value = (counters.get("measurements") or {}).get(outcome.ask)
                 found = found.model_copy(update={"status": "observed", "value": value})
+        withdrawn = fired.participant.get("status") == "withdrawn"
+        if withdrawn and not kept_after_withdrawal(outcome, found):
+            found = found.model_copy(update={"status": "missing", "value": None})
         return [found]
 
     return handle
 
 
-def register(lookup: Lookup, seed: Seed, quiet: QuietHours | None = None) -> None:
+def kept_after_withdrawal(outcome: Outcome, found: DecisionOutcome) -> bool:
+    """Whether an outcome whose window a withdrawal cut short is still what happened: an
+    answer, a reply or its latency, seen before the withdrawal, is; a "no reply" or a count,
+    which only the rest of the window could have settled, is missing (a withdrawn
+    participant's silence is no outcome)."""
+    if found.status != "observed" or outcome.count is not None:
+        return False
+    return found.value is True if outcome.reply == "yes/no" else True
+
+
+def register(
+    lookup: Lookup,
+    seed: Seed,
+    quiet: QuietHours | None = None,
+    takeovers: Takeovers | None = None,
+) -> None:
     """Make the conversation's timer turns handle decision points."""
-    timer_turns.register(DECISION, decision_handler(lookup, seed, quiet), always=True)
+    handler = decision_handler(lookup, seed, quiet, takeovers)
+    timer_turns.register(DECISION, handler, always=True)
     timer_turns.register(OUTCOME, outcome_handler(lookup), always=True)

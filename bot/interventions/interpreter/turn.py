@@ -20,7 +20,14 @@ from datetime import datetime
 from typing import Any
 
 from bot.conversation.working import Working
-from bot.interventions.interpreter import context, decision_schedule, extraction, judging, retrieval
+from bot.interventions.interpreter import (
+    context,
+    decision_events,
+    decision_schedule,
+    extraction,
+    judging,
+    retrieval,
+)
 from bot.interventions.interpreter.actions import Situation, Source, run_actions
 from bot.interventions.interpreter.answers import answer
 from bot.interventions.interpreter.completion import Asker, complete
@@ -132,7 +139,9 @@ class _Turn:
         """The turn; a condition or template that fails at run time stops it loudly: its
         `condition.failed`/`template.failed` event and an alert, and the fallback is sent."""
         try:
-            return self.decide()
+            decided = self.decide()
+            self.decision_points()
+            return decided
         except RunFailure as failure:
             self.emit(failure_events(self.i, failure, self.progress.step))
             self.result.text, self.result.error = None, str(failure)
@@ -174,6 +183,15 @@ class _Turn:
         if inbound and replied.error is None:
             self.switch_after_reply()
         return replied
+
+    def decision_points(self) -> None:
+        """The points of the `on:` decisions the turn's message and steps entered set off
+        (bot.interventions.interpreter.decision_events), each after the turn's own events."""
+        inbound = self.turn.inbound if self.turn.trigger == "inbound" else None
+        for name, due in decision_events.triggered(self.i, self.result.events, inbound):
+            row, history = self.working.row, self.working.history
+            at = due or self.now
+            self.emit(decision_events.point_events(self.i, name, at, row, history, self.now))
 
     def extract(self) -> None:
         """The step's form reads this message: one structured extraction, validated; then the

@@ -25,11 +25,20 @@ class DecisionMade(EventData):
     `scheduled_for`: whether the participant was `available` (else `unavailable_reason`, one
     of decisions_format.UNAVAILABLE), each option's probability after clipping (declared
     order), the uniform draw `u` and the `option` it chose (None when unavailable), the
-    moderators' values, and `seed` (a fingerprint naming the seed, never the seed)."""
+    moderators' values, and `seed` (a fingerprint naming the seed, never the seed). `options`
+    names the options in declared order, the order of the draw's cumulative intervals: a
+    JSON object's keys do not keep their order in every database (PostgreSQL's jsonb sorts
+    them), so `probabilities` alone cannot say it (`ordered_probabilities`)."""
 
     personal = fields("moderators")
     plain = fields(
-        "intervention", "decision", "unavailable_reason", "probabilities", "option", "seed"
+        "intervention",
+        "decision",
+        "unavailable_reason",
+        "probabilities",
+        "option",
+        "seed",
+        "options",
     )
 
     intervention: str = ""
@@ -43,6 +52,13 @@ class DecisionMade(EventData):
     u: float | None = None
     moderators: dict[str, Any] = {}
     seed: str = ""
+    options: list[str] = []
+
+    def ordered_probabilities(self) -> dict[str, float]:
+        """`probabilities` in declared order (as stored where `options` is not recorded)."""
+        if not self.options:
+            return dict(self.probabilities)
+        return {o: self.probabilities[o] for o in self.options if o in self.probabilities}
 
 
 @event("decision.outcome")

@@ -15,6 +15,7 @@ from bot.store.event_types import (
     ParticipantUpdated,
 )
 from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
+from bot.store.event_types.decisions import DecisionFailed, DecisionMade
 from bot.store.event_types.interventions import (
     JudgementRecorded,
     MeasurementRecorded,
@@ -218,7 +219,8 @@ PROJECTION = Projection(
 # Interventions (the step module). `step_counters` holds where the participant is: `step`,
 # `turns` and `entered_at` of this visit, `visits` per step, the return `stack`, `total_turns`,
 # `interrupted_at` (total_turns when each interrupt was entered), `measurements` (latest value
-# per question) and `asking` (the question awaiting an answer).
+# per question), `asking` (the question awaiting an answer) and `decisions` (per decision, the
+# number of its points made so far: the index of a point that comes `on:` an event).
 def _counters(row: Row, **changes: Any) -> Row:
     return {**row, "step_counters": {**(row.get("step_counters") or {}), **changes}}
 
@@ -306,6 +308,15 @@ def _measurement_rejected(row: Row, event: Event) -> Row:
     if not asking or asking.get("measurement") != data.measurement:
         return row
     return _counters(row, asking={**asking, "attempts": data.attempt})
+
+
+@register(DecisionMade.event_type)
+@register(DecisionFailed.event_type)
+def _decision_point(row: Row, event: Event) -> Row:
+    data: DecisionMade | DecisionFailed = event.data  # type: ignore[assignment]  # these types only
+    made = dict((row.get("step_counters") or {}).get("decisions") or {})
+    made[data.decision] = max(int(made.get(data.decision, 0)), data.index + 1)
+    return _counters(row, decisions=made)
 
 
 def fold(events: list[Event]) -> dict[str, Any] | None:

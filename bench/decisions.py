@@ -1,0 +1,172 @@
+"""Benchmark micro-randomised decision points: many due in the same minute, decided and
+recorded, against bare timer firing in the same run.
+
+    python bench/decisions.py                                 # PostgreSQL (bench.common)
+    python bench/decisions.py --participants 5000 --decisions 5 --engine sqlite
+
+A copy of interventions/walk-mrt with `--decisions` decision files (walk_prompt and copies)
+is served by the real handler (bot.runtime.routing.build_handler with a step module over the
+copy). `--participants` participants are enrolled directly (events appended, many per
+transaction), each with one `decision` timer per decision due within the same minute, and,
+beside them, as many `bench_noop` timers (a kind whose handler returns nothing) due in one
+minute half an hour earlier (before any timer the decisions set). Their enrollment turns are
+left out (each enrollment recorded with its work item done). For each of the two sets, on the
+same database: `fire_due` at the end of its minute (timer.fired and a work item each), then
+`--threads` worker threads (`tandem worker`'s 4) draining every work item in one process,
+timed from firing to the last item handled. A decision is decided in full: availability, moderators,
+the draw, `decision.made`, the option's message (0.6) and the outcome's timers, and the next
+point's timer. The bare set is the same path (firing, claiming, the turn's reads, the append
+with `work.completed`) with nothing decided. Prints seconds, timers a second, and the ratio.
+Never pass/fail."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import func, select  # noqa: E402
+
+from bench.common import database  # noqa: E402
+from bot.conversation import timer_turns  # noqa: E402
+from bot.core.clock import FakeClock  # noqa: E402
+from bot.core.config import load_settings  # noqa: E402
+from bot.core.keys import generate_master_key  # noqa: E402
+from bot.interventions.interpreter.applied import INTERVENTIONS  # noqa: E402
+from bot.interventions.interpreter.decision_schedule import DECISION  # noqa: E402
+from bot.runtime.bootstrap import build_services  # noqa: E402
+from bot.runtime.routing import build_handler  # noqa: E402
+from bot.runtime.worker import Worker  # noqa: E402
+from bot.store.event_types.work import WorkCompleted  # noqa: E402
+from bot.store.events import NewEvent, participant_stream  # noqa: E402
+from bot.store.schema import work_items  # noqa: E402
+from bot.timers import one_shot  # noqa: E402
+from modules import MODULES  # noqa: E402
+from modules.step import StepModule  # noqa: E402
+from tests.factories import enrolled  # noqa: E402
+
+SLUG = "walk-bench"
+NOOP = "bench_noop"
+DAY = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)  # the decisions' minute
+BARE = DAY - timedelta(minutes=30)  # the bare timers' minute: before the decisions' follow-ups
+
+
+def intervention(folder: Path, decisions: int) -> Path:
+    """walk-mrt, copied as SLUG with `decisions` decision files."""
+    root = folder / "interventions"
+    shutil.copytree(INTERVENTIONS / "walk-mrt", root / SLUG)
+    source = root / SLUG / "decisions" / "walk_prompt.md"
+    for n in range(2, decisions + 1):
+        shutil.copy(source, source.with_name(f"walk_prompt_{n}.md"))
+    return root
+
+
+def enroll(services: object, participants: int, decisions: int) -> None:
+    """The participants, each with a decision timer per decision due in DAY's minute and as
+    many bare timers in BARE's."""
+    store = services.store  # type: ignore[attr-defined]
+    names = ["walk_prompt", *(f"walk_prompt_{n}" for n in range(2, decisions + 1))]
+    made = 0
+    while made < participants:
+        with store.transaction() as tx:
+            for _ in range(min(250, participants - made)):
+                data = enrolled(phone=f"+1415{made:07d}", timezone="UTC", intervention=SLUG)
+                person = {"participant_id": data.participant_id, "timezone": "UTC"}
+                joined = NewEvent(data)  # its enrollment turn left out: marked done
+                batch: list = [joined, WorkCompleted(work_id=joined.event_id, skipped="bench")]
+                for k, name in enumerate(names):
+                    second = (made * decisions + k) % 60
+                    due = DAY + timedelta(seconds=second)
+                    payload = {"intervention": SLUG, "decision": name, "index": 0}
+                    payload["anchor"] = DAY.isoformat()  # as decision_schedule.point_timer
+                    scope = f"decision:{name}"
+                    batch.append(
+                        one_shot.scheduled(person, DECISION, due, scope=scope, payload=payload)
+                    )
+                    bare = BARE + timedelta(seconds=second)
+                    batch.append(one_shot.scheduled(person, NOOP, bare, payload={"n": k}))
+                tx.append(participant_stream(data.participant_id), batch)
+                made += 1
+
+
+def drain(services: object, handler: object, threads: int) -> int:
+    """Every due work item handled by `threads` workers; the items handled."""
+    handled = [0] * threads
+
+    def work(n: int) -> None:
+        worker = Worker(services, handler, f"bench-{n}")  # type: ignore[arg-type]
+        while done := worker.run_once():
+            handled[n] += done
+
+    running = [threading.Thread(target=work, args=(n,)) for n in range(threads)]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join()
+    return sum(handled)
+
+
+def fire_and_drain(services: object, handler: object, at: datetime, threads: int) -> tuple:
+    """(seconds, timers fired, items handled) from firing at `at` to the last item."""
+    services.clock.set(at)  # type: ignore[attr-defined]
+    scheduler_fire = _fire(services)
+    began = time.perf_counter()
+    fired = scheduler_fire(at)
+    handled = drain(services, handler, threads)
+    return time.perf_counter() - began, fired, handled
+
+
+def _fire(services: object):  # noqa: ANN202
+    from bot.timers.scheduler import Scheduler
+
+    scheduler = Scheduler(services)  # type: ignore[arg-type]
+    return lambda at: len(scheduler.fire_due(at))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--participants", type=int, default=5000)
+    parser.add_argument("--decisions", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--engine", default="postgresql", choices=("postgresql", "sqlite"))
+    args = parser.parse_args()
+    timer_turns.register(NOOP, lambda fired: [])
+    with tempfile.TemporaryDirectory() as folder, database(args.engine) as url:
+        root = intervention(Path(folder), args.decisions)
+        env = {"DATABASE_URL": url, "INTERVENTION": SLUG, "SAFETY_CLASSIFIER": "off"}
+        keyed = {**env, "TANDEM_MASTER_KEY": generate_master_key()}  # sealed, as deployed
+        settings = load_settings(keyed, env_file=None)
+        clock = FakeClock(DAY - timedelta(hours=1))
+        services = build_services(settings, clock=clock)
+        step = StepModule(root=root, modules=[n for n in MODULES if n != "step"])
+        handler = build_handler(services, modules={**MODULES, "step": step})
+        began = time.perf_counter()
+        enroll(services, args.participants, args.decisions)
+        count = args.participants * args.decisions
+        print(f"{args.engine}: {args.participants} participants x {args.decisions} decisions "
+              f"enrolled in {time.perf_counter() - began:.1f} s")  # fmt: skip
+        end = timedelta(seconds=59)
+        bare, bare_fired, bare_handled = fire_and_drain(services, handler, BARE + end, args.threads)
+        seconds, fired, handled = fire_and_drain(services, handler, DAY + end, args.threads)
+        with services.store.reading() as conn:
+            left = conn.execute(
+                select(func.count()).where(work_items.c.status == "pending")
+            ).scalar_one()
+        print(f"decision points: {fired} fired, {handled} handled in {seconds:.1f} s "
+              f"({count / seconds:.0f}/s)")  # fmt: skip
+        print(f"bare timers:     {bare_fired} fired, {bare_handled} handled in {bare:.1f} s "
+              f"({count / bare:.0f}/s)")  # fmt: skip
+        print(f"ratio decisions/bare: {seconds / bare:.2f}; pending work items left: {left}")
+        services.close()
+
+
+if __name__ == "__main__":
+    main()
