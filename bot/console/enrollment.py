@@ -18,6 +18,7 @@ from flask import current_app, redirect, render_template, request, url_for
 from bot.console import enrollment_rules
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
+from bot.instruments.administration import attach
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services import enrollment
 from bot.services.refusal import Refused
@@ -143,4 +144,4 @@ def _catalogue() -> Catalogue:
     found = current_app.extensions.get("tandem.interventions")
     if isinstance(found, Catalogue):
         return found
-    return Catalogue(current_app.extensions["tandem_console"]["interventions"])
+    return Catalogue(current_app.extensions["tandem_console"]["interventions"], attach=attach)

@@ -20,6 +20,7 @@ from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
 from bot.core.localtime import parse_quiet_hours
+from bot.instruments.administration import attach
 from bot.interventions.interpreter import decision_timers
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 def intervention_catalogue(root: Path = INTERVENTIONS) -> Catalogue:
     """The interventions under `root`, validated against the tool registry and the
     module-based conversation modules an intervention's `module:` may name."""
-    return Catalogue(root, TOOLS, [name for name in MODULES if name != "step"])
+    return Catalogue(root, TOOLS, [name for name in MODULES if name != "step"], attach)
 
 
 def check_interventions(settings: Settings, catalogue: Catalogue) -> None:

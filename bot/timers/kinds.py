@@ -69,6 +69,13 @@ KINDS: dict[str, KindPolicy] = {
             "answer leaves it open)",
         ),
         KindPolicy(
+            "instrument",
+            None,
+            "defer",
+            summary="an administration of an instrument starts (deferred past quiet hours, "
+            "sent however late)",
+        ),
+        KindPolicy(
             "decision",
             None,
             "ignore",

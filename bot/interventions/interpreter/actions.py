@@ -79,6 +79,10 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
         return _ask(action, situation)
     if action.schedule is not None:
         return _schedule(action, situation)
+    if action.administer is not None:
+        return [
+            administer(situation.intervention, participant, action.administer, now, action.after)
+        ]
     if action.send is not None:
         text = situation.render(send_key(situation, action), action.send)
         return [one_shot.at(participant, now + (action.after or timedelta()), text)]
@@ -132,6 +136,21 @@ def _ask(action: Action, situation: Situation) -> list[EventData]:
     due = situation.now + (action.after or timedelta())
     asked = one_shot.measurement(situation.participant, due, slug, text, question.answer_window)
     return [*earlier, asked]
+
+
+def administer(
+    intervention: Intervention,
+    participant: Mapping[str, Any],
+    name: str,
+    now: datetime,
+    after: timedelta | None = None,
+) -> EventData:
+    """An `instrument` timer that starts an administration of `name` (its first message is
+    built now, from the instrument's fixed wording)."""
+    if intervention.instruments is None:
+        raise ConditionFailure(f"administer: {name}", "the instruments were not loaded")
+    opening = intervention.instruments.opening(name)
+    return one_shot.instrument(participant, now + (after or timedelta()), opening)
 
 
 def _schedule(action: Action, situation: Situation) -> list[EventData]:

@@ -56,7 +56,21 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems.append(_undeclared(rest[0], intervention))
         elif root == "forms" and rest[0] not in intervention.unreadable:
             problems += _form(dotted, intervention)
+        elif root in ("instruments", "answered"):
+            problems += _answered(dotted, intervention)
     return problems
+
+
+def _answered(dotted: str, intervention: Intervention) -> list[str]:
+    """`instruments.<name>.last.…` and `answered.<name>` must be names the intervention has."""
+    root, name = dotted.split(".")[:2]
+    declared = intervention.config.instruments
+    if root == "instruments" and name not in declared:
+        return [unknown("instrument", name, declared)]
+    known = [key for key in name_types(intervention) if key.startswith(f"{root}.")]
+    if root == "instruments" and intervention.instruments is None:
+        return [f"{dotted}: the instruments of this intervention were not loaded"]
+    return [] if dotted in known else [unknown("value", dotted, known)]
 
 
 def _form(dotted: str, intervention: Intervention) -> list[str]:
@@ -97,6 +111,9 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
     for slug in (action.ask, action.schedule):
         if slug is not None and slug not in known:
             problems.append(unknown("question", slug, intervention.questions))
+    declared = intervention.config.instruments
+    if action.administer is not None and action.administer not in declared:
+        problems.append(unknown("instrument", action.administer, declared))
     if action.schedule in intervention.questions:
         when = action.at or intervention.questions[action.schedule].schedule
         if when is None:

@@ -77,6 +77,11 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
             slug: answer_sample(question) for slug, question in intervention.questions.items()
         },
         "forms": {name: sample_view(form) for name, form in intervention.forms.items()},
+        "instruments": intervention.instruments.samples() if intervention.instruments else {},
+        "answered": {
+            name: True
+            for name in (*intervention.questions, *intervention.config.instruments, "instrument")
+        },
     }
 
 

@@ -1,0 +1,81 @@
+"""The shipped PHQ-9 biweekly check-in on the real engine with no LLM: signed webhooks, a
+shifted clock over three weeks. Items go one per message, answers are read by number or label,
+each administration is scored and recorded, the next one is scheduled 14 days after each
+completion (deferred past quiet hours when that falls inside them), and item 9 above 0 leads to
+the safety step and an alert."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from bot.store.event_types.instruments import InstrumentCompleted
+from tests.scenarios.harness import TORONTO, Harness, local
+
+CALM = ["0", "1", "0", "several days", "0", "1", "0", "0", "0"]  # total 3, item 9 = 0
+AT_RISK = ["2", "2", "1", "2", "1", "2", "1", "1", "1"]  # total 13, item 9 = 1
+
+
+def _answer(h: Harness, answers: list[str]) -> None:
+    for reply in answers:
+        h.text(reply)
+
+
+def test_the_checkin_is_scored_and_asked_again_two_weeks_after_each_completion(
+    make_harness: Callable[..., Harness],
+) -> None:
+    h = make_harness(INTERVENTION="phq9-checkin", QUIET_HOURS="21:00-08:00")
+    h.until(local("20:50"))
+    h.enroll(name="Sam")
+    sent = h.outbound()
+    assert sent[0].startswith("Hi Sam! Every two weeks")
+    assert "Little interest or pleasure in doing things" in sent[1]
+    assert "Reply 0 Not at all, 1 Several days" in sent[1]
+
+    h.until(local("21:05"))  # answered in quiet hours (21:00-08:00)
+    h.text("seven")  # not an answer: asked again with the reason
+    assert h.outbound()[-1].startswith("Sorry, I could not read that")
+    _answer(h, CALM)
+
+    done = h.data("instrument.completed")
+    assert [(d.result["total"], d.result["band"], d.count) for d in done] == [(3, "minimal", 1)]
+    assert h.outbound()[-1].startswith("Thank you. Your total this time is 3 out of 27 (minimal)")
+    assert h.participant()["current_step"] == "between"
+
+    h.until(local("08:30", days=15))
+    started = h.events("instrument.started")
+    assert len(started) == 2
+    second = started[1].occurred_at.astimezone(TORONTO)
+    # planned for 21:05 fourteen days later, inside quiet hours: sent when they end
+    assert (second.date(), second.hour, second.minute) == (local("08:00", days=15).date(), 8, 0)
+    assert [t.reason for t in h.data("timer.deferred")] == ["quiet_hours"]
+
+    _answer(h, AT_RISK)
+    done = h.data("instrument.completed")
+    assert [(d.result["total"], d.result["items"]["i9"]) for d in done] == [(3, 0), (13, 1)]
+    assert h.participant()["current_step"] == "safety"
+    alerts = h.data("alert.raised")
+    assert len(alerts) == 1 and "item 9" in alerts[0].summary
+    assert "988" in h.outbound()[-1]
+
+    h.until(local("12:00", days=21))  # three weeks: the third administration is still pending
+    pending = h.timers(kind="instrument", status="scheduled")
+    assert len(pending) == 1
+    assert pending[0]["due_at"] - h.events("instrument.completed")[-1].occurred_at == timedelta(
+        days=14
+    )
+    assert not h.requests  # no LLM call at any point
+    assert all(isinstance(d, InstrumentCompleted) for d in done)
+
+
+def test_silence_abandons_an_administration_and_the_message_goes_to_the_step(
+    make_harness: Callable[..., Harness],
+) -> None:
+    h = make_harness(INTERVENTION="phq9-checkin", QUIET_HOURS="21:00-08:00")
+    h.enroll()
+    h.text("1")
+    h.advance(timedelta(hours=3))  # longer than abandon_after_minutes (120)
+    h.text("hello again")
+    abandoned = h.data("instrument.abandoned")
+    assert [(a.reason, a.answers) for a in abandoned] == [("silence", {"i1": 1})]
+    assert h.participant()["step_counters"]["administering"] is None
