@@ -30,6 +30,7 @@ from bot.reporting.columns import (
     described,
 )
 from bot.reporting.form_results import FORM_COLUMNS
+from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
 
@@ -189,6 +190,7 @@ FILES: dict[str, Sequence[Column]] = {
     "results.csv": RESULT_COLUMNS,
     "retrievals.csv": RETRIEVAL_COLUMNS,
     "forms.csv": FORM_COLUMNS,
+    "instruments.csv": INSTRUMENT_COLUMNS,
     "events.csv": EVENT_FILE,
 }
 

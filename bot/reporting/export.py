@@ -50,6 +50,7 @@ from bot.reporting.cells import (
 from bot.reporting.codebook import question_options, with_files
 from bot.reporting.columns import ALLOCATION_FILE, EVENT_FILE, PARTICIPANT_FILE
 from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS, INSTRUMENT_TYPES, instrument_rows
 from bot.reporting.lifecycle import (
     Lifecycle,
     allocation_records,
@@ -114,6 +115,7 @@ ALLOCATION_COLUMNS = tuple(column.name for column in ALLOCATION_FILE)
 RESULTS = tuple(column.name for column in RESULT_COLUMNS)
 RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
 FORMS = tuple(column.name for column in FORM_COLUMNS)
+INSTRUMENTS = tuple(column.name for column in INSTRUMENT_COLUMNS)
 EVENT_COLUMNS = tuple(column.name for column in EVENT_FILE)
 
 
@@ -125,6 +127,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
+    instruments: int = 0
     allocations: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
@@ -390,6 +393,7 @@ def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str,
     messages.csv made as text (`_csv_messages`), its rows."""
     shaped = {"messages": shape.record, "results": shape.result}
     shaped |= {"retrievals": shape.record, "forms": shape.form_value}
+    shaped |= {"instruments": shape.record}
     writes: dict[str, Callable] = {
         name: (lambda record, out=out, keep=shaped[name]: out.write(keep(record)))
         for name, out in outs.items()
@@ -832,6 +836,7 @@ FILES = {
     "results": RESULTS,
     "retrievals": RETRIEVALS,
     "forms": FORMS,
+    "instruments": INSTRUMENTS,
     "events": EVENT_COLUMNS,
 }
 
@@ -927,6 +932,7 @@ ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]
     "results": (RESULT_TYPES, result_rows),
     "retrievals": (RETRIEVAL_TYPES, _retrieval_rows),
     "forms": (FORM_TYPES, form_rows),
+    "instruments": (INSTRUMENT_TYPES, instrument_rows),
 }
 PER_PARTICIPANT = ("messages", *ANALYSES)
 

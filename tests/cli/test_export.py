@@ -90,6 +90,7 @@ def test_csv_export_writes_participants_messages_and_events(
         "allocations.csv",
         "events.csv",
         "forms.csv",
+        "instruments.csv",
         "messages.csv",
         "participants.csv",
         "results.csv",

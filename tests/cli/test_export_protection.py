@@ -33,6 +33,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
         "results.csv",
         "retrievals.csv",
         "forms.csv",
+        "instruments.csv",
         "events.csv",
     }
     assert set(modes.values()) == {0o600}
@@ -78,6 +79,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
     assert sorted(p.name for p in out.iterdir()) == [
         "allocations.csv",
         "forms.csv",
+        "instruments.csv",
         "messages.csv",
         "participants.csv",
         "results.csv",

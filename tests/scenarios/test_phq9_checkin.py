@@ -6,10 +6,12 @@ the safety step and an alert."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 
-from bot.store.event_types.instruments import InstrumentCompleted
+from bot.reporting.export import export
 from tests.scenarios.harness import TORONTO, Harness, local
 
 CALM = ["0", "1", "0", "several days", "0", "1", "0", "0", "0"]  # total 3, item 9 = 0
@@ -22,7 +24,7 @@ def _answer(h: Harness, answers: list[str]) -> None:
 
 
 def test_the_checkin_is_scored_and_asked_again_two_weeks_after_each_completion(
-    make_harness: Callable[..., Harness],
+    make_harness: Callable[..., Harness], tmp_path: Path
 ) -> None:
     h = make_harness(INTERVENTION="phq9-checkin", QUIET_HOURS="21:00-08:00")
     h.until(local("20:50"))
@@ -65,7 +67,16 @@ def test_the_checkin_is_scored_and_asked_again_two_weeks_after_each_completion(
         days=14
     )
     assert not h.requests  # no LLM call at any point
-    assert all(isinstance(d, InstrumentCompleted) for d in done)
+
+    export(h.store, tmp_path / "out", "csv")
+    with (tmp_path / "out" / "instruments.csv").open(encoding="utf-8", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [(r["administration"], r["status"], r["total"], r["band"]) for r in rows] == [
+        ("1", "completed", "3", "minimal"),
+        ("2", "completed", "13", "moderate"),
+    ]
+    assert rows[1]["answers"].startswith('{"i1": 2, "i2": 2')
+    assert float(rows[0]["duration_minutes"]) == 15.0  # first item 20:50, last answer 21:05
 
 
 def test_silence_abandons_an_administration_and_the_message_goes_to_the_step(
@@ -79,3 +90,4 @@ def test_silence_abandons_an_administration_and_the_message_goes_to_the_step(
     abandoned = h.data("instrument.abandoned")
     assert [(a.reason, a.answers) for a in abandoned] == [("silence", {"i1": 1})]
     assert h.participant()["step_counters"]["administering"] is None
+    assert h.outbound()[-1].startswith("Hi there!")  # the step answered the message
