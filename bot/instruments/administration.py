@@ -26,6 +26,7 @@ from bot.instruments.scoring import score
 from bot.interventions.language.instrument_port import Administered, Opening
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.problems import Problem
+from bot.interventions.language.types import Type
 from bot.store.event_types.instruments import (
     InstrumentAbandoned,
     InstrumentAnswerRejected,
@@ -63,6 +64,7 @@ class Catalogue:
         found: dict[str, Any] = {}
         for name, instrument in self.instruments.items():
             found |= result_types(name, instrument)
+            found |= week_types(name, instrument)
         return found
 
     def last(self, name: str, result: Result | None) -> dict[str, Any]:
@@ -70,7 +72,7 @@ class Catalogue:
         base = f"instruments.{name}.last"
         return nested(last_values(name, self.instruments[name], result), base)
 
-    def data(self, stored: Mapping[str, Any]) -> dict[str, Any]:
+    def data(self, stored: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         found = {}
         for name in self.instruments:
             last = self.last(name, None)
@@ -79,7 +81,7 @@ class Catalogue:
                 items = {**last["items"], **(known["last"].get("items") or {})}
                 last |= {**known["last"], "items": items}
             last["count"] = int(known.get("count") or 0)
-            found[name] = {"last": last}
+            found[name] = {"last": last, "week": week(known.get("totals") or [], now)}
         return found
 
     def samples(self) -> dict[str, Any]:
@@ -90,7 +92,8 @@ class Catalogue:
             result = Result(
                 name, 1, 1, "completed", "one-per-message", at, at, score(instrument, answers)
             )
-            found[name] = {"last": self.last(name, result)}
+            week_of = {"count": 3, "mean": 4.5, "min": 2, "max": 7}
+            found[name] = {"last": self.last(name, result), "week": week_of}
         return found
 
     def opening(self, name: str) -> Opening:
@@ -111,6 +114,31 @@ class Catalogue:
         now: datetime,
     ) -> Administered:
         return _Reading(self, administering, stored, now).read(reply)
+
+
+def week_types(name: str, instrument: Instrument) -> dict[str, Type]:
+    """`instruments.<name>.week.*`: the completed administrations of the 7 days before now
+    (`count`) and their totals' `mean`, `min` and `max` (none without one)."""
+    low, high = instrument.score_range()
+    base = f"instruments.{name}.week"
+    kind = "integer" if instrument.integral() else "number"
+    return {
+        f"{base}.count": Type("integer", bounds=(0, None)),
+        f"{base}.mean": Type("number", bounds=(low, high)).maybe(),
+        f"{base}.min": Type(kind, bounds=(low, high)).maybe(),
+        f"{base}.max": Type(kind, bounds=(low, high)).maybe(),
+    }
+
+
+def week(totals: list[list[Any]], now: datetime) -> dict[str, Any]:
+    """The `week` figures from the row's `totals` ([ended at, total]; a total may be none)."""
+    since = now - timedelta(days=7)
+    ended = [(datetime.fromisoformat(str(at)), total) for at, total in totals]
+    recent = [total for at, total in ended if since < at <= now]
+    scored = [total for total in recent if total is not None]
+    mean = round(sum(scored) / len(scored), 2) if scored else None
+    low, high = (min(scored), max(scored)) if scored else (None, None)
+    return {"count": len(recent), "mean": mean, "min": low, "max": high}
 
 
 def _lowest(instrument: Instrument, item_id: str) -> Value:

@@ -21,7 +21,7 @@ from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
 from bot.core.localtime import parse_quiet_hours
 from bot.instruments.administration import attach
-from bot.interventions.interpreter import decision_timers
+from bot.interventions.interpreter import decision_timers, send_timers
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
@@ -85,6 +85,9 @@ def build_handler(
             lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0],
             decision_timers.draw_seed(settings.master_key),
             parse_quiet_hours(settings.quiet_hours),
+        )
+        send_timers.register(
+            lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0]
         )
     flow = ConversationFlow(
         client,

@@ -76,6 +76,12 @@ KINDS: dict[str, KindPolicy] = {
             "sent however late)",
         ),
         KindPolicy(
+            "send",
+            None,
+            "defer",
+            summary="a `send:` message of an intervention, rendered when it is sent",
+        ),
+        KindPolicy(
             "decision",
             None,
             "ignore",

@@ -116,17 +116,20 @@ def data(
         },
         "measurements": measured,
         "forms": forms_data(intervention, row),
-        "instruments": instruments_data(intervention, row),
+        "instruments": instruments_data(intervention, row, now),
         "answered": answered(intervention, history),
     }
 
 
-def instruments_data(intervention: Intervention, row: Mapping[str, Any]) -> dict[str, Any]:
-    """`instruments.<name>.last.*` from the row (each declared name is present, none until
-    its first administration but `count`, 0)."""
+def instruments_data(
+    intervention: Intervention, row: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """`instruments.<name>.last.*` and `.week.*` from the row (each declared name is
+    present, none until its first administration but the counts, 0)."""
     if intervention.instruments is None:
         return {}
-    return intervention.instruments.data((row.get("step_counters") or {}).get("instruments") or {})
+    stored = (row.get("step_counters") or {}).get("instruments") or {}
+    return intervention.instruments.data(stored, now)
 
 
 def answered(intervention: Intervention, history: Sequence[Event]) -> dict[str, bool]:

@@ -102,6 +102,10 @@ class Action(Strict):
     as_: str | None = Field(None, alias="as")
     filter: dict[str, FilterValue] = {}
     administer: str | None = None  # an instrument of intervention.yaml `instruments:`
+    # with `ask` or `administer`: again and again (bot.timers.recurrence_format, checked by
+    # the validator; docs/schedules.md)
+    repeat: dict[Any, Any] | None = None
+    freeze: bool = False  # with `send` and `after`: render when scheduled, not when sent
 
     @model_validator(mode="after")
     def _one_verb(self) -> Action:
@@ -113,6 +117,12 @@ class Action(Strict):
             raise ValueError("`at` goes with `schedule` only")
         if self.after is not None and not (self.ask or self.send or self.administer):
             raise ValueError("`after` goes with `ask`, `send` or `administer` only")
+        if self.repeat is not None and not (self.ask or self.administer or self.send):
+            raise ValueError("`repeat` goes with `ask`, `administer` or `send` only")
+        if self.freeze and not (self.send and self.after is not None):
+            raise ValueError("`freeze` goes with `send` and `after` only")
+        if self.repeat is not None and self.after is not None:
+            raise ValueError("`repeat` and `after` do not go together: use the repeat's `offset`")
         if self.retrieve is None:
             given = [k for k in ("query", "as_", "filter") if getattr(self, k)]
             if given or "k" in self.model_fields_set:

@@ -44,8 +44,9 @@ class Instruments(Protocol):
         """Every `instruments.<name>.last.*` name with its type (language.types.Type)."""
         ...
 
-    def data(self, stored: Mapping[str, Any]) -> dict[str, Any]:
-        """`instruments` as conditions see it, from the row's `step_counters.instruments`."""
+    def data(self, stored: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+        """`instruments` as conditions see it at `now`, from the row's
+        `step_counters.instruments`."""
         ...
 
     def samples(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from bot.interventions.language.typecheck import (
 )
 from bot.interventions.language.types import name_types
 from bot.store.event_types.schedules import parse_when
+from bot.timers.recurrence_format import recurrence_problems, window_quiet_problems
 
 
 def condition_problems(source: str, intervention: Intervention) -> list[str]:
@@ -114,6 +115,8 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
     declared = intervention.config.instruments
     if action.administer is not None and action.administer not in declared:
         problems.append(unknown("instrument", action.administer, declared))
+    if action.repeat is not None:
+        problems += repeat_problems(action.repeat, intervention)
     if action.schedule in intervention.questions:
         when = action.at or intervention.questions[action.schedule].schedule
         if when is None:
@@ -131,6 +134,17 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
         else:
             problems += [f"set: {key}: {p}" for p in set_problems(key, value, intervention)]
     return problems
+
+
+def repeat_problems(repeat: Any, intervention: Intervention) -> list[str]:
+    """A `repeat:` that is not a recurring schedule (docs/schedules.md), or whose windows or
+    times fall in the intervention's quiet hours without `quiet_hours: defer`."""
+    recurrence, problems = recurrence_problems(repeat)
+    if recurrence is None:
+        return [
+            f"repeat: {'.'.join(map(str, path)) + ': ' if path else ''}{m}" for path, m in problems
+        ]
+    return [f"repeat: {p}" for p in window_quiet_problems(recurrence, intervention.quiet_hours())]
 
 
 def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:

@@ -1,7 +1,8 @@
 """The participants row's instrument state, in `step_counters`: `administering` (the
 administration awaiting an answer, or None) and `instruments` (per instrument: `number`, the
 administrations started; `count`, the completed ones; `last`, the last completed result as
-conditions read it under `instruments.<name>.last`). A fold of the instrument.* events."""
+conditions read it under `instruments.<name>.last`; `totals`, the latest completed totals with
+when each ended, for `instruments.<name>.week`). A fold of the instrument.* events."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from bot.store.event_types.instruments import (
 from bot.store.events import Event
 
 Row = dict[str, Any]
+KEPT = 200  # the latest completed totals kept per instrument (`totals`: [ended at, total])
 
 
 def _counters(row: Row, **changes: Any) -> Row:
@@ -87,7 +89,9 @@ def _completed(row: Row, event: Event) -> Row:
     data: InstrumentCompleted = event.data  # type: ignore[assignment]  # the reducer of this event type only
     if _administering(row, data.administration_id) is not None:
         row = _counters(row, administering=None)
-    return _with(row, data.instrument, count=data.count, last=dict(data.result))
+    totals = list(_of(row, data.instrument).get("totals") or [])
+    totals = [*totals, [event.occurred_at.isoformat(), data.result.get("total")]][-KEPT:]
+    return _with(row, data.instrument, count=data.count, last=dict(data.result), totals=totals)
 
 
 def _abandoned(row: Row, event: Event) -> Row:
