@@ -80,9 +80,9 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
     if action.schedule is not None:
         return _schedule(action, situation)
     if action.administer is not None:
-        return [
-            administer(situation.intervention, participant, action.administer, now, action.after)
-        ]
+        name, after = action.administer, action.after
+        timer = administer(situation.intervention, participant, name, now, after)
+        return _repeated(action, situation, timer) if action.repeat else [timer]
     if action.send is not None:
         return _send(action, situation)
     return _set(action, situation)
@@ -177,7 +177,7 @@ def administer(
     name: str,
     now: datetime,
     after: timedelta | None = None,
-) -> EventData:
+) -> TimerScheduled:
     """An `instrument` timer that starts an administration of `name` (its first message is
     built now, from the instrument's fixed wording)."""
     if intervention.instruments is None:
