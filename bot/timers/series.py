@@ -24,7 +24,7 @@ from bot.timers.one_shot import scheduled, zone_of
 from bot.timers.recurrence import Occasion, next_occasion
 from bot.timers.recurrence_format import Recurrence
 
-_MOST_SKIPPED = 1000  # occasions skipped in a row before giving up (a loud error, never silent)
+_MOST_SKIPPED = 200  # occasions skipped in a row before giving up (a loud error, never silent)
 
 
 def written(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -191,6 +191,7 @@ def test_progress_is_reported_per_file_with_its_total(
         "results": [0, 0],
         "retrievals": [0, 0],
         "forms": [0, 0],
+        "instruments": [0, 0],
         "events": [9, 9],
     }
 

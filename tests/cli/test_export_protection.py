@@ -55,6 +55,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
         "results.jsonl",
         "retrievals.jsonl",
         "forms.jsonl",
+        "instruments.jsonl",
         "events.jsonl",
     ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)

@@ -27,7 +27,8 @@ from tests.factories import enrolled
 from tests.reporting.test_export_runs import START, _events_of_many_streams
 from tests.reporting.test_export_whole import _study
 
-FILES = ["allocations", "events", "forms", "messages", "participants", "results", "retrievals"]
+FILES = ["allocations", "events", "forms", "instruments", "messages", "participants", "results"]
+FILES += ["retrievals"]
 
 
 @pytest.fixture
