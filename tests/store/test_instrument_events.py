@@ -3,7 +3,7 @@ the participants row's `administering` and `instruments` state."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from bot.store.event_types.instruments import (
     InstrumentAbandoned,
@@ -12,6 +12,7 @@ from bot.store.event_types.instruments import (
     InstrumentItemAnswered,
     InstrumentStarted,
 )
+from bot.store.event_types.occasions import OccasionSkipped
 from bot.store.events import Event, EventData, decode, encode
 from bot.store.personal import personal_fields
 from bot.store.projections import participants
@@ -86,3 +87,18 @@ def test_an_abandonment_of_another_administration_leaves_the_current_one() -> No
     counters = _fold(STARTED, started_again, ABANDONED)
     assert counters["administering"] is None
     assert counters["instruments"]["phq9"]["number"] == 2
+
+
+def test_a_skipped_occasion_round_trips_and_moves_only_the_rows_version() -> None:
+    skipped = OccasionSkipped(
+        series_id="s1",
+        what="craving",
+        index=4,
+        local_date=date(2026, 5, 5),
+        planned_at=T0,
+        reason="quiet hours",
+    )
+    assert decode(skipped.event_type, 1, encode(skipped)) == skipped
+    row = {"participant_id": "p1", "version": 0, "step_counters": {}}
+    folded = participants.apply(row, _event(skipped, 1)) or row
+    assert folded["version"] == 1 and folded["step_counters"] == {}

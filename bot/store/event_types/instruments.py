@@ -22,6 +22,7 @@ class InstrumentStarted(EventData):
     (`item`), or every item at once (`item` None). `abandon_minutes`: silence after which it is
     abandoned. `timer_id`: the timer that asked it (an `administer:` action or a schedule)."""
 
+    personal = fields()
     plain = fields("administration_id", "instrument", "item", "mode", "outbox_id", "timer_id")
 
     administration_id: str

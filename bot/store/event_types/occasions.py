@@ -14,6 +14,7 @@ class OccasionSkipped(EventData):
     """Occasion `index` of the series `series_id` (a `repeat:` of `what`: a question or an
     instrument) planned for `planned_at` on local date `local_date` was skipped: `reason`."""
 
+    personal = fields()
     plain = fields("reason", "series_id", "what")
 
     series_id: str
