@@ -23,6 +23,7 @@ from bot.interventions.interpreter.completion import Asker
 from bot.interventions.interpreter.turn import StepResult, TurnInput, run_turn
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.loader import CONFIG, read_intervention
+from bot.interventions.language.problems import errors
 from bot.interventions.validation.validate import check
 from bot.store.event_types.conversation import StateTransitioned
 from bot.store.events import Event, EventData
@@ -67,7 +68,8 @@ class StepModule:
             if found is not None:
                 found, more = attach(found)  # its `instruments:` (bot.instruments)
                 problems = [*problems, *more]
-            problems = sorted({*problems, *(check(found, modules=self.modules) if found else [])})
+            checked = check(found, modules=self.modules) if found else []
+            problems = errors(sorted({*problems, *checked}))  # warnings do not stop it
             if problems:
                 why = f"does not validate ({len(problems)} problems; first: {problems[0]})"
                 log.error("intervention %r does not validate (%d problems)", slug, len(problems))

@@ -18,6 +18,7 @@ from bot.instruments.administration import attach
 from bot.interventions.language.graph import mermaid
 from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.language.module_graph import CycleTimes
+from bot.interventions.language.problems import errors
 from bot.interventions.language.schema import schemas
 from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
@@ -34,7 +35,8 @@ def interventions_group() -> None:
 @interventions_group.command(name="validate")
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
 def validate(path: str | None) -> None:
-    """Check an intervention (or every one under PATH); exit 1 on any problem."""
+    """Check an intervention (or every one under PATH); exit 1 on any error (warnings are
+    printed and do not fail)."""
     folders = intervention_folders(Path(path) if path else DEFAULT_ROOT)
     if not folders:
         click.echo(f"no interventions under {path or DEFAULT_ROOT}")
@@ -44,11 +46,12 @@ def validate(path: str | None) -> None:
         problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach)
         for problem in problems:
             click.echo(str(problem), err=True)
-        if problems:
+        if errors(problems):
             failed += 1
             click.echo(f"{folder}: {len(problems)} problem(s)", err=True)
         else:
-            click.echo(f"{folder}: ok")
+            warned = f" ({len(problems)} warning(s))" if problems else ""
+            click.echo(f"{folder}: ok{warned}")
     if failed:
         raise SystemExit(1)
 
@@ -70,7 +73,7 @@ def graph(intervention: str) -> None:
     """Print the Mermaid graph of an intervention (a slug under interventions/ or a folder);
     exit 1 with its problems if it does not validate."""
     folder = _folder(intervention)
-    problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach)
+    problems = errors(validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach))
     if problems:
         for problem in problems:
             click.echo(str(problem), err=True)

@@ -36,11 +36,19 @@ def problems_of(folder: Path) -> list[str]:
     return cached[1]
 
 
+def errors_in(problems: list[str]) -> int:
+    """How many of the problems stop the intervention (the rest are warnings)."""
+    return sum(": warning: " not in problem for problem in problems)
+
+
 @console.route("/interventions")
 @requires("participants")
 def interventions() -> Any:
     folders = intervention_folders(_root())
-    rows = [{"slug": f.name, "problems": problems_of(f)} for f in folders]
+    rows = [
+        {"slug": f.name, "problems": problems_of(f), "errors": errors_in(problems_of(f))}
+        for f in folders
+    ]
     return render_template("console/interventions.html", rows=rows)
 
 

@@ -14,6 +14,7 @@ fields this way). Analysis files add their columns to `FILES`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -98,13 +99,15 @@ def questions(intervention: Intervention) -> Iterable[Variable]:
     for slug, question in intervention.questions.items():
         source = intervention.source("question", slug)
         file, line = where(intervention, source, "text")
-        kind = {"options": "choice", "scale": "int", "text": "text"}[question.answer]
+        kind = {"options": "choice", "scale": "int", "text": "text", "yesno": "bool"}[
+            question.answer
+        ]
         yield Variable(
             intervention=intervention.slug,
             name=f"measurements.{slug}",
             kind="question",
             type=kind,
-            description=question.text.strip(),
+            description=question.description or _untemplated(question.text, intervention.partials),
             options={str(o): "" for o in question.options},
             min=question.min if question.answer == "scale" else None,
             max=question.max if question.answer == "scale" else None,
@@ -112,6 +115,20 @@ def questions(intervention: Intervention) -> Iterable[Variable]:
             line=line,
             appears_in=f"results.csv value, value_code, value_label (question == {slug})",
         )
+
+
+def _untemplated(text: str, partials: Mapping[str, str]) -> str:
+    """A question's text for a question that has no `description`: each `{% include %}`
+    replaced by its partial's text, other template markup (`{{ name }}`) left out."""
+
+    def included(match: re.Match[str]) -> str:
+        return _untemplated(partials.get(match[1], ""), {}) if partials else ""
+
+    return " ".join(_MARKUP.sub(" ", _INCLUDE.sub(included, text)).split())
+
+
+_INCLUDE = re.compile(r"\{%-?\s*include\s+['\"]([^'\"]+)['\"]\s*-?%\}")
+_MARKUP = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
 
 
 def judgements(intervention: Intervention) -> Iterable[Variable]:

@@ -55,7 +55,8 @@ RESULT_COLUMNS = (
         "value_code",
         "number",
         "the answer as a code: for an options question the option's number as sent (1 for "
-        "the first of the codebook's options), for a scale the number (blank for text)",
+        "the first of the codebook's options), for a scale the number, for a yes/no question "
+        "1 (yes) or 0 (no) (blank for text)",
     ),
     Column("value_label", "text", "for an options question, the option chosen (its label)"),
     Column("method", "text", "how the answer was read: parsed, llm or text (blank if none)"),
@@ -160,11 +161,12 @@ def _settle(occasion: dict[str, Any], data: Any, at: datetime, tz: Any) -> None:
     if isinstance(data, MeasurementRecorded):
         value = data.value
         number = type(value) in (int, float)
+        code = int(value) if type(value) is bool else value if number else None  # yes: 1
         occasion.update(
             _times("answered", at, tz),
             status="answered",
             value=value,
-            value_code=value if number else None,
+            value_code=code,
             value_label=value if type(value) is str and data.method != "text" else None,
             method=data.method,
             latency_seconds=round((at - occasion["asked_at"]).total_seconds(), 3),

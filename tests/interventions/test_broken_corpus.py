@@ -30,6 +30,10 @@ def _welcome(condition: str) -> tuple[str, str, str]:
     return ("steps/welcome.md", WHEN_YES, f"when: {condition}")
 
 
+def _goodbye(test: str) -> tuple[str, str, str]:
+    return ("steps/goodbye.md", "Goodbye!", f"Goodbye {test}!")
+
+
 CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
     # --- types: the mistakes that used to validate and then evaluate to false
     "yes-no-compared-with-text": (
@@ -179,6 +183,124 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
         [("steps/goodbye.md", "Goodbye!", "Goodbye, {{ profile.gaol }}!")],
         "steps/goodbye.md:4: template: no variable 'profile.gaol'; did you mean 'profile.goal'?",
     ),
+    # --- ranges: a threshold no declared value can pass, or every one passes (issue 63)
+    "threshold-above-the-declared-maximum": (
+        [RISK, _interrupt("judgements.risk.severity >= 30")],
+        "steps/risk-check.md:4: condition `judgements.risk.severity >= 30`: "
+        "`judgements.risk.severity >= 30` can never be true: `judgements.risk.severity` is "
+        "0 to 3",
+    ),
+    "threshold-every-value-passes": (
+        [RISK, _interrupt("judgements.risk.severity >= 0")],
+        "steps/risk-check.md:4: condition `judgements.risk.severity >= 0`: "
+        "`judgements.risk.severity >= 0` is always true: `judgements.risk.severity` is 0 to 3 "
+        "(whenever `judgements.risk.severity` has a value; to ask whether it has one, write "
+        "`judgements.risk.severity != none`)",
+    ),
+    "scale-answer-past-the-top-of-its-scale": (
+        [_welcome("measurements.mood > 10")],
+        "steps/welcome.md:11: condition `measurements.mood > 10`: `measurements.mood > 10` can "
+        "never be true: `measurements.mood` is 1 to 10",
+    ),
+    "safety-rule-whose-parts-exclude-each-other": (
+        [
+            RISK,
+            (
+                "judgements/risk.md",
+                '- when: judgements.risk.level == "high"',
+                "- when: judgements.risk.severity > 2 and judgements.risk.severity < 2",
+            ),
+        ],
+        "judgements/risk.md:10: condition `judgements.risk.severity > 2 and "
+        "judgements.risk.severity < 2`: `judgements.risk.severity > 2 and "
+        "judgements.risk.severity < 2` can never be true",
+    ),
+    "options-all-excluded": (
+        [_welcome('judgements.ready.answer not in ["yes", "no", "unsure"]')],
+        'steps/welcome.md:11: condition `judgements.ready.answer not in ["yes", "no", '
+        '"unsure"]`: `judgements.ready.answer not in ["yes", "no", "unsure"]` can never be true',
+    ),
+    # --- templates: their tests are checked like conditions (issue 63)
+    "template-compares-a-choice-with-a-value-not-among-its-options": (
+        [_goodbye("{% if judgements.ready.answer == 'yess' %}friend{% endif %}")],
+        "steps/goodbye.md:4: template: condition `judgements.ready.answer == 'yess'`: 'yess' is "
+        "not an option of `judgements.ready.answer`",
+    ),
+    "template-compares-a-choice-with-its-option-number": (
+        [_goodbye("{% if judgements.ready.answer == 1 %}friend{% endif %}")],
+        "steps/goodbye.md:4: template: condition `judgements.ready.answer == 1`: "
+        "`judgements.ready.answer` holds the option's text, not its number: write the option "
+        "itself, 'yes'",
+    ),
+    "choice-compared-with-its-option-number": (
+        [_welcome("judgements.ready.answer == 2")],
+        "steps/welcome.md:11: condition `judgements.ready.answer == 2`: "
+        "`judgements.ready.answer` holds the option's text, not its number: write the option "
+        "itself, 'no'",
+    ),
+    "template-threshold-past-the-top-of-the-scale": (
+        [_goodbye("{% if measurements.mood > 10 %}great{% endif %}")],
+        "steps/goodbye.md:4: template: condition `measurements.mood > 10`: `measurements.mood "
+        "> 10` can never be true: `measurements.mood` is 1 to 10",
+    ),
+    "template-in-a-prompt-compares-a-number-with-text": (
+        [
+            (
+                "steps/explore.md",
+                "{% if notes.SUMMARY %}",
+                '{% if notes.SUMMARY and measurements.mood == "5" %}',
+            )
+        ],
+        "steps/explore.md:20: template: condition `notes.SUMMARY and measurements.mood == '5'`: "
+        "'==' compares values of one type, but `measurements.mood` is an integer (or none) and "
+        "`'5'` is text",
+    ),
+    # --- authoring pitfalls: what YAML and the validation library say, in the author's words
+    "unquoted-yes-and-no-options": (
+        [("questions/mood.md", "answer: scale", "answer: options\noptions: [yes, no]")],
+        "questions/mood.md:5: `yes`, `no` unquoted are read as true or false (YAML 1.1); "
+        "quote them: 'yes', 'no'",
+    ),
+    "unquoted-yes-option-key": (
+        [("judgements/ready.md", '"yes": they want', "yes: they want")],
+        "judgements/ready.md:7: the key `yes` unquoted is read as true or false (YAML 1.1); "
+        "quote it: 'yes'",
+    ),
+    "comma-inside-a-description-in-braces": (
+        [("judgements/engaged.md", "One sentence on why.", "One sentence, on why.")],
+        "judgements/engaged.md:5: in `{...}` a comma separates `key: value` pairs, so `on why.` "
+        "was read as a key of its own; quote the text that holds a comma: `description: 'One "
+        "sentence, on why.'`",
+    ),
+    "comma-missing-between-pairs-in-braces": (
+        [("judgements/engaged.md", "{type: text, description", "{type: text description")],
+        "judgements/engaged.md:5: a comma is missing before `description:` in `{...}` (write "
+        "`key: value, description: ...`)",
+    ),
+    "option-key-that-is-a-number": (
+        [("judgements/ready.md", "unsure: they have", "3: they have")],
+        "judgements/ready.md:9: `result.answer.options`: the key `3` should be text (quote it: "
+        "'3')",
+    ),
+    # --- judgements a condition reads but the step (or every turn) does not run
+    "crisis-interrupt-on-a-judgement-never-run": (
+        [("steps/risk-check.md", "judgements: [risk]", "judgements: []")],
+        "steps/risk-check.md:4: the interrupt reads `judgements.risk`, but 'risk' is not run "
+        "every turn nor by any step: the interrupt never fires",
+    ),
+    "crisis-interrupt-on-a-judgement-one-step-runs": (
+        [
+            ("steps/risk-check.md", "judgements: [risk]", "judgements: []"),
+            ("steps/explore.md", "judgements: [engaged]", "judgements: [engaged, risk]"),
+        ],
+        "steps/risk-check.md:4: the interrupt reads `judgements.risk`, but 'risk' is not run "
+        "every turn: this crisis interrupt misses the turn that matters",
+    ),
+    "transition-on-a-judgement-the-step-does-not-run": (
+        [_welcome('judgements.engaged.response == "yes"')],
+        "steps/welcome.md:11: warning: transition to 'explore' reads `judgements.engaged`, but "
+        "step 'welcome' does not run judgement 'engaged'",
+    ),
     # --- the mistakes that were caught already
     "unknown-result-field": (
         [("steps/explore.md", WHEN_CONFUSED, 'when: judgements.engaged.respnse == "confused"')],
@@ -220,7 +342,7 @@ CORPUS: dict[str, tuple[list[tuple[str, str, str]], str]] = {
     ),
     "unknown-question-kind-key": (
         [("questions/mood.md", "answer: scale", "answer: slider")],
-        "questions/mood.md:4: `answer`: Input should be 'text', 'options' or 'scale'",
+        "questions/mood.md:4: `answer`: Input should be 'text', 'options', 'scale' or 'yesno'",
     ),
 }
 

@@ -63,3 +63,9 @@ def test_a_repeat_that_is_not_a_schedule_is_refused(tmp_path: Path) -> None:
         tmp_path, "on_enter:\n  - administer: phq9\n    repeat: {evry: 1 day}\nend: true\n"
     )
     assert problems and all("repeat:" in p for p in problems)
+
+
+def test_a_threshold_beyond_the_instruments_range_is_refused(tmp_path: Path) -> None:
+    front = "transitions:\n  - to: hi\n    when: instruments.phq9.last.total >= 30\n"
+    problems = _problems(tmp_path, front)
+    assert len(problems) == 1 and "27" in problems[0], problems

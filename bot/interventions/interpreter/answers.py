@@ -61,7 +61,8 @@ def answer(
     value = parse(question, reply)
     method = "text" if question.answer == "text" else "parsed"
     if value is None and question.answer != "text" and question.llm:
-        value, method = _extract(intervention, working, slug, reply, llm, found), "llm"
+        asked = numbered(question, render_text(f"question:{slug}:text", question.text))
+        value, method = _extract(intervention, working, slug, asked, reply, llm, found), "llm"
     if value is not None:
         found.events.append(
             MeasurementRecorded(
@@ -89,16 +90,17 @@ def _extract(
     intervention: Intervention,
     working: Working,
     slug: str,
+    asked: str,
     reply: str,
     llm: Asker,
     into: Answered,
 ) -> Any | None:
     """The answer as the LLM reads it from the reply, or None. The question's body, if it
-    has one, is the prompt (with `question` and `answer`); else a standard one."""
+    has one, is the prompt (with `question`, as sent: its partials rendered, and `answer`);
+    else a standard one."""
     if llm.structured is None:
         return None
     question = intervention.questions[slug]
-    asked = numbered(question, question.text)
     prompt = EXTRACTION.format(question=asked, reply=reply)
     if intervention.template(f"question:{slug}") is not None:
         variables = context.data(intervention, working.row, working.now, working.history)

@@ -299,8 +299,8 @@ class Question(Strict):
     title: Text
     description: str | None = None
     text: str
-    answer: Literal["text", "options", "scale"] = "text"
-    options: list[Text] = []
+    answer: Literal["text", "options", "scale", "yesno"] = "text"
+    options: list[Text] = []  # for `yesno`, the words shown for yes and no (default Yes, No)
     min: int = 1
     max: int = 10
     clarify: str | None = None
@@ -316,8 +316,10 @@ class Question(Strict):
     def _coherent(self) -> Question:
         if self.answer == "options" and len(self.options) < 2:
             raise ValueError("an options question needs at least two `options`")
-        if self.answer != "options" and self.options:
-            raise ValueError("`options` only go with `answer: options`")
+        if self.answer == "yesno" and self.options and len(self.options) != 2:
+            raise ValueError("a yesno question's `options` are two: the words for yes and no")
+        if self.answer not in ("options", "yesno") and self.options:
+            raise ValueError("`options` only go with `answer: options` (or `yesno`)")
         if self.answer == "scale" and self.min >= self.max:
             raise ValueError(f"the scale's `min` ({self.min}) must be below `max` ({self.max})")
         return self

@@ -62,12 +62,13 @@ class Source:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled template, the slots written in its own source, and the file line of its
-    first line (None if unknown)."""
+    """A compiled template, the slots written in its own source, the file line of its first
+    line (None if unknown) and its source."""
 
     template: jinja2.Template
     slots: tuple[Slot, ...]
     line: int | None = None
+    source: str = ""  # as written, for the validator's checks of its `{% if %}` tests
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import ValidationError
 
-from bot.core.author_errors import worded
+from bot.core.author_errors import closest_branches, worded
 from bot.interventions.language.decisions_format import Decision
 from bot.interventions.language.decisions_read import decision_from
 from bot.interventions.language.format import KINDS, Configuration, Form, Strict
@@ -33,6 +33,7 @@ from bot.interventions.language.libraries import (
 )
 from bot.interventions.language.problems import InterventionError, Problem
 from bot.interventions.language.templates import SlotError, TemplateSet
+from bot.interventions.language.yaml_slips import repair, syntax_problem
 
 CONFIG = "intervention.yaml"
 FOLDERS = {"steps": "step", "judgements": "judgement", "notes": "note", "questions": "question"}
@@ -59,32 +60,43 @@ def read_intervention(
     `keep_going` (the validator), an unreadable intervention.yaml is replaced by an empty one
     (and CONFIG is in `unreadable`) so that every other file is still checked."""
     reader = _Reader(Path(folder), keep_going)
-    return reader.read(), reader.problems
+    intervention = reader.read()
+    slips = [Problem(file, line, said) for file, found in reader.slipped for line, said in found]
+    return intervention, reader.problems + slips
 
 
-def parse_file(text: str, file: str) -> tuple[dict[str, Any], Source, str]:
-    """Front matter, where things are, and the body; _Unreadable(line) if it cannot be read."""
+def parse_file(
+    text: str, file: str, slips: list[tuple[int, str]] | None = None
+) -> tuple[dict[str, Any], Source, str]:
+    """Front matter, where things are, and the body; _Unreadable(line) if it cannot be read.
+    With `slips`, the slips YAML lets through (yaml_slips) are repaired and listed there."""
     handler = YAMLHandler()
     if not handler.detect(text):
         return {}, Source(file, {}, 1), text
     front, body = handler.split(text)
     front_start = text.find(front, 3)
-    meta, lines = parse_yaml(front, text.count("\n", 0, front_start) + 1)
+    meta, lines = parse_yaml(front, text.count("\n", 0, front_start) + 1, slips)
     body_start = text.find(body, front_start + len(front))
     return meta, Source(file, lines, text.count("\n", 0, body_start) + 1), body
 
 
-def parse_yaml(text: str, first: int) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
+def parse_yaml(
+    text: str, first: int, slips: list[tuple[int, str]] | None = None
+) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
     """A YAML mapping and the file line of each key, for text whose line 0 is file line
-    `first`."""
+    `first`. With `slips`, the slips YAML lets through (yaml_slips) are repaired and listed
+    there as (file line, message)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        meta = yaml.safe_load(text)
+        if slips is not None:
+            slips += repair(node, first)
+        meta = yaml.SafeLoader("").construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
         line = first + mark.line if mark else first
-        raise _Unreadable(line, f"invalid YAML: {problem}") from None
+        if isinstance(exc, yaml.MarkedYAMLError):
+            raise _Unreadable(line, syntax_problem(exc, text)) from None
+        raise _Unreadable(line, f"invalid YAML: {exc}") from None
     if meta is None:
         return {}, {}
     if not isinstance(meta, dict):
@@ -124,10 +136,17 @@ class _Reader:
         self.unreadable: set[str] = set()
         self.decisions: dict[str, Decision] = {}
         self.digest = hashlib.sha256()
+        self.slipped: list[tuple[str, list[tuple[int, str]]]] = []
 
     def problem(self, source: Source | str, line: int | None, message: str) -> None:
         file = source.file if isinstance(source, Source) else source
         self.problems.append(Problem(file, line, message))
+
+    def slips(self, file: str) -> list[tuple[int, str]]:
+        """A list the YAML slips of `file` go into, each reported as a problem of its own."""
+        found: list[tuple[int, str]] = []
+        self.slipped.append((file, found))
+        return found
 
     def read(self) -> Intervention | None:
         config_path = self.folder / CONFIG
@@ -245,7 +264,7 @@ class _Reader:
     def read_document(self, path: Path, seen: dict[str, str]) -> Document | None:
         file = str(path)
         try:
-            meta, source, body = parse_file(self.text(path), file)
+            meta, source, body = parse_file(self.text(path), file, self.slips(file))
         except _Unreadable as exc:
             self.problem(file, exc.line, str(exc))
             return None
@@ -278,7 +297,7 @@ class _Reader:
         file = str(path)
         self.sources["config"] = Source(file, {}, 1)
         try:
-            meta, lines = parse_yaml(self.text(path), 1)
+            meta, lines = parse_yaml(self.text(path), 1, self.slips(file))
         except _Unreadable as exc:
             self.problem(file, exc.line, str(exc))
             return None
@@ -298,7 +317,7 @@ class _Reader:
                 self.problem(file, None, f"form {name!r} is also declared in {CONFIG}")
                 continue
             try:
-                meta, lines = parse_yaml(self.text(path), 1)
+                meta, lines = parse_yaml(self.text(path), 1, self.slips(file))
             except _Unreadable as exc:
                 self.problem(file, exc.line, str(exc))
                 self.unreadable.add(name)
@@ -336,7 +355,7 @@ class _Reader:
         file = str(path)
         try:
             text = self.text(path)
-            meta, source, body = parse_file(text, file)
+            meta, source, body = parse_file(text, file, self.slips(file))
         except _Unreadable as exc:
             self.problem(file, exc.line, str(exc))
             self.unreadable.add(path.stem)  # its references are not "unknown": it has a problem
@@ -370,7 +389,7 @@ class _Reader:
         file = str(path)
         try:
             text = self.text(path)
-            meta, source, _ = parse_file(text, file)
+            meta, source, _ = parse_file(text, file, self.slips(file))
         except _Unreadable as exc:
             self.problem(file, exc.line, str(exc))
             self.unreadable.add(path.stem)
@@ -388,7 +407,7 @@ class _Reader:
         try:
             return model.model_validate(meta)
         except ValidationError as exc:
-            for error in exc.errors(include_url=False, include_input=False):
+            for error in closest_branches(exc.errors(include_url=False, include_input=False)):
                 loc, message = worded(error)
                 self.problem(source, source.line(*loc), message)
             return None
@@ -433,7 +452,7 @@ class _Reader:
         except jinja2.TemplateSyntaxError as exc:
             self.problem(source, _at(first_line, exc.lineno), f"template syntax: {exc.message}")
             return
-        compiled[key] = Compiled(template, tuple(templates.slots[start:]), first_line)
+        compiled[key] = Compiled(template, tuple(templates.slots[start:]), first_line, text)
 
 
 def _at(first_line: int | None, line: int | None) -> int | None:

@@ -5,19 +5,28 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One error in an intervention; `line` is 1-based in `file`, None if unknown."""
+    """One problem of an intervention; `line` is 1-based in `file`, None if unknown. An
+    `error` stops it from running; a `warning` is shown to its author and lets it run."""
 
     file: str
     line: int | None
     message: str
+    level: Literal["error", "warning"] = "error"
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.message}"
+        said = "warning: " if self.level == "warning" else ""
+        return f"{where}: {said}{self.message}"
+
+
+def errors(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems that stop an intervention from running (warnings aside)."""
+    return [problem for problem in problems if problem.level == "error"]
 
 
 class InterventionError(ValueError):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from bot.interventions.language import ranges
 from bot.interventions.language.expressions import Condition
-from bot.interventions.language.types import ANY, INTEGER, NUMBER, YES_NO, Type
+from bot.interventions.language.ranges import UNKNOWN, Truth
+from bot.interventions.language.types import ANY, YES_NO, Type
 
 _FORMATS = {"date": re.compile(r"^\d{4}-\d{2}-\d{2}$"), "time": re.compile(r"^\d{2}:\d{2}$")}
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -24,13 +26,24 @@ def condition_type_problems(condition: Condition, types: Mapping[str, Type]) -> 
             f"a condition must be yes or no, but `{condition.source}` is {found}"
             " (compare it with something, e.g. `!= none`)"
         )
-    return checker.problems
+    # the ranges of values of the wrong type mean nothing: a type problem is said alone
+    return checker.problems or checker.constant
+
+
+def truthy_condition_problems(source: str, types: Mapping[str, Type]) -> list[str]:
+    """What is wrong in a template's test (`{% if ... %}`, written as a condition): the same
+    checks as a condition, except that any value may be tested for truth (text is true when
+    it is not empty), as Jinja does."""
+    checker = _Types(source, types, truthy=True)
+    checker.infer(ast.parse(source, mode="eval").body)
+    return checker.problems or checker.constant
 
 
 def expression_type(expression: Condition, types: Mapping[str, Type]) -> tuple[Type, list[str]]:
     """The type of an expression (a `set:` value) and what is wrong in it."""
     checker = _Types(expression.source, types)
-    return checker.infer(expression.tree), checker.problems
+    found = checker.infer(expression.tree)
+    return found, checker.problems or checker.constant
 
 
 def literal_type(value: object) -> Type:
@@ -67,8 +80,12 @@ def assignable(value: Type, target: Type) -> str | None:
 
 
 class _Types:
-    def __init__(self, source: str, types: Mapping[str, Type]) -> None:
+    def __init__(self, source: str, types: Mapping[str, Type], truthy: bool = False) -> None:
         self.source, self.types, self.problems = source, types, list[str]()
+        self.truthy = truthy  # a template's test: any value may be tested for truth
+        self.truths: dict[int, Truth] = {}  # what each yes/no part can be (bot...ranges)
+        self.seen: dict[str, Type] = {}  # each name read, with its type
+        self.constant: list[str] = []  # the parts that are always or never true
 
     def text(self, node: ast.expr) -> str:
         return ast.get_source_segment(self.source, node) or ast.unparse(node)
@@ -92,23 +109,39 @@ class _Types:
             case ast.List(elts=items) | ast.Tuple(elts=items):
                 return self.listed(node, [self.infer(item) for item in items])
             case ast.UnaryOp(op=ast.Not(), operand=operand):
-                return self.yes_no("not", [operand])
+                found = self.yes_no("not", [operand])
+                self.judge(node, ranges.negate(self.truth(operand)), [operand])
+                return found
             case ast.UnaryOp(op=ast.USub(), operand=operand):
                 found = self.infer(operand)
                 if found.kind in ("integer", "number", "any"):
-                    return Type(found.kind, literal=_negated(found.literal))
+                    low, high = found.bounds
+                    bounds = (_minus(high), _minus(low))
+                    return Type(found.kind, literal=_negated(found.literal), bounds=bounds)
                 return self.say(f"'-' works on numbers, but `{self.text(operand)}` is {found}")
             case ast.BoolOp(op=op, values=values):
-                return self.yes_no("and" if isinstance(op, ast.And) else "or", values)
+                found = self.yes_no("and" if isinstance(op, ast.And) else "or", values)
+                parts = [self.truth(value) for value in values]
+                self.judge(node, ranges.combine(isinstance(op, ast.And), parts), values)
+                return found
             case ast.BinOp(op=op, left=left, right=right):
                 return self.arithmetic("+" if isinstance(op, ast.Add) else "-", left, right)
             case ast.Compare(left=left, ops=ops, comparators=comparators):
                 sides = [left, *comparators]
-                for n, comparison in enumerate(ops):
+                truths = [
                     self.compare(comparison, sides[n], sides[n + 1])
+                    for n, comparison in enumerate(ops)
+                ]
+                self.judge(node, ranges.combine(True, truths), [])
                 return YES_NO
             case ast.Name() | ast.Attribute() | ast.Subscript():
-                return self.reference(node)
+                found = self.reference(node)
+                self.seen[self.text(node)] = found
+                if found.kind == "yes/no":  # read as a condition: true for true only
+                    self.truths[id(node)] = ranges.of_values(
+                        self.text(node), frozenset((True, False)), frozenset((True,))
+                    )
+                return found
         return ANY  # the allow-list has refused anything else
 
     def listed(self, node: ast.expr, items: list[Type]) -> Type:
@@ -125,7 +158,7 @@ class _Types:
     def yes_no(self, word: str, operands: list[ast.expr]) -> Type:
         for operand in operands:
             found = self.infer(operand)
-            if found.kind not in ("yes/no", "any"):
+            if found.kind not in ("yes/no", "any") and not self.truthy:
                 self.say(
                     f"'{word}' works on yes/no values, but `{self.text(operand)}` is {found}"
                     " (compare it with something first)"
@@ -135,16 +168,63 @@ class _Types:
     def arithmetic(self, symbol: str, left: ast.expr, right: ast.expr) -> Type:
         sides = self.infer(left), self.infer(right)
         if all(side.kind in ("integer", "number", "any") for side in sides):
-            return INTEGER if all(side.kind == "integer" for side in sides) else NUMBER
+            kind = "integer" if all(side.kind == "integer" for side in sides) else "number"
+            (a, b), (c, d) = ranges.interval(sides[0]), ranges.interval(sides[1])
+            if symbol == "-":
+                c, d = _minus(d), _minus(c)
+            low = None if a is None or c is None else a + c
+            high = None if b is None or d is None else b + d
+            return Type(kind, bounds=(low, high))
         return self.say(
             f"'{symbol}' works on numbers, but `{self.text(left)}` is {sides[0]}"
             f" and `{self.text(right)}` is {sides[1]}"
         )
 
-    def compare(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> None:
+    def compare(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> Truth:
+        before = len(self.problems)
         lt, rt = self.infer(left), self.infer(right)
         if "any" in (lt.kind, rt.kind):
+            return UNKNOWN
+        self.kinds(op, left, lt, right, rt)
+        if len(self.problems) > before:
+            return UNKNOWN
+        if isinstance(op, ast.In | ast.NotIn):
+            return ranges.member(lt, rt, self.name_of(left), isinstance(op, ast.NotIn))
+        if self.name_of(left) is None and self.name_of(right) is not None:
+            flipped = ranges.FLIPPED.get(type(op), type(op))()
+            return ranges.compare(flipped, rt, lt, self.name_of(right))
+        return ranges.compare(op, lt, rt, self.name_of(left))
+
+    def name_of(self, node: ast.expr) -> str | None:
+        """The name read, if `node` reads one name and nothing else."""
+        return self.text(node) if isinstance(node, ast.Name | ast.Attribute) else None
+
+    def truth(self, node: ast.expr) -> Truth:
+        return self.truths.get(id(node), UNKNOWN)
+
+    def judge(self, node: ast.expr, truth: Truth, parts: list[ast.expr]) -> None:
+        """Record what `node` can be; say so if it is always or never true (once: not again
+        for a condition made of a part already said)."""
+        self.truths[id(node)] = truth
+        if not truth.constant or any(self.truth(part).constant for part in parts):
             return
+        read = [name for name in _names_in(node, self.text) if name in self.seen]
+        bounded = [name for name in read if ranges.described(self.seen[name]) != "a value"]
+        since = "; ".join(f"`{name}` is {ranges.described(self.seen[name])}" for name in bounded)
+        since = f": {since}" if since else ""
+        if not truth.can_true:
+            self.constant.append(f"`{self.text(node)}` can never be true{since}")
+            return
+        optional = [name for name in read if self.seen[name].optional]
+        hint = ""
+        if optional:
+            hint = (
+                f" (whenever `{optional[0]}` has a value; to ask whether it has one, "
+                f"write `{optional[0]} != none`)"
+            )
+        self.constant.append(f"`{self.text(node)}` is always true{since}{hint}")
+
+    def kinds(self, op: ast.cmpop, left: ast.expr, lt: Type, right: ast.expr, rt: Type) -> None:
         both = f"`{self.text(left)}` is {lt} and `{self.text(right)}` is {rt}"
         if isinstance(op, ast.In | ast.NotIn):
             word = "in" if isinstance(op, ast.In) else "not in"
@@ -167,6 +247,14 @@ class _Types:
             if one.kind == "choice" and isinstance(other.literal, str) and other.kind == "text":
                 if other.literal not in one.options:
                     self.say(f"{other.literal!r} is not an option of `{self.text(node)}`: {both}")
+                return
+            if one.kind == "choice" and other.kind == "integer" and other.literal is not None:
+                number = other.literal
+                meant = one.options[number - 1] if 0 < number <= len(one.options) else None
+                hint = f": write the option itself, {meant!r}" if meant else ""
+                self.say(
+                    f"`{self.text(node)}` holds the option's text, not its number{hint} ({both})"
+                )
                 return
         if lt.kind == rt.kind == "choice" and not set(lt.options) & set(rt.options):
             self.say(f"'{symbol}' compares choices that share no option: {both}")
@@ -218,6 +306,15 @@ class _Types:
         return found
 
 
+def _names_in(node: ast.expr, text: Callable[[ast.expr], str]) -> list[str]:
+    """The text of every name-like part of `node`, outermost first, each once."""
+    found: list[str] = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Name | ast.Attribute | ast.Subscript) and text(part) not in found:
+            found.append(text(part))
+    return found
+
+
 def _keys(node: ast.expr) -> list[str | int]:
     match node:
         case ast.Name(id=name):
@@ -231,6 +328,10 @@ def _keys(node: ast.expr) -> list[str | int]:
 
 def _negated(value: object) -> object:
     return -value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _minus(value: float | None) -> float | None:
+    return None if value is None else -value
 
 
 def _comparable(a: Type, b: Type) -> bool:

@@ -53,18 +53,19 @@ class Type:
 
 ANY = Type("any")
 TEXT, INTEGER, NUMBER, YES_NO = Type("text"), Type("integer"), Type("number"), Type("yes/no")
-STEP_TYPES = {"title": TEXT.maybe(), "turns": INTEGER, "minutes": NUMBER, "visits": INTEGER}
+COUNT, DURATION = Type("integer", bounds=(0, None)), Type("number", bounds=(0, None))
+STEP_TYPES = {"title": TEXT.maybe(), "turns": COUNT, "minutes": DURATION, "visits": COUNT}
 PARTICIPANT_TYPES = {
     "name": TEXT.maybe(),
     "local_time": Type("time"),
     "local_date": TEXT,
     "weekday": Type("choice", WEEKDAYS),
-    "hour": INTEGER,
+    "hour": Type("integer", bounds=(0, 23)),
     "timezone": TEXT,
-    "days_enrolled": INTEGER,
-    "turns": INTEGER,
+    "days_enrolled": COUNT,
+    "turns": COUNT,
     "flagged": YES_NO,
-    "minutes_since_prompt": INTEGER,
+    "minutes_since_prompt": COUNT,
 }
 
 
@@ -80,7 +81,11 @@ def of_question(question: Question) -> Type:
     """An answer's type by its kind; none until it is answered."""
     if question.answer == "options":
         return Type("choice", tuple(question.options), optional=True)
-    return Type("integer" if question.answer == "scale" else "text", optional=True)
+    if question.answer == "yesno":
+        return YES_NO.maybe()
+    if question.answer == "scale":
+        return Type("integer", optional=True, bounds=(question.min, question.max))
+    return TEXT.maybe()
 
 
 def profile_specs(intervention: Intervention) -> dict[str, FieldSpec]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.interventions.language.loader import CONFIG
-from bot.interventions.language.problems import Problem
+from bot.interventions.language.problems import Problem, errors
 from bot.interventions.validation.validate import Attach, validate_folder
 
 # Validating takes a moment; a folder is validated again only when one of its files changes.
@@ -39,8 +39,9 @@ class Catalogue:
             return [Problem(str(self.root / slug), None, f"no such intervention; known: {known}")]
         folder = self.root / slug
         key = (folder.resolve(), _stamp(folder))
-        if key not in _VALIDATED:
-            _VALIDATED[key] = validate_folder(folder, self.tools, self.modules, self.attach)
+        if key not in _VALIDATED:  # warnings are the author's to read, not a reason to refuse
+            found = validate_folder(folder, self.tools, self.modules, self.attach)
+            _VALIDATED[key] = errors(found)
         return _VALIDATED[key]
 
     def valid(self) -> list[str]:

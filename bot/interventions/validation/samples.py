@@ -13,6 +13,7 @@ from bot.interventions.interpreter.retrieval import sample_retrieved
 from bot.interventions.language.format import Question
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.results import sample
+from bot.interventions.language.types import profile_specs
 
 PARTICIPANT = {
     "name": "Alex",
@@ -33,6 +34,8 @@ def answer_sample(question: Question) -> Any:
         return question.options[0]
     if question.answer == "scale":
         return question.min
+    if question.answer == "yesno":
+        return True
     return "example answer"
 
 
@@ -55,9 +58,9 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
     """The data conditions and templates see, with a representative value for every name."""
     step = step or intervention.root or next(iter(intervention.steps), None)
     found = intervention.steps.get(step or "")
-    intake = intervention.config.intake.fields if intervention.config.intake else {}
     profile = {name: "example" for name in intervention.profile_fields()}
-    profile |= {name: sample(spec) for name, spec in intake.items()}
+    # a declared field's sample has its type and range: `{% if profile.total >= 20 %}` renders
+    profile |= {name: sample(spec) for name, spec in profile_specs(intervention).items()}
     return {
         "judgements": {
             slug: {name: sample(spec) for name, spec in (judgement.result or {}).items()}

@@ -20,8 +20,11 @@ from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.language.problems import Problem
 from bot.interventions.language.templates import RenderError, error_location
+from bot.interventions.language.types import name_types
 from bot.interventions.validation import references
+from bot.interventions.validation.judgement_runs import Level, judgement_run_problems
 from bot.interventions.validation.samples import answer_sample, sample_context, sample_data
+from bot.interventions.validation.template_tests import template_test_problems
 from bot.interventions.validation.validate_config import config_problems, result_problems
 from bot.interventions.validation.validate_decisions import decisions_problems
 from bot.interventions.validation.validate_forms import form_problems
@@ -84,10 +87,12 @@ class _Checker:
         self.i, self.tools, self.modules = intervention, tools, modules
         self.problems: list[Problem] = []
 
-    def add(self, key: str, path: Iterable[Any] | None, message: str) -> None:
+    def add(
+        self, key: str, path: Iterable[Any] | None, message: str, level: Level = "error"
+    ) -> None:
         source = self.i.sources[key]
         line = source.line(*path) if path is not None else None
-        self.problems.append(Problem(source.file, line, message))
+        self.problems.append(Problem(source.file, line, message, level))
 
     def run(self) -> None:
         path: tuple[Any, ...] | None
@@ -101,6 +106,8 @@ class _Checker:
         for key, path, message in library_problems(self.i):
             self.add(key, path, message)
         self.problems += decisions_problems(self.i)
+        for key, path, message, level in judgement_run_problems(self.i):
+            self.add(key, path, message, level)
         self.titles()
         for slug in self.i.steps:
             self.step(slug)
@@ -109,6 +116,7 @@ class _Checker:
                 self.add(key, path, message)
         for key in self.i.compiled:
             self.template(key)
+        self.template_tests()
         self.graph()
 
     def titles(self) -> None:
@@ -209,6 +217,20 @@ class _Checker:
             problem = f"text after the last slot is never read by the model: {trailing[:40]!r}"
         if problem:
             self.problems.append(Problem(source.file, compiled.line, problem))
+
+    def template_tests(self) -> None:
+        """The `{% if %}` tests of every template and partial, checked like conditions."""
+        types, env = name_types(self.i), self.i.templates.env
+        for key, compiled in self.i.compiled.items():
+            source = self.i.sources[self.owner(key)]
+            for line, message in template_test_problems(env, compiled.source, types):
+                where = compiled.line + line - 1 if compiled.line else None
+                self.problems.append(Problem(source.file, where, message))
+        for name, text in self.i.partials.items():
+            partial = self.i.sources[f"partial:{name}"]
+            if partial.file.startswith(str(self.i.folder)):  # the shared ones are checked once
+                for line, message in template_test_problems(env, text, types):
+                    self.problems.append(Problem(partial.file, line, message))
 
     def render_problem(
         self, key: str, first: int | None, exc: BaseException, context: dict[str, Any]
