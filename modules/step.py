@@ -18,6 +18,7 @@ from bot.conversation.memory import remembered
 from bot.conversation.module import ModuleContext, ModuleReply
 from bot.conversation.prompts import Prompt, load_prompt
 from bot.conversation.tone import tone_guide
+from bot.instruments.administration import attach
 from bot.interventions.interpreter.completion import Asker
 from bot.interventions.interpreter.turn import StepResult, TurnInput, run_turn
 from bot.interventions.language.intervention import Intervention
@@ -64,6 +65,9 @@ class StepModule:
         if slug not in self._loaded:
             why = "no such intervention"
             found, problems = read_intervention(self.root / slug) if slug else (None, [])
+            if found is not None:
+                found, more = attach(found)  # its `instruments:` (bot.instruments)
+                problems = [*problems, *more]
             checked = check(found, modules=self.modules) if found else []
             problems = errors(sorted({*problems, *checked}))  # warnings do not stop it
             if problems:

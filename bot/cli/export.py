@@ -86,10 +86,11 @@ class ParticipantId(click.ParamType):
     default=1,
     show_default=True,
     help="Processes that write the per-participant files (messages, results, retrievals, "
-    "forms) and the events file's lines, in chunks each takes in turn: this one and N-1 "
-    "worker processes it forks; up to one per core. The files are the same; on a machine "
-    "that also answers webhooks, leave them a core. Used from 200 participants a process; an "
-    "export of named participants (--participant) runs in one. The workers are forked: above "
+    "forms, instruments) and the events file's lines, in chunks each takes in turn: this "
+    "one and N-1 worker processes it forks; up to one per core. The files are the same; on a "
+    "machine that also answers webhooks, leave them a core. Used from 200 participants a "
+    "process; an export of named participants (--participant) runs in one. The workers are "
+    "forked: above "
     "1 is refused where processes cannot fork (Windows).",
 )
 @click.option(
@@ -108,17 +109,19 @@ def export_command(
     jobs: int,
     progress: bool | None,
 ) -> None:
-    """Write participants, messages, results, retrievals, forms and events files, and a
-    codebook, for analysis.
+    """Write participants, messages, results, retrievals, forms, instruments and events
+    files, and a codebook, for analysis.
 
     messages.* is every inbound and outbound message of each participant (direction, text,
     status, error code, segments, UTC and participant-local times); results.* is one row per
     participant and measurement occasion (question, scheduled and answered local times,
     value, latency, answered/missed/rejected/pending); retrievals.* is one row per document
     each retrieval found; forms.* is one row per form field with a value (type, domain, when
-    it was set, the message it came from); codebook.md and codebook.json describe every
-    variable of the participants' interventions (type, options, unit, range, the file and
-    line defining it) and every column of results, retrievals and forms; events.* is the raw
+    it was set, the message it came from); instruments.* is one row per administration of a
+    questionnaire that ended (items, total, band, duration); codebook.md and codebook.json
+    describe every variable of the participants' interventions (type, options, unit, range,
+    the file and line defining it) and every column of results, retrievals, forms and
+    instruments; events.* is the raw
     event stream. Participants are all included; --since only limits messages, results,
     retrievals, forms and events. Files are written readable by their owner only (0600), and
     the export is recorded as an event (`export.written`: who, when, what).

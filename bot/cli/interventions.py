@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from bot.cli.root import cli, settings_from_env
+from bot.instruments.administration import attach
 from bot.interventions.language.graph import mermaid
 from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.language.module_graph import CycleTimes
@@ -42,7 +43,7 @@ def validate(path: str | None) -> None:
         return
     failed = 0
     for folder in folders:
-        problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"])
+        problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach)
         for problem in problems:
             click.echo(str(problem), err=True)
         if errors(problems):
@@ -72,7 +73,7 @@ def graph(intervention: str) -> None:
     """Print the Mermaid graph of an intervention (a slug under interventions/ or a folder);
     exit 1 with its problems if it does not validate."""
     folder = _folder(intervention)
-    problems = errors(validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"]))
+    problems = errors(validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach))
     if problems:
         for problem in problems:
             click.echo(str(problem), err=True)

@@ -10,6 +10,7 @@ from flask import current_app, render_template
 from bot.console import intervention_graph
 from bot.console.blueprint import console
 from bot.console.guard import refused, requires
+from bot.instruments.administration import attach
 from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
@@ -30,7 +31,7 @@ def problems_of(folder: Path) -> list[str]:
     stamp = _stamp(folder)
     cached = _checked.get(folder.name)
     if cached is None or cached[0] != stamp:
-        found = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"])
+        found = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach)
         cached = _checked[folder.name] = (stamp, [str(p) for p in found])
     return cached[1]
 

@@ -21,6 +21,7 @@ TIMELINE_EVENTS = 200
 ENDINGS = {"withdrawn": "participant.withdrawn", "erased": "participant.erased"}
 FAMILIES = (
     "message", "participant", "step", "form", "judgement", "timer", "alert", "llm", "work", "staff",
+    "instrument", "schedule",
 )  # fmt: skip
 
 

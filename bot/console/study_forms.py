@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
+from bot.instruments.administration import attach
 from bot.interventions.validation.catalogue import Catalogue
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.studies.format import Study
@@ -73,7 +74,7 @@ def interventions() -> Catalogue:
     found = current_app.extensions.get("tandem.interventions")
     if isinstance(found, Catalogue):
         return found
-    return Catalogue(current_app.extensions["tandem_console"]["interventions"])
+    return Catalogue(current_app.extensions["tandem_console"]["interventions"], attach=attach)
 
 
 def studies(interventions: Catalogue) -> StudyCatalogue:

@@ -17,6 +17,7 @@ from typing import Any, get_args
 
 from bot.channel import outbound
 from bot.conversation.memory import Memory, remembered
+from bot.store.event_types.instruments import InstrumentAbandoned, InstrumentStarted
 from bot.store.event_types.messages import MessageKind
 from bot.store.event_types.timers import (
     MeasurementAsked,
@@ -260,3 +261,44 @@ def measurement_timeout(fired: FiredTimer) -> list[EventData]:
             outbox_id=about,
         )
     ]
+
+
+@handles("instrument")
+def instrument(fired: FiredTimer) -> list[EventData]:
+    """Send an administration's first message and record that it started (its id is the
+    timer's); an administration still in progress is abandoned ("superseded") first."""
+    gone = schedule_gone(fired)
+    if gone is not None:
+        return gone
+    payload = fired.payload
+    name = str(payload.get("instrument") or fired.timer.get("scope") or "")
+    counters = fired.participant.get("step_counters") or {}
+    events: list[EventData] = []
+    current = counters.get("administering")
+    if current:
+        events.append(
+            InstrumentAbandoned(
+                administration_id=str(current["administration_id"]),
+                instrument=str(current["instrument"]),
+                number=int(current.get("number") or 1),
+                mode=current.get("mode") or "one-per-message",
+                started_at=datetime.fromisoformat(str(current["started_at"])),
+                reason="superseded",
+                answers=dict(current.get("answers") or {}),
+            )
+        )
+    sent = _send(fired, "question")
+    if not sent:
+        return [*events, fired.skipped("nothing to send")]
+    known = (counters.get("instruments") or {}).get(name) or {}
+    started = InstrumentStarted(
+        administration_id=fired.timer_id,
+        instrument=name,
+        number=int(known.get("number") or 0) + 1,
+        mode=payload.get("mode") or "one-per-message",
+        item=payload.get("item"),
+        outbox_id=sent[-1].outbox_id,  # type: ignore[attr-defined]  # _send returns to_participant's MessageQueued events
+        timer_id=fired.timer_id,
+        abandon_minutes=float(payload.get("abandon_minutes") or 120),
+    )
+    return [*events, *sent, started]

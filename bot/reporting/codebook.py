@@ -32,6 +32,7 @@ from bot.reporting.columns import (
 )
 from bot.reporting.decision_file import DECISION_COLUMNS, UNDECLARED
 from bot.reporting.form_results import FORM_COLUMNS
+from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
 
 
@@ -254,6 +255,7 @@ FILES: dict[str, Sequence[Column]] = {
     "retrievals.csv": RETRIEVAL_COLUMNS,
     "forms.csv": FORM_COLUMNS,
     "decisions.csv": (*DECISION_COLUMNS, UNDECLARED),
+    "instruments.csv": INSTRUMENT_COLUMNS,
     "events.csv": EVENT_FILE,
 }
 

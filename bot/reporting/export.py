@@ -57,6 +57,7 @@ from bot.reporting.decision_file import (
     with_undeclared,
 )
 from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
+from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS, INSTRUMENT_TYPES, instrument_rows
 from bot.reporting.lifecycle import (
     Lifecycle,
     allocation_records,
@@ -121,6 +122,7 @@ ALLOCATION_COLUMNS = tuple(column.name for column in ALLOCATION_FILE)
 RESULTS = tuple(column.name for column in RESULT_COLUMNS)
 RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
 FORMS = tuple(column.name for column in FORM_COLUMNS)
+INSTRUMENTS = tuple(column.name for column in INSTRUMENT_COLUMNS)
 EVENT_COLUMNS = tuple(column.name for column in EVENT_FILE)
 
 
@@ -132,6 +134,7 @@ class Counts:
     results: int = 0
     retrievals: int = 0
     forms: int = 0
+    instruments: int = 0
     allocations: int = 0
     decisions: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
@@ -400,6 +403,7 @@ def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str,
     shaped = {"messages": shape.record, "results": shape.result}
     shaped |= {"retrievals": shape.record, "forms": shape.form_value}
     shaped |= {"decisions": shape.decision}
+    shaped |= {"instruments": shape.record}
     writes: dict[str, Callable] = {
         name: (lambda record, out=out, keep=shaped[name]: out.write(keep(record)))
         for name, out in outs.items()
@@ -856,6 +860,7 @@ FILES = {
     "retrievals": RETRIEVALS,
     "forms": FORMS,
     "decisions": DECISION_FIXED,
+    "instruments": INSTRUMENTS,
     "events": EVENT_COLUMNS,
 }
 
@@ -965,6 +970,7 @@ ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]
     "retrievals": (RETRIEVAL_TYPES, _retrieval_rows),
     "forms": (FORM_TYPES, form_rows),
     "decisions": (DECISION_TYPES, decision_file_rows),
+    "instruments": (INSTRUMENT_TYPES, instrument_rows),
 }
 PER_PARTICIPANT = ("messages", *ANALYSES)
 

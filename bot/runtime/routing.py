@@ -21,7 +21,8 @@ from bot.conversation.safety import CrisisScreen
 from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
 from bot.core.localtime import parse_quiet_hours
-from bot.interventions.interpreter import decision_events, decision_timers
+from bot.instruments.administration import attach
+from bot.interventions.interpreter import decision_events, decision_timers, send_timers
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 def intervention_catalogue(root: Path = INTERVENTIONS) -> Catalogue:
     """The interventions under `root`, validated against the tool registry and the
     module-based conversation modules an intervention's `module:` may name."""
-    return Catalogue(root, TOOLS, [name for name in MODULES if name != "step"])
+    return Catalogue(root, TOOLS, [name for name in MODULES if name != "step"], attach)
 
 
 def check_interventions(settings: Settings, catalogue: Catalogue) -> None:
@@ -108,6 +109,9 @@ def build_handler(
             takeovers,
         )
         decision_events.configure(decision_events.Deciding(seed, quiet, takeovers))
+        send_timers.register(
+            lambda participant: steps.intervention(str(participant.get("intervention") or ""))[0]
+        )
     flow = ConversationFlow(
         client,
         screen,

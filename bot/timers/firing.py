@@ -8,8 +8,10 @@ stream lock: read the timer; if it is still `scheduled` and due, decide, in this
 2. later than its kind's grace (the process was down) -> `timer.skipped` reason "missed";
 3. inside quiet hours -> `timer.deferred` to their end, or `timer.skipped`, per the kind;
 4. otherwise `timer.fired` (with how late it was), which creates the worker's work item.
-An occurrence of a daily schedule that is fired or skipped (except for a final status) also
-schedules the next occurrence in the same append, so a schedule never depends on the worker.
+An occurrence of a daily schedule, or of a recurring one (bot.timers.series), that is fired or
+skipped (except for a final status) also schedules the next occurrence in the same append, so a
+schedule never depends on the worker; an occasion of a recurring schedule due in quiet hours is
+deferred to their end unless its schedule says `quiet_hours: skip`.
 The status check under the stream lock and the idempotency key `timer:<id>:fired` make a
 second firing of the same timer, by any process, write nothing.
 """
@@ -40,6 +42,7 @@ from bot.store.timer_firing import (
     timers_locked,
 )
 from bot.timers import quiet_hours as quiet
+from bot.timers import series
 from bot.timers.kinds import KINDS, RECORDING, KindPolicy, policy_for
 from bot.timers.one_shot import zone_of
 from bot.timers.schedules import next_occurrence
@@ -93,23 +96,25 @@ def decide(
     recording = policy_for(timer["kind"], policy.kinds).records_inactive and status in RECORDING
     if (status != "active" or participant.get("opted_out")) and not recording:
         reason = str(status) if status != "active" else "opted_out"
-        chain = [] if status in FINAL_STATUSES else _chain(timer, participant, now)
+        chain = [] if status in FINAL_STATUSES else _chain(timer, participant, now, policy)
         return _skip(timer_id, reason, key, late, chain)
     kind = policy_for(timer["kind"], policy.kinds)
     if kind.grace is not None and late > kind.grace.total_seconds():
-        return _skip(timer_id, "missed", key, late, _chain(timer, participant, now))
+        return _skip(timer_id, "missed", key, late, _chain(timer, participant, now, policy))
     window = quiet.for_participant(participant, policy.quiet_hours, policy.by_intervention)
     tz = zone_of(participant)
     if kind.quiet_hours != "ignore" and window is not None and window.contains(now, tz):
-        if kind.quiet_hours == "skip":
-            return _skip(timer_id, "quiet_hours", key, late, _chain(timer, participant, now))
+        if _quiet_policy(timer, kind.quiet_hours) == "skip":
+            return _skip(
+                timer_id, "quiet_hours", key, late, _chain(timer, participant, now, policy)
+            )
         until = window.end_after(now, tz)
         deferred = TimerDeferred(timer_id=timer_id, due_at=until, reason="quiet_hours")
         return Decision(
             "deferred", [deferred], f"timer:{timer_id}:deferred:{until.isoformat()}", "quiet_hours"
         )
     fired = TimerFired(timer_id=timer_id, late_seconds=late)
-    return Decision("fired", [fired, *_chain(timer, participant, now)], key)
+    return Decision("fired", [fired, *_chain(timer, participant, now, policy)], key)
 
 
 def _skip(
@@ -119,9 +124,24 @@ def _skip(
     return Decision("skipped", [skipped, *(chain or [])], key, reason)
 
 
+def _quiet_policy(timer: Mapping[str, Any], policy: str) -> str:
+    """What quiet hours do to this timer: its kind's policy, but an occasion of a recurring
+    schedule follows its schedule (defer unless it says `quiet_hours: skip`)."""
+    found = (timer.get("payload") or {}).get("series")
+    if isinstance(found, Mapping):
+        return str((found.get("repeat") or {}).get("quiet_hours") or "defer")
+    return policy
+
+
 def _chain(
-    timer: Mapping[str, Any], participant: Mapping[str, Any], now: datetime
+    timer: Mapping[str, Any], participant: Mapping[str, Any], now: datetime, policy: FiringPolicy
 ) -> list[EventData]:
+    """The next occurrence of a daily schedule, or of a recurring one (bot.timers.series,
+    with the skipped occasions before it recorded), scheduled as this one is decided."""
+    window = quiet.for_participant(participant, policy.quiet_hours, policy.by_intervention)
+    following = series.following(timer, participant, window)
+    if following:
+        return following
     nxt = next_occurrence(timer, participant, now)
     return [nxt] if nxt is not None else []
 

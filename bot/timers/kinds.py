@@ -69,6 +69,19 @@ KINDS: dict[str, KindPolicy] = {
             "answer leaves it open)",
         ),
         KindPolicy(
+            "instrument",
+            None,
+            "defer",
+            summary="an administration of an instrument starts (deferred past quiet hours, "
+            "sent however late)",
+        ),
+        KindPolicy(
+            "send",
+            None,
+            "defer",
+            summary="a `send:` message of an intervention, rendered when it is sent",
+        ),
+        KindPolicy(
             "decision",
             None,
             "ignore",

@@ -116,13 +116,33 @@ def measurement(
     )
 
 
+def instrument(participant: Mapping[str, Any], due_at: datetime, opening: Any) -> TimerScheduled:
+    """Start an administration of an instrument at `due_at` (`opening`:
+    bot.interventions.language.instrument_port.Opening, its first message)."""
+    return scheduled(
+        participant,
+        "instrument",
+        due_at,
+        scope=opening.instrument,
+        payload={
+            "instrument": opening.instrument,
+            "text": opening.text,
+            "item": opening.item,
+            "mode": opening.mode,
+            "abandon_minutes": opening.abandon_minutes,
+        },
+    )
+
+
 def asks(timer_kind: str, payload: Mapping[str, Any], name: str) -> bool:
     """Whether a timer is a one-off ask of question `name` (a `measurement` timer of it: an
-    occurrence of a daily schedule of the question carries its schedule's id, and is not)."""
+    occurrence of a daily schedule of the question carries its schedule's id, one of a
+    recurring schedule its `series`, and neither is)."""
     return (
         timer_kind == "measurement"
         and payload.get("measurement") == name
         and not payload.get("schedule_id")
+        and not payload.get("series")
     )
 
 

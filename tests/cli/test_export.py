@@ -91,6 +91,7 @@ def test_csv_export_writes_participants_messages_and_events(
         "decisions.csv",
         "events.csv",
         "forms.csv",
+        "instruments.csv",
         "messages.csv",
         "participants.csv",
         "results.csv",
@@ -192,6 +193,7 @@ def test_progress_is_reported_per_file_with_its_total(
         "retrievals": [0, 0],
         "forms": [0, 0],
         "decisions": [0, 0],
+        "instruments": [0, 0],
         "events": [9, 9],
     }
 

@@ -34,6 +34,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
         "retrievals.csv",
         "forms.csv",
         "decisions.csv",
+        "instruments.csv",
         "events.csv",
     }
     assert set(modes.values()) == {0o600}
@@ -56,6 +57,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
         "retrievals.jsonl",
         "forms.jsonl",
         "decisions.jsonl",
+        "instruments.jsonl",
         "events.jsonl",
     ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)
@@ -81,6 +83,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
         "allocations.csv",
         "decisions.csv",
         "forms.csv",
+        "instruments.csv",
         "messages.csv",
         "participants.csv",
         "results.csv",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.instruments.administration import attach
 from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 
@@ -14,4 +15,4 @@ SHIPPED = Path(__file__).resolve().parents[2] / "interventions"
 
 @pytest.mark.parametrize("folder", intervention_folders(SHIPPED), ids=lambda p: p.name)
 def test_a_shipped_intervention_validates(folder: Path) -> None:
-    assert [str(problem) for problem in validate_folder(folder, TOOLS)] == []
+    assert [str(problem) for problem in validate_folder(folder, TOOLS, attach=attach)] == []

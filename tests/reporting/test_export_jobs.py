@@ -27,7 +27,8 @@ from tests.factories import enrolled
 from tests.reporting.test_export_runs import START, _events_of_many_streams
 from tests.reporting.test_export_whole import _study
 
-FILES = ["allocations", "decisions", "events", "forms", "messages", "participants", "results"]
+FILES = ["allocations", "decisions", "events", "forms", "instruments", "messages", "participants"]
+FILES += ["results"]
 FILES += ["retrievals"]
 
 
@@ -256,7 +257,7 @@ def test_the_exports_own_process_takes_chunks_the_workers_have_not_taken(
     assert len(chunks) >= 2  # more chunks than processes, each written once
     assert {int(pid) for _index, pid in chunks} >= {exporter}
     assert (two.messages, two.events) == (alone.messages, alone.events + 1)
-    for name in ("messages.csv", "results.csv", "retrievals.csv", "forms.csv"):
+    for name in ("messages.csv", "results.csv", "retrievals.csv", "forms.csv", "instruments.csv"):
         assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
 
 

@@ -36,5 +36,11 @@ def test_the_scheduler_is_given_the_quiet_hours_interventions_declare(
     services.close()
 
     quiet = given["intervention_quiet_hours"]
-    assert sorted(quiet) == ["cbt-reframe", "fit-motivation", "walk-mrt"]
+    assert sorted(quiet) == [
+        "cbt-reframe",
+        "ema-craving",
+        "fit-motivation",
+        "phq9-checkin",
+        "walk-mrt",
+    ]
     assert isinstance(quiet["fit-motivation"], QuietHours)

@@ -249,7 +249,7 @@ def test_state_shows_where_the_participant_is_and_what_is_pending(sandbox: Sandb
         "profile      started=True",
         "judgements   ready: reason=keen, answer=yes",
     ]
-    assert "timers       at Mon 02 Mar 11:00 (in 2h) · measurement Mon 02 Mar 20:00 (in 11h)" in (
+    assert "timers       send Mon 02 Mar 11:00 (in 2h) · measurement Mon 02 Mar 20:00 (in 11h)" in (
         lines
     )
 

@@ -9,8 +9,8 @@ from bot.store.event_store import EventStore
 from tests.web.researcher import AUTH, BASE, enroll, event_types
 
 KNOWN = (
-    "known: cbt-reframe, demo, fit-motivation, habit-coach, health-intake, ot-mentor, "
-    "walk-control, walk-mrt"
+    "known: cbt-reframe, demo, ema-craving, fit-motivation, habit-coach, health-intake, "
+    "ot-mentor, phq9-checkin, walk-control, walk-mrt"
 )
 
 

@@ -24,9 +24,9 @@ from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.types import ANY, name_types, value_problem
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.conversation import ProfileSaved
-from bot.store.event_types.timers import TimerCancelled
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled
 from bot.store.events import Event, EventData, new_id
-from bot.timers import one_shot, schedules
+from bot.timers import one_shot, quiet_hours, schedules, series
 
 
 @dataclass(frozen=True)
@@ -79,10 +79,31 @@ def _act(action: Action, situation: Situation, source: Source, step: str | None)
         return _ask(action, situation)
     if action.schedule is not None:
         return _schedule(action, situation)
+    if action.administer is not None:
+        name, after = action.administer, action.after
+        timer = administer(situation.intervention, participant, name, now, after)
+        return _repeated(action, situation, timer) if action.repeat else [timer]
     if action.send is not None:
-        text = situation.render(send_key(situation, action), action.send)
-        return [one_shot.at(participant, now + (action.after or timedelta()), text)]
+        return _send(action, situation)
     return _set(action, situation)
+
+
+def _send(action: Action, situation: Situation) -> list[EventData]:
+    """Now, or frozen (`freeze: true`): rendered as the action runs. Later (`after:` or
+    `repeat:`): a `send` timer whose template is rendered when it is sent
+    (bot.interventions.interpreter.send_timers)."""
+    participant, now, key = situation.participant, situation.now, send_key(situation, action)
+    if action.freeze or (action.after is None and action.repeat is None):
+        text = situation.render(key, str(action.send))
+        return [one_shot.at(participant, now + (action.after or timedelta()), text)]
+    later = one_shot.scheduled(
+        participant,
+        "send",
+        now + (action.after or timedelta()),
+        scope=key,
+        payload={"template": key, "message_kind": "notice"},
+    )
+    return _repeated(action, situation, later) if action.repeat else [later]
 
 
 def send_key(situation: Situation, action: Action) -> str:
@@ -131,7 +152,38 @@ def _ask(action: Action, situation: Situation) -> list[EventData]:
     ]
     due = situation.now + (action.after or timedelta())
     asked = one_shot.measurement(situation.participant, due, slug, text, question.answer_window)
+    if action.repeat:
+        return _repeated(action, situation, asked)
     return [*earlier, asked]
+
+
+def _repeated(action: Action, situation: Situation, timer: TimerScheduled) -> list[EventData]:
+    """A recurring schedule of the ask or administration `timer` would make once
+    (bot.timers.series): its first occasion's timer, counted from enrollment (`from:
+    enrollment`) or from now (`from:` the event that runs the action)."""
+    repeat = dict(action.repeat or {})
+    participant = situation.participant
+    anchor = situation.now
+    if str(repeat.get("from") or "enrollment") == "enrollment":
+        enrolled = participant.get("enrolled_at")
+        anchor = enrolled if isinstance(enrolled, datetime) else situation.now
+    here = quiet_hours.for_participant(participant, situation.intervention.quiet_hours())
+    return series.first(participant, timer.kind, timer.payload, repeat, anchor, here, new_id())
+
+
+def administer(
+    intervention: Intervention,
+    participant: Mapping[str, Any],
+    name: str,
+    now: datetime,
+    after: timedelta | None = None,
+) -> TimerScheduled:
+    """An `instrument` timer that starts an administration of `name` (its first message is
+    built now, from the instrument's fixed wording)."""
+    if intervention.instruments is None:
+        raise ConditionFailure(f"administer: {name}", "the instruments were not loaded")
+    opening = intervention.instruments.opening(name)
+    return one_shot.instrument(participant, now + (after or timedelta()), opening)
 
 
 def _schedule(action: Action, situation: Situation) -> list[EventData]:

@@ -18,12 +18,24 @@ from bot.conversation.transcript_llm import PREFIXES, inbound_text, shown
 from bot.interventions.interpreter.forms import forms_data
 from bot.interventions.language.intervention import Intervention
 from bot.store.event_types.alerts import AlertRaised
-from bot.store.event_types.interventions import StepEntered, StepReplied
+from bot.store.event_types.instruments import InstrumentCompleted
+from bot.store.event_types.interventions import MeasurementRecorded, StepEntered, StepReplied
 from bot.store.event_types.messages import MessageQueued, MessageReceived
 from bot.store.events import Event
 from bot.timers.one_shot import zone_of
 
-ROOTS = ("judgements", "notes", "profile", "step", "participant", "measurements", "forms", "arm")
+ROOTS = (
+    "judgements",
+    "notes",
+    "profile",
+    "step",
+    "participant",
+    "measurements",
+    "forms",
+    "instruments",
+    "answered",
+    "arm",
+)
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
 PARTICIPANT_KEYS: tuple[str, ...]
 PARTICIPANT_KEYS = ("name", "local_time", "local_date", "weekday", "hour", "timezone")
@@ -107,7 +119,37 @@ def data(
         "forms": forms_data(intervention, row),
         # the study arm's variables (docs/studies.md), None outside a study
         "arm": intervention.arms.of(row.get("study"), row.get("arm")),
+        "instruments": instruments_data(intervention, row, now),
+        "answered": answered(intervention, history),
     }
+
+
+def instruments_data(
+    intervention: Intervention, row: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """`instruments.<name>.last.*` and `.week.*` from the row (each declared name is
+    present, none until its first administration but the counts, 0)."""
+    if intervention.instruments is None:
+        return {}
+    stored = (row.get("step_counters") or {}).get("instruments") or {}
+    return intervention.instruments.data(stored, now)
+
+
+def answered(intervention: Intervention, history: Sequence[Event]) -> dict[str, bool]:
+    """`answered.<question>`, `answered.<instrument>` and `answered.instrument`: true only
+    for what was answered (a measurement recorded, an administration completed) after the
+    last message received, that is, in the turn that reads it."""
+    found = {slug: False for slug in intervention.questions}
+    found |= {name: False for name in intervention.config.instruments}
+    found["instrument"] = False
+    for event in reversed(history):
+        if isinstance(event.data, MessageReceived):
+            break
+        if isinstance(event.data, MeasurementRecorded) and event.data.measurement in found:
+            found[event.data.measurement] = True
+        if isinstance(event.data, InstrumentCompleted):
+            found[event.data.instrument] = found["instrument"] = True
+    return found
 
 
 def participant(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:

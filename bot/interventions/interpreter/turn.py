@@ -1,6 +1,9 @@
 """One turn of an intervention (pure: the LLM comes in as callables, events go out).
 
-On a message from the participant: an answer to a pending question is recorded (and thanked
+On a message from the participant: a reply to an instrument being administered is read
+deterministically (bot.instruments through the intervention's port) and answered with the
+next item; on completion the step's transitions are checked, as for a `moves_on` question.
+Otherwise an answer to a pending question is recorded (and thanked
 or clarified, or, for a `moves_on` question, followed by the step's transition that now holds)
 instead of a turn; otherwise the turn is counted, the step's form (if any) reads the message
 (bot.interventions.interpreter.extraction), then at most one hop
@@ -40,6 +43,7 @@ from bot.interventions.interpreter.moves import (
     transition_move,
 )
 from bot.interventions.language.format import Action
+from bot.interventions.language.instrument_port import Administered
 from bot.interventions.language.intervention import Intervention
 from bot.store.event_types.interventions import (
     JudgementRecorded,
@@ -48,6 +52,7 @@ from bot.store.event_types.interventions import (
     StepReplied,
 )
 from bot.store.event_types.interventions import StepTurnTaken as TurnTaken
+from bot.store.event_types.messages import MessageReceived
 from bot.store.events import Event, EventData
 
 
@@ -161,6 +166,17 @@ class _Turn:
                 self.emit([TurnTaken(step=self.i.root, turn=self.progress.turns + 1)])
             return self.reply()
         if inbound:
+            administered = self.administered()
+            if administered is not None and administered.reply is not None:
+                move = None
+                if administered.completed:
+                    step = self.i.steps[str(self.progress.step)]
+                    move = transition_move(step, self.data())
+                if move is None:
+                    self.result.text = administered.reply
+                    return self.result
+                self.hop(move)
+                return self.reply()
             asked = answer(self.i, self.working, self.turn.inbound, self.llm, self.render_text)
             if asked is not None:
                 self.emit(asked.events)
@@ -192,6 +208,22 @@ class _Turn:
             row, history = self.working.row, self.working.history
             at = due or self.now
             self.emit(decision_events.point_events(self.i, name, at, row, history, self.now))
+
+    def administered(self) -> Administered | None:
+        """A reply to the administration in progress, read deterministically (no LLM): its
+        events are emitted; None if none is in progress (or the message is not a reply)."""
+        counters = self.working.row.get("step_counters") or {}
+        current, inbound = counters.get("administering"), self.turn.inbound
+        if not current or self.i.instruments is None or inbound is None:
+            return None
+        if current.get("instrument") not in self.i.instruments.names():
+            return None
+        if not isinstance(inbound.data, MessageReceived):
+            return None
+        stored = counters.get("instruments") or {}
+        found = self.i.instruments.read(current, stored, inbound.data.body, self.now)
+        self.emit(found.events)
+        return found
 
     def extract(self) -> None:
         """The step's form reads this message: one structured extraction, validated; then the

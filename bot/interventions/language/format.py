@@ -19,7 +19,7 @@ from pydantic import (
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 FieldType = Literal["text", "int", "number", "bool", "choice", "list", "date", "time"]
-VERBS = ("note", "alert", "ask", "schedule", "send", "set", "retrieve")
+VERBS = ("note", "alert", "ask", "schedule", "send", "set", "retrieve", "administer")
 FilterValue = str | int | float | bool
 
 
@@ -101,6 +101,11 @@ class Action(Strict):
     k: int = Field(2, ge=1, le=50)
     as_: str | None = Field(None, alias="as")
     filter: dict[str, FilterValue] = {}
+    administer: str | None = None  # an instrument of intervention.yaml `instruments:`
+    # with `ask` or `administer`: again and again (bot.timers.recurrence_format, checked by
+    # the validator; docs/schedules.md)
+    repeat: dict[Any, Any] | None = None
+    freeze: bool = False  # with `send` and `after`: render when scheduled, not when sent
 
     @model_validator(mode="after")
     def _one_verb(self) -> Action:
@@ -110,8 +115,14 @@ class Action(Strict):
             raise ValueError(f"an action does exactly one of {', '.join(VERBS)} (found: {found})")
         if self.at is not None and not self.schedule:
             raise ValueError("`at` goes with `schedule` only")
-        if self.after is not None and not (self.ask or self.send):
-            raise ValueError("`after` goes with `ask` or `send` only")
+        if self.after is not None and not (self.ask or self.send or self.administer):
+            raise ValueError("`after` goes with `ask`, `send` or `administer` only")
+        if self.repeat is not None and not (self.ask or self.administer or self.send):
+            raise ValueError("`repeat` goes with `ask`, `administer` or `send` only")
+        if self.freeze and not (self.send and self.after is not None):
+            raise ValueError("`freeze` goes with `send` and `after` only")
+        if self.repeat is not None and self.after is not None:
+            raise ValueError("`repeat` and `after` do not go together: use the repeat's `offset`")
         if self.retrieve is None:
             given = [k for k in ("query", "as_", "filter") if getattr(self, k)]
             if given or "k" in self.model_fields_set:
@@ -371,6 +382,7 @@ class Configuration(Strict):
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
     forms: dict[str, Form] = {}
+    instruments: list[str] = []  # instruments/<name>.yaml (docs/instruments.md)
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:

@@ -27,6 +27,7 @@ from bot.interventions.language.format import (
     Retrieve,
     Step,
 )
+from bot.interventions.language.instrument_port import Instruments
 from bot.interventions.language.libraries import Library
 from bot.interventions.language.results import result_model
 from bot.interventions.language.templates import Slot, TemplateSet
@@ -105,6 +106,8 @@ class Intervention:
     libraries: dict[str, Library] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)  # decisions/<name>.md
     arms: Arms = field(default_factory=Arms)  # the study arms running it (`arm.*`)
+    # intervention.yaml `instruments:` as bot.instruments reads them (None: not attached)
+    instruments: Instruments | None = None
     _models: dict[str, type[BaseModel]] = field(default_factory=dict, repr=False)
 
     @property

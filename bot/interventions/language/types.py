@@ -119,7 +119,7 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types["step.name"] = Type("choice", tuple(intervention.steps))
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
-    return types | form_name_types(intervention) | arm_types(intervention)
+    return types | form_name_types(intervention) | arm_types(intervention) | answered_types(intervention)
 
 
 def arm_types(intervention: Intervention) -> dict[str, Type]:
@@ -132,6 +132,20 @@ def arm_types(intervention: Intervention) -> dict[str, Type]:
     for name, specs in arms.specs.items():
         kinds = {replace(of_spec(spec), optional=spec.optional) for spec in specs}
         types[f"arm.{name}"] = kinds.pop() if len(kinds) == 1 else ANY
+    return types
+
+
+def answered_types(intervention: Intervention) -> dict[str, Type]:
+    """`instruments.<name>.last.*` (their types come from bot.instruments, through the
+    intervention's port) and `answered.*`: yes/no, true only in the turn that answered."""
+    types: dict[str, Type] = {}
+    if intervention.instruments is not None:
+        types |= intervention.instruments.types()
+    for slug in intervention.questions:
+        types[f"answered.{slug}"] = YES_NO
+    for name in intervention.config.instruments:
+        types[f"answered.{name}"] = YES_NO
+    types["answered.instrument"] = YES_NO
     return types
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.interventions.language.loader import CONFIG
 from bot.interventions.language.problems import Problem, errors
-from bot.interventions.validation.validate import validate_folder
+from bot.interventions.validation.validate import Attach, validate_folder
 
 # Validating takes a moment; a folder is validated again only when one of its files changes.
 _VALIDATED: dict[tuple[Path, tuple[tuple[str, int, int], ...]], list[Problem]] = {}
@@ -24,6 +24,7 @@ class Catalogue:
     root: Path
     tools: Collection[str] | None = None
     modules: Collection[str] | None = field(default=None)
+    attach: Attach | None = None  # bot.instruments.administration.attach
 
     def slugs(self) -> list[str]:
         """Every folder under the root that holds an intervention.yaml."""
@@ -39,7 +40,8 @@ class Catalogue:
         folder = self.root / slug
         key = (folder.resolve(), _stamp(folder))
         if key not in _VALIDATED:  # warnings are the author's to read, not a reason to refuse
-            _VALIDATED[key] = errors(validate_folder(folder, self.tools, self.modules))
+            found = validate_folder(folder, self.tools, self.modules, self.attach)
+            _VALIDATED[key] = errors(found)
         return _VALIDATED[key]
 
     def valid(self) -> list[str]:

@@ -20,6 +20,7 @@ from bot.interventions.language.typecheck import (
 )
 from bot.interventions.language.types import name_types
 from bot.store.event_types.schedules import parse_when
+from bot.timers.recurrence_format import recurrence_problems, window_quiet_problems
 
 
 def condition_problems(source: str, intervention: Intervention) -> list[str]:
@@ -58,6 +59,8 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems += _form(dotted, intervention)
         elif root == "arm":
             problems += _arm(rest[0], intervention)
+        elif root in ("instruments", "answered"):
+            problems += _answered(dotted, intervention)
     return problems
 
 
@@ -72,6 +75,18 @@ def _arm(name: str, intervention: Intervention) -> list[str]:
         return []
     message = unknown("arm variable", name, ["name", *intervention.arms.specs])
     return [f"{message} (declared under `variables:` of the studies running it)"]
+
+
+def _answered(dotted: str, intervention: Intervention) -> list[str]:
+    """`instruments.<name>.last.…` and `answered.<name>` must be names the intervention has."""
+    root, name = dotted.split(".")[:2]
+    declared = intervention.config.instruments
+    if root == "instruments" and name not in declared:
+        return [unknown("instrument", name, declared)]
+    known = [key for key in name_types(intervention) if key.startswith(f"{root}.")]
+    if root == "instruments" and intervention.instruments is None:
+        return [f"{dotted}: the instruments of this intervention were not loaded"]
+    return [] if dotted in known else [unknown("value", dotted, known)]
 
 
 def _form(dotted: str, intervention: Intervention) -> list[str]:
@@ -112,6 +127,11 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
     for slug in (action.ask, action.schedule):
         if slug is not None and slug not in known:
             problems.append(unknown("question", slug, intervention.questions))
+    declared = intervention.config.instruments
+    if action.administer is not None and action.administer not in declared:
+        problems.append(unknown("instrument", action.administer, declared))
+    if action.repeat is not None:
+        problems += repeat_problems(action.repeat, intervention)
     if action.schedule in intervention.questions:
         when = action.at or intervention.questions[action.schedule].schedule
         if when is None:
@@ -129,6 +149,17 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
         else:
             problems += [f"set: {key}: {p}" for p in set_problems(key, value, intervention)]
     return problems
+
+
+def repeat_problems(repeat: Any, intervention: Intervention) -> list[str]:
+    """A `repeat:` that is not a recurring schedule (docs/schedules.md), or whose windows or
+    times fall in the intervention's quiet hours without `quiet_hours: defer`."""
+    recurrence, problems = recurrence_problems(repeat)
+    if recurrence is None:
+        return [
+            f"repeat: {'.'.join(map(str, path)) + ': ' if path else ''}{m}" for path, m in problems
+        ]
+    return [f"repeat: {p}" for p in window_quiet_problems(recurrence, intervention.quiet_hours())]
 
 
 def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:

@@ -82,6 +82,11 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
         },
         "forms": {name: sample_view(form) for name, form in intervention.forms.items()},
         "arm": _sample_arm(intervention),
+        "instruments": intervention.instruments.samples() if intervention.instruments else {},
+        "answered": {
+            name: True
+            for name in (*intervention.questions, *intervention.config.instruments, "instrument")
+        },
     }
 
 

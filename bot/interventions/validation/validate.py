@@ -10,7 +10,7 @@ typed results, and the graph: steps that cannot be reached and dead ends.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +33,23 @@ from bot.interventions.validation.validate_libraries import library_problems
 _RENDER_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
 
+Attach = Callable[[Intervention], tuple[Intervention, list[Problem]]]
+
+
 def validate_folder(
     folder: Path | str,
     tools: Collection[str] | None = None,
     modules: Collection[str] | None = None,
+    attach: Attach | None = None,
 ) -> list[Problem]:
     """Every problem of the intervention in `folder` (none: it can run). Tool names are
     checked against `tools` (bot.runtime.tool_registry.TOOLS) and `module:` against `modules`
-    (the module-based conversation modules) if given."""
+    (the module-based conversation modules) if given. `attach` loads what layers above the
+    language own (bot.instruments.administration.attach: its `instruments:`)."""
     intervention, problems = read_intervention(folder, keep_going=True)
+    if intervention is not None and attach is not None:
+        intervention, more = attach(intervention)
+        problems = problems + more
     if intervention is not None:
         problems = problems + check(intervention, tools, modules)
     return sorted(set(problems), key=lambda p: (p.file, p.line or 0, p.message))

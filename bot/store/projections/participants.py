@@ -31,6 +31,7 @@ from bot.store.events import Event
 from bot.store.projections import Projection, Row
 from bot.store.projections.columns import fold_of
 from bot.store.projections.participant_forms import FORM_CASES
+from bot.store.projections.participant_instruments import INSTRUMENT_CASES
 
 MEMORY = "memory"  # folded by the conversation's fold (bot.store.projections.columns)
 COLUMNS = (
@@ -163,6 +164,7 @@ CASES: dict[str, Callable[[Row, Event], Row]] = {
     MessageReceived.event_type: _received,
     ParticipantAllocated.event_type: _allocated,
     **FORM_CASES,  # bot.store.projections.participant_forms: the `forms` column
+    **INSTRUMENT_CASES,  # bot.store.projections.participant_instruments: step_counters
 }
 
 

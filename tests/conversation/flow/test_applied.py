@@ -134,5 +134,11 @@ def test_an_intervention_whose_configuration_cannot_be_read_gets_the_servers(
 def test_only_interventions_with_quiet_hours_of_their_own_replace_quiet_hours() -> None:
     found = quiet_hours_by_intervention()
 
-    assert sorted(found) == ["cbt-reframe", "fit-motivation", "walk-mrt"]
+    assert sorted(found) == [
+        "cbt-reframe",
+        "ema-craving",
+        "fit-motivation",
+        "phq9-checkin",
+        "walk-mrt",
+    ]
     assert all(isinstance(hours, QuietHours) for hours in found.values())
