@@ -119,7 +119,12 @@ def name_types(intervention: Intervention) -> dict[str, Type]:
     types["step.name"] = Type("choice", tuple(intervention.steps))
     types |= {f"step.{key}": value for key, value in STEP_TYPES.items()}
     types |= {f"participant.{key}": value for key, value in PARTICIPANT_TYPES.items()}
-    return types | form_name_types(intervention) | arm_types(intervention) | answered_types(intervention)
+    return (
+        types
+        | form_name_types(intervention)
+        | arm_types(intervention)
+        | answered_types(intervention)
+    )
 
 
 def arm_types(intervention: Intervention) -> dict[str, Type]:
