@@ -8,10 +8,7 @@ import getpass
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.runtime.routing import intervention_catalogue
-from bot.services import enrollment
-from bot.services.refusal import Refused
+from bot.core.addresses import CHANNELS
 
 
 @cli.command()
@@ -25,7 +22,7 @@ from bot.services.refusal import Refused
 @click.option("--name", help="The participant's name (at most 200 characters).")
 @click.option(
     "--channel",
-    type=click.Choice(enrollment.CHANNELS),
+    type=click.Choice(CHANNELS),
     default="sms",
     show_default=True,
     help="How the participant is messaged.",
@@ -37,6 +34,11 @@ def enroll(
     """Enroll PHONE (E.164, or national in DEFAULT_REGION) in an intervention; the worker sends
     the first message shortly after. Refused (exit 1, saying why) for an invalid number or
     timezone, an intervention that does not exist or validate, or a number already enrolled."""
+    from bot.runtime.bootstrap import build_store
+    from bot.runtime.routing import intervention_catalogue
+    from bot.services import enrollment
+    from bot.services.refusal import Refused
+
     settings = settings_from_env()
     store = build_store(settings)
     asked = enrollment.Enrollment(
