@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
-from bot.analysis.report import analyze_decision, estimates_json, format_estimates
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.reporting.decision_rows import decision_rows
-from bot.runtime.bootstrap import build_store
-from bot.store.event_types.decisions import DecisionMade, DecisionOutcome
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @cli.group()
@@ -41,6 +40,13 @@ def decisions(
     export_dir: Path | None,
 ) -> None:
     """Estimate each option's effect on the decision's outcome against the reference."""
+    import pandas as pd
+
+    from bot.analysis.report import analyze_decision, estimates_json, format_estimates
+    from bot.reporting.decision_rows import decision_rows
+    from bot.runtime.bootstrap import build_store
+    from bot.store.event_types.decisions import DecisionMade, DecisionOutcome
+
     if export_dir is not None:
         path = export_dir / "decisions.csv"
         if not path.is_file():

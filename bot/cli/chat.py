@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import click
 
 from bot.cli.root import cli, settings_from_env
-from bot.sandbox.session import DEFAULT_PHONE, Sandbox, SandboxError
+from bot.sandbox import DEFAULT_PHONE
 
 QUIT = {"/quit", "/exit"}
 PROMPT = "you> "
@@ -59,6 +59,8 @@ def chat(
     way). /help lists the commands. Without OPENAI_API_KEY (or OPENAI_BASE_URL) no LLM is
     called: fixed wording works, and LLM steps send their fallback.
     """
+    from bot.sandbox.session import Sandbox, SandboxError
+
     settings = settings_from_env()
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,

@@ -8,11 +8,7 @@ import getpass
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.runtime.routing import intervention_catalogue
-from bot.services import enrollment
-from bot.services.refusal import Refused
-from bot.studies.catalogue import STUDIES, StudyCatalogue
+from bot.core.addresses import CHANNELS
 
 
 @cli.command()
@@ -26,7 +22,7 @@ from bot.studies.catalogue import STUDIES, StudyCatalogue
 @click.option("--name", help="The participant's name (at most 200 characters).")
 @click.option(
     "--channel",
-    type=click.Choice(enrollment.CHANNELS),
+    type=click.Choice(CHANNELS),
     default="sms",
     show_default=True,
     help="How the participant is messaged.",
@@ -65,6 +61,12 @@ def enroll(
         if not equals or not field.strip():
             raise click.BadParameter(f"{pair!r}: write FIELD=VALUE", param_hint="--baseline")
         given[field.strip()] = value
+    from bot.runtime.bootstrap import build_store
+    from bot.runtime.routing import intervention_catalogue
+    from bot.services import enrollment
+    from bot.services.refusal import Refused
+    from bot.studies.catalogue import STUDIES, StudyCatalogue
+
     settings = settings_from_env()
     store = build_store(settings)
     asked = enrollment.Enrollment(

@@ -7,11 +7,8 @@ import getpass
 
 import click
 
-from bot.cli import participant_ref
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.services import erasure, withdrawal
-from bot.services.refusal import Refused
+from bot.cli.withdraw import REQUESTERS
 
 
 @cli.command()
@@ -19,7 +16,7 @@ from bot.services.refusal import Refused
 @click.option("--reason", required=True, help="Why (kept with the erasure: nothing personal).")
 @click.option(
     "--requested-by",
-    type=click.Choice(withdrawal.REQUESTERS),
+    type=click.Choice(REQUESTERS),
     required=True,
     help="Who asked for it.",
 )
@@ -31,6 +28,11 @@ def erase(participant: str, reason: str, requested_by: str, yes: bool) -> None:
     `[erased]` in the API, transcripts, exports and replay; their stored rows are rebuilt
     without it, unsent messages are suppressed and timers cancelled. Needs TANDEM_MASTER_KEY.
     It cannot be undone: you are asked to type the participant id unless --yes."""
+    from bot.cli import participant_ref
+    from bot.runtime.bootstrap import build_store
+    from bot.services import erasure
+    from bot.services.refusal import Refused
+
     settings = settings_from_env()
     store = build_store(settings)
     try:

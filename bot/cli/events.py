@@ -7,10 +7,7 @@ import json
 
 import click
 
-from bot.cli.participant_ref import resolve as participant_ref_id
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.store.events import REGISTRY, participant_stream
 
 
 @cli.command()
@@ -38,6 +35,10 @@ def events(
 ) -> None:
     """Print events in global order, one JSON object per line (exit 1 when a filter matches
     none)."""
+    from bot.cli.participant_ref import resolve as participant_ref_id
+    from bot.runtime.bootstrap import build_store
+    from bot.store.events import REGISTRY, participant_stream
+
     if participant_ref and stream_id:
         raise click.UsageError("give --participant or --stream, not both")
     unknown = sorted(set(event_types) - set(REGISTRY))
@@ -79,6 +80,8 @@ def events(
 
 
 def _unknown_type(name: str) -> str:
+    from bot.store.events import REGISTRY
+
     close = difflib.get_close_matches(name, REGISTRY, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else " (see docs/architecture.md)"
     return f"unknown event type {name!r}{hint}"

@@ -11,20 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.interventions.interpreter.applied import INTERVENTIONS
-from bot.reporting.export import parse_since
-from bot.runtime.bootstrap import build_store
-from bot.services import export
-from bot.services.refusal import Refused
 
 
 class Since(click.ParamType):
     name = "DATE|DATETIME"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> datetime:
+        from bot.reporting.export import parse_since
+
         if isinstance(value, datetime):
             return value
         try:
@@ -126,6 +122,13 @@ def export_command(
     retrievals, forms and events. Files are written readable by their owner only (0600), and
     the export is recorded as an event (`export.written`: who, when, what).
     """
+    from tqdm import tqdm
+
+    from bot.interventions.interpreter.applied import INTERVENTIONS
+    from bot.runtime.bootstrap import build_store
+    from bot.services import export
+    from bot.services.refusal import Refused
+
     store = build_store(settings_from_env())
     bars: list[tqdm] = []
 

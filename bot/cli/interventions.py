@@ -14,15 +14,6 @@ from pathlib import Path
 import click
 
 from bot.cli.root import cli, settings_from_env
-from bot.instruments.administration import attach
-from bot.interventions.language.graph import mermaid
-from bot.interventions.language.loader import CONFIG, read_intervention
-from bot.interventions.language.module_graph import CycleTimes
-from bot.interventions.language.problems import errors
-from bot.interventions.language.schema import schemas
-from bot.interventions.validation.validate import intervention_folders, validate_folder
-from bot.runtime.tool_registry import TOOLS
-from modules import MODULES
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "interventions"
 
@@ -37,6 +28,12 @@ def interventions_group() -> None:
 def validate(path: str | None) -> None:
     """Check an intervention (or every one under PATH); exit 1 on any error (warnings are
     printed and do not fail)."""
+    from bot.instruments.administration import attach
+    from bot.interventions.language.problems import errors
+    from bot.interventions.validation.validate import intervention_folders, validate_folder
+    from bot.runtime.tool_registry import TOOLS
+    from modules import MODULES
+
     folders = intervention_folders(Path(path) if path else DEFAULT_ROOT)
     if not folders:
         click.echo(f"no interventions under {path or DEFAULT_ROOT}")
@@ -61,6 +58,8 @@ def validate(path: str | None) -> None:
 def schema(out: Path) -> None:
     """Write JSON Schema files for intervention.yaml and each front matter kind into DIR,
     for editors (see docs/interventions.md, "Editor support")."""
+    from bot.interventions.language.schema import schemas
+
     out.mkdir(parents=True, exist_ok=True)
     for name, found in schemas().items():
         (out / name).write_text(json.dumps(found, indent=2) + "\n")
@@ -72,6 +71,15 @@ def schema(out: Path) -> None:
 def graph(intervention: str) -> None:
     """Print the Mermaid graph of an intervention (a slug under interventions/ or a folder);
     exit 1 with its problems if it does not validate."""
+    from bot.instruments.administration import attach
+    from bot.interventions.language.graph import mermaid
+    from bot.interventions.language.loader import read_intervention
+    from bot.interventions.language.module_graph import CycleTimes
+    from bot.interventions.language.problems import errors
+    from bot.interventions.validation.validate import validate_folder
+    from bot.runtime.tool_registry import TOOLS
+    from modules import MODULES
+
     folder = _folder(intervention)
     problems = errors(validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach))
     if problems:
@@ -93,6 +101,8 @@ def graph(intervention: str) -> None:
 
 def _folder(intervention: str) -> Path:
     """The folder of a slug under interventions/, or a folder holding intervention.yaml."""
+    from bot.interventions.language.loader import CONFIG
+
     for folder in (Path(intervention).expanduser(), DEFAULT_ROOT / intervention):
         if (folder / CONFIG).is_file():
             return folder

@@ -8,8 +8,6 @@ import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
 from bot.core import keys as master_keys
-from bot.keys.rotation import rotate as rotate_keys
-from bot.runtime.bootstrap import build_store
 
 
 @cli.group()
@@ -35,6 +33,9 @@ def rotate(new_key_env: str) -> None:
     """Re-wrap every data key, and re-key every phone lookup hash, under the new master key
     (read from $TANDEM_NEW_MASTER_KEY), in one transaction; the old key is TANDEM_MASTER_KEY.
     Afterwards set TANDEM_MASTER_KEY to the new key and restart every process."""
+    from bot.keys.rotation import rotate as rotate_keys
+    from bot.runtime.bootstrap import build_store
+
     settings = settings_from_env()
     new_key = os.environ.get(new_key_env, "")
     if len(new_key) < master_keys.MIN_MASTER_KEY_LENGTH:

@@ -1,27 +1,10 @@
-"""`tandem`: the group with every command family registered (the console script's target)."""
+"""`tandem`: the console script's target. The group (`bot.cli.root`) imports each command's
+module when the command is used (`bot.cli.commands` names them)."""
 
 from __future__ import annotations
 
 import sys
 
-from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
-    analyze,
-    chat,
-    decisions,
-    enroll,
-    erase,
-    events,
-    export,
-    interventions,
-    keys,
-    run,
-    safety,
-    store,
-    study,
-    timers,
-    users,
-    withdraw,
-)
 from bot.cli.root import cli
 
 

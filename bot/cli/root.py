@@ -1,19 +1,30 @@
 """The `tandem` group and what its commands share: settings from the environment and one clear
-message for an unusable database."""
+message for an unusable database.
+
+The group is lazy: it knows its commands from the table in `bot.cli.commands` and imports a
+command's module only when that command runs (or shows its own help), so that `tandem --help`
+and light commands start without the engine's libraries. A command module imports what its
+command needs inside the command, for the same reason.
+"""
 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from bot.core.config import ConfigError, Settings, load_settings
-from bot.store.errors import DriverError, StorageError
+from bot.cli.commands import COMMANDS
+
+if TYPE_CHECKING:
+    from bot.core.config import Settings
 
 
 def settings_from_env() -> Settings:
+    from bot.core.config import ConfigError, load_settings
+
     try:
         return load_settings()
     except ConfigError as exc:
@@ -25,6 +36,8 @@ def database_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from bot.store.errors import DriverError, StorageError
+
         try:
             return func(*args, **kwargs)
         except (DriverError, StorageError) as exc:
@@ -43,7 +56,30 @@ def describe_database_error(exc: Exception) -> str:
     return f"cannot use the database: {text}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported when first used; their list and short help come
+    from `bot.cli.commands.COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if cmd_name not in self.commands and entry is not None:
+            importlib.import_module(entry.module)  # its decorators add it to this group
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands' list as click writes it, from the table's summaries: a command not
+        imported yet is stood in for by one that has its help (and nothing else)."""
+        listed = click.Group(self.name)
+        for name in self.list_commands(ctx):
+            loaded = self.commands.get(name)
+            listed.add_command(loaded or click.Command(name, help=COMMANDS[name].summary))
+        click.Group.format_commands(listed, ctx, formatter)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tandem")
 def cli() -> None:
     """Tandem: an event-sourced SMS and WhatsApp conversation engine for research.

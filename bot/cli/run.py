@@ -11,17 +11,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.background import NICENESS, STACKS_SIGNAL, lower_priority
-from bot.runtime.bootstrap import build_services, configure_logging
-from bot.runtime.heap import freeze_startup_heap
-from bot.runtime.stopping import StopRequest
-from bot.runtime.threads import Runtime, RuntimeOptions
-from bot.store.database import backend_name
+from bot.cli.root import cli, database_errors
 
 if TYPE_CHECKING:
     from bot.core.config import Settings
     from bot.runtime.background import Background
+    from bot.runtime.stopping import StopRequest
+    from bot.runtime.threads import Runtime, RuntimeOptions
     from bot.store.services import Services
 
 WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
@@ -31,7 +27,9 @@ WORKER_THREADS = 4  # `tandem worker`'s worker threads, unless told otherwise
 # than +5: docs/performance.md, Webhook). On SQLite the worker holds the database's one writer lock
 # for its commits, and far down the run queue it keeps every webhook waiting behind it, as `tandem
 # serve`'s child did at +10 (bot.runtime.background.NICENESS).
-WORKER_NICENESS = {"postgresql": 19, "sqlite": NICENESS}
+# (SQLite's is bot.runtime.background.NICENESS, written out so that the options are built
+# without importing the runtime; tests/cli/test_command_table.py holds the two equal.)
+WORKER_NICENESS = {"postgresql": 19, "sqlite": 5}
 
 log = logging.getLogger(__name__)
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -40,6 +38,7 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 def _runtime(settings: Settings, services: Services, options: RuntimeOptions) -> Runtime:
     from bot.channel.factory import build_messenger
     from bot.runtime.routing import build_handler
+    from bot.runtime.threads import Runtime
 
     messenger = build_messenger(settings)
     received = getattr(messenger, "received", None)
@@ -52,6 +51,10 @@ def _ready_to_run() -> StopRequest:
     """`serve`'s and `worker`'s last step before their threads start: Ctrl-C and SIGTERM ask
     it to stop, `kill -USR1` writes every thread's stack to stderr, and the startup heap is
     frozen out of the cyclic collector (bot.runtime.heap)."""
+    from bot.runtime.background import STACKS_SIGNAL
+    from bot.runtime.heap import freeze_startup_heap
+    from bot.runtime.stopping import StopRequest
+
     stop = StopRequest()
     stop.on_signals(signal.SIGTERM, signal.SIGINT)
     faulthandler.register(STACKS_SIGNAL, all_threads=True)
@@ -95,10 +98,18 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     from bot.channel.factory import build_messenger
     from bot.core.config import ConfigError
     from bot.runtime.background import SWITCH_INTERVAL, Background
+    from bot.runtime.bootstrap import build_services, configure_logging
+    from bot.runtime.routing import intervention_catalogue
+    from bot.runtime.startup import startup_settings
+    from bot.runtime.threads import RuntimeOptions
     from bot.web import create_app
     from bot.web.server import embedded_server
 
-    settings = settings_from_env()
+    catalogue = intervention_catalogue()
+    try:  # every problem of the settings and the interventions at once
+        settings = startup_settings(catalogue)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     if settings.insecure_local and host not in LOOPBACK:
         raise click.ClickException(
             f"TANDEM_INSECURE_LOCAL=true serves without authentication: only on a loopback "
@@ -108,7 +119,7 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
     # The web's writers go first for SQLite's writer lock; the child's yield (bot.store.database).
     services = build_services(settings, writer_priority="first")
     try:
-        app = create_app(services)
+        app = create_app(services, catalogue)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     if migrate:
@@ -197,24 +208,26 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int | None
 
     Run as many worker processes as needed; each participant is handled by one at a time.
     """
-    settings = settings_from_env()
+    from bot.core.config import ConfigError
+    from bot.runtime.background import lower_priority
+    from bot.runtime.bootstrap import build_services, configure_logging
+    from bot.runtime.routing import intervention_catalogue
+    from bot.runtime.startup import startup_settings
+    from bot.runtime.threads import RuntimeOptions
+    from bot.store.database import backend_name
+
+    try:  # a worker would run participants' interventions: it refuses to start on a bad one,
+        # and says every problem of the settings and the interventions at once
+        settings = startup_settings(intervention_catalogue())
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
     if niceness is None:  # the settings refuse a DATABASE_URL of any other engine
         niceness = WORKER_NICENESS[backend_name(settings.database_url)]
     if niceness:
         # A turn is milliseconds of CPU that can wait; an ack that waits behind turns makes
         # Twilio time out and redeliver (bot.runtime.background, as `tandem serve`'s child).
         lower_priority(niceness)
-    from bot.conversation.supervisors import check_supervisor_route
-    from bot.core.config import ConfigError
-    from bot.runtime.routing import check_interventions, intervention_catalogue
-
     configure_logging(settings)
-    try:
-        check_supervisor_route(settings)
-        # a worker would run participants' interventions: it refuses to start on a bad one
-        check_interventions(settings, intervention_catalogue())
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
     services = build_services(settings)
     runtime = _runtime(
         settings,

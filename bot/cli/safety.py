@@ -32,18 +32,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from bot.cli.root import cli, settings_from_env
-from bot.conversation.classifier import SafetyClassifier, load_prompt
-from bot.conversation.learned import LinearLine, load_line, read_card
-from bot.conversation.llm import ChatClient
-from bot.conversation.safety import CrisisScreen, PhraseError
-from bot.conversation.safety_eval import CorpusError, Labelled, evaluate, read_corpus, table
-from bot.conversation.safety_learned_eval import everyday_rates, learned_sections, scan_verdict
-from bot.interventions.interpreter.applied import INTERVENTIONS
-from bot.interventions.language.loader import CONFIG, read_intervention
+
+if TYPE_CHECKING:
+    from bot.conversation.learned import LinearLine
+    from bot.conversation.safety import CrisisScreen
+    from bot.conversation.safety_eval import Labelled
 
 
 @cli.group(name="safety")
@@ -60,6 +58,10 @@ def safety_group() -> None:
 @click.option("--phrase-only", is_flag=True, help="Leave the learned line out.")
 def scan(slug: str | None, phrase_only: bool) -> None:
     """Read messages on stdin, one per line; print one JSON verdict per line."""
+    from bot.conversation.learned import load_line, read_card
+    from bot.conversation.safety import CrisisScreen
+    from bot.conversation.safety_learned_eval import scan_verdict
+
     screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
     learned = None if phrase_only else load_line()
     thresholds = read_card().thresholds
@@ -95,6 +97,10 @@ def eval_command(  # noqa: PLR0913 - one parameter per command-line option
     everyday: Path | None,
 ) -> None:
     """Recall and false-alarm rate per category and language on a labelled CORPUS file."""
+    from bot.conversation.learned import load_line
+    from bot.conversation.safety import CrisisScreen
+    from bot.conversation.safety_eval import CorpusError, evaluate, read_corpus, table
+
     screen = intervention_screen(slug) if slug is not None else CrisisScreen.from_default()
     try:
         labelled = read_corpus(corpus.read_text(encoding="utf-8").splitlines(), str(corpus))
@@ -120,6 +126,10 @@ def _learned(
     learned: LinearLine, labelled: list[Labelled], screen: CrisisScreen, everyday: Path | None
 ) -> None:
     """The learned line alone and with the screen, alert only and alert + review."""
+    from bot.conversation.learned import read_card
+    from bot.conversation.safety_eval import table
+    from bot.conversation.safety_learned_eval import everyday_rates, learned_sections
+
     thresholds = read_card().thresholds
     for title, scores in learned_sections(learned, thresholds, labelled, screen):
         click.echo("")
@@ -137,6 +147,10 @@ def _learned(
 
 def _both_lines(labelled: list[Labelled], screen: CrisisScreen) -> None:
     """The classifier alone and both lines together, on the same corpus."""
+    from bot.conversation.classifier import SafetyClassifier, load_prompt
+    from bot.conversation.llm import ChatClient
+    from bot.conversation.safety_eval import evaluate, table
+
     settings = settings_from_env()
     client = ChatClient.from_settings(settings)
     if not client.configured:
@@ -168,8 +182,14 @@ def _line(item: Labelled) -> int:
     return item.line
 
 
-def intervention_screen(slug: str, root: Path = INTERVENTIONS) -> CrisisScreen:
-    """The crisis screen of intervention `slug` (or of the folder at that path)."""
+def intervention_screen(slug: str, root: Path | None = None) -> CrisisScreen:
+    """The crisis screen of intervention `slug` (or of the folder at that path); `root` holds
+    the intervention folders (default: the project's interventions/)."""
+    from bot.conversation.safety import PhraseError
+    from bot.interventions.interpreter.applied import INTERVENTIONS
+    from bot.interventions.language.loader import CONFIG, read_intervention
+
+    root = INTERVENTIONS if root is None else root
     folder = Path(slug) if (Path(slug) / CONFIG).is_file() else root / slug
     if not (folder / CONFIG).is_file():
         known = ", ".join(sorted(p.parent.name for p in root.glob(f"*/{CONFIG}"))) or "none"

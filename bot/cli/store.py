@@ -5,16 +5,8 @@ from __future__ import annotations
 import sys
 
 import click
-from tqdm import tqdm
 
-from bot.cli.participant_ref import resolve
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.store.database import make_engine
-from bot.store.jobs import CannotFork
-from bot.store.migrate import current_revision, grant_app_role, upgrade
-from bot.store.replay import check as checked
-from bot.store.replay import repair
 
 
 @cli.command()
@@ -28,6 +20,9 @@ from bot.store.replay import repair
 @database_errors
 def migrate(app_role: str | None) -> None:
     """Create or upgrade the database schema to the newest revision (idempotent)."""
+    from bot.store.database import make_engine
+    from bot.store.migrate import current_revision, grant_app_role, upgrade
+
     settings = settings_from_env()
     engine = make_engine(settings.database_url)
     try:
@@ -84,6 +79,14 @@ def replay(
     Events that cannot be read (unknown type or invalid payload) are listed with their seq and
     make the command exit 1; they are never skipped silently.
     """
+    from tqdm import tqdm
+
+    from bot.cli.participant_ref import resolve
+    from bot.runtime.bootstrap import build_store
+    from bot.store.jobs import CannotFork
+    from bot.store.replay import check as checked
+    from bot.store.replay import repair
+
     settings = settings_from_env()
     store = build_store(settings)
     bars: list[tqdm] = []

@@ -5,19 +5,14 @@ admin (the reveal recorded), and one participant's arm for an admin (recorded)."
 from __future__ import annotations
 
 import getpass
+from typing import TYPE_CHECKING
 
 import click
 
-from bot.cli.participant_ref import resolve
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.runtime.routing import intervention_catalogue
-from bot.services import unblinding
-from bot.services.refusal import Refused
-from bot.services.study_audit import check_study, reveal_allocations
-from bot.studies.catalogue import STUDIES, StudyCatalogue
-from bot.studies.format import Study
-from bot.studies.seed import seed_fingerprint, study_seed
+
+if TYPE_CHECKING:
+    from bot.studies.format import Study
 
 
 @cli.group(name="study")
@@ -26,6 +21,9 @@ def study_group() -> None:
 
 
 def _study(slug: str) -> Study:
+    from bot.runtime.routing import intervention_catalogue
+    from bot.studies.catalogue import STUDIES, StudyCatalogue
+
     try:
         return StudyCatalogue(STUDIES, intervention_catalogue()).study(slug)
     except ValueError as exc:
@@ -38,6 +36,10 @@ def _study(slug: str) -> Study:
 def check(slug: str) -> None:
     """Recompute every allocation of study SLUG from its secret seed and the allocations
     before it, and list each one that differs (exit 1 if any does)."""
+    from bot.runtime.bootstrap import build_store
+    from bot.services.study_audit import check_study
+    from bot.studies.seed import seed_fingerprint, study_seed
+
     settings = settings_from_env()
     study = _study(slug)
     try:
@@ -69,6 +71,9 @@ def allocations(slug: str, reveal: bool, reason: str) -> None:
     """Print study SLUG's allocations so far, one line each: participant, stage, arm, method,
     stratum, block and place. Admins only: without --reveal nothing is printed; the reveal
     is recorded (study.allocations_revealed) with who ran it and why."""
+    from bot.runtime.bootstrap import build_store
+    from bot.services.study_audit import reveal_allocations
+
     if not reveal:
         raise click.ClickException("the allocation list is concealed: add --reveal (recorded)")
     settings = settings_from_env()
@@ -96,6 +101,13 @@ def unblind(slug: str, participant: str, reason: str) -> None:
     """Show the arm of PARTICIPANT (their id or phone) in blinded study SLUG. Admins only:
     the unblinding is recorded (participant.unblinded) with who ran it and why; refused for a
     participant not in SLUG or a study that is not blinded."""
+    from bot.cli.participant_ref import resolve
+    from bot.runtime.bootstrap import build_store
+    from bot.runtime.routing import intervention_catalogue
+    from bot.services import unblinding
+    from bot.services.refusal import Refused
+    from bot.studies.catalogue import STUDIES, StudyCatalogue
+
     settings = settings_from_env()
     catalogue = StudyCatalogue(STUDIES, intervention_catalogue())
     try:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from bot.cli.participant_ref import resolve as participant_ref_id
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.store.event_store import EventStore
-from bot.store.event_types.timers import TimerCancelled
-from bot.store.events import EventData, NewEvent, participant_stream
-from bot.store.reads.timer_list import timers_by_due
-from bot.store.timer_firing import timer_row
-from bot.timers.schedules import delete_schedule, next_occurrence
+
+if TYPE_CHECKING:
+    from bot.store.event_store import EventStore
 
 STATUSES = ("scheduled", "fired", "skipped", "cancelled")
 COLUMNS = ("timer_id", "participant_id", "kind", "status", "due_at", "local_time", "reason")
@@ -37,6 +32,10 @@ def timers_group() -> None:
 def list_timers(participant_ref: str | None, status: str | None, limit: int, as_json: bool) -> None:
     """Timers, soonest due first (due times in UTC; local_time is the participant's); exit 1
     when a filter matches none."""
+    from bot.cli.participant_ref import resolve as participant_ref_id
+    from bot.runtime.bootstrap import build_store
+    from bot.store.reads.timer_list import timers_by_due
+
     settings = settings_from_env()
     store = build_store(settings)
     try:
@@ -69,6 +68,8 @@ def list_timers(participant_ref: str | None, status: str | None, limit: int, as_
 def cancel(timer_id: str, reason: str, whole_schedule: bool) -> None:
     """Cancel a scheduled timer (a `timer.cancelled` event). Cancelling one occurrence of a
     daily schedule schedules the next one; --whole-schedule ends the schedule instead."""
+    from bot.runtime.bootstrap import build_store
+
     store = build_store(settings_from_env())
     try:
         click.echo(_cancel(store, timer_id, reason, whole_schedule))
@@ -77,6 +78,11 @@ def cancel(timer_id: str, reason: str, whole_schedule: bool) -> None:
 
 
 def _cancel(store: EventStore, timer_id: str, reason: str, whole_schedule: bool) -> str:
+    from bot.store.event_types.timers import TimerCancelled
+    from bot.store.events import EventData, NewEvent, participant_stream
+    from bot.store.timer_firing import timer_row
+    from bot.timers.schedules import delete_schedule, next_occurrence
+
     with store.transaction() as tx:
         row = timer_row(tx, timer_id)
         if row is None or not row["participant_id"]:

@@ -6,11 +6,12 @@ import getpass
 
 import click
 
-from bot.cli import participant_ref
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.runtime.bootstrap import build_store
-from bot.services import withdrawal
-from bot.services.refusal import Refused
+
+# Who may ask for a withdrawal or an erasure: the values of the event's `requested_by`
+# (bot.services.withdrawal.REQUESTERS, which tests/cli/test_command_table.py holds this to),
+# written out so that the options are built without importing the event models.
+REQUESTERS = ("participant", "researcher", "ethics_board", "other")
 
 
 @cli.command()
@@ -18,7 +19,7 @@ from bot.services.refusal import Refused
 @click.option("--reason", required=True, help="Why (kept with the withdrawal).")
 @click.option(
     "--requested-by",
-    type=click.Choice(withdrawal.REQUESTERS),
+    type=click.Choice(REQUESTERS),
     required=True,
     help="Who asked for it.",
 )
@@ -27,6 +28,11 @@ def withdraw(participant: str, reason: str, requested_by: str) -> None:
     """Withdraw PARTICIPANT (an id or a phone number): every unsent message is suppressed,
     every timer cancelled and an active takeover ended; nothing more is ever sent, and their
     data is kept. Erasing it is a separate act."""
+    from bot.cli import participant_ref
+    from bot.runtime.bootstrap import build_store
+    from bot.services import withdrawal
+    from bot.services.refusal import Refused
+
     settings = settings_from_env()
     store = build_store(settings)
     try:

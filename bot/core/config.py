@@ -50,14 +50,26 @@ DEFAULT_SAFETY_MESSAGE = (
 
 
 class ConfigError(Exception):
-    """One or more settings are missing or malformed; the message lists every problem."""
+    """One or more settings are missing or malformed; the message lists every problem.
 
-    def __init__(self, problems: list[str]) -> None:
+    From `load_settings`, it also carries the settings as given (`values`, by environment
+    name) and, when they validate without the malformed ones, those settings (`partial`, the
+    malformed ones at their defaults), so that a process's other start-up checks can run in
+    the same round (bot.runtime.startup)."""
+
+    def __init__(
+        self,
+        problems: list[str],
+        values: Mapping[str, str] | None = None,
+        partial: Settings | None = None,
+    ) -> None:
         super().__init__(
             "Tandem cannot start; fix these settings (see .env.example):\n"
             + "\n".join(f"  - {p}" for p in problems)
         )
         self.problems = problems
+        self.values = dict(values or {})
+        self.partial = partial
 
 
 def _split(value: object) -> object:
@@ -392,10 +404,25 @@ def load_settings(
         found = [line for err in exc.errors() for line in _describe(err)]
         # A field's own error keeps the checks between fields from running: run them here.
         found += [p for p in coherence_problems(chosen) if p not in found]
-        raise ConfigError(problems + found) from None
+        malformed = {_alias(err) for err in exc.errors()}
+        raise ConfigError(problems + found, chosen, _without(chosen, malformed)) from None
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(problems, chosen)
     return settings
+
+
+def _without(values: Mapping[str, str], names: set[str]) -> Settings | None:
+    """The settings with `names` left at their defaults, if the rest validate."""
+    try:
+        return Settings.model_validate({k: v for k, v in values.items() if k not in names})
+    except ValidationError:
+        return None
+
+
+def _alias(err: ErrorDetails) -> str:
+    loc = err.get("loc") or ()
+    field = Settings.model_fields.get(str(loc[0])) if loc else None
+    return field.alias if field and field.alias else str(loc[0] if loc else "")
 
 
 def _describe(err: ErrorDetails) -> list[str]:

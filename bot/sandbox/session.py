@@ -31,7 +31,7 @@ from bot.interventions.language.loader import CONFIG
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
-from bot.sandbox import commands, decision_lines, views
+from bot.sandbox import DEFAULT_PHONE, commands, decision_lines, views
 from bot.sandbox.no_llm import NoLLM
 from bot.services import enrollment
 from bot.store.events import new_id, participant_stream
@@ -43,7 +43,6 @@ from bot.timers.scheduler import Scheduler
 from modules import MODULES
 from modules.step import INTERVENTIONS, StepModule
 
-DEFAULT_PHONE = "+15550100"
 TWILIO_TEST_NUMBER = "+15005550006"  # the "To" of messages when TWILIO_FROM_NUMBER is unset
 BOT = "bot> "
 ACTOR = {"actor": "chat"}

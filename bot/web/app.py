@@ -6,10 +6,10 @@ from flask_openapi3 import Info, OpenAPI
 
 from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
-from bot.core.config import load_settings
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import check_interventions, check_study, intervention_catalogue
+from bot.runtime.startup import startup_settings
 from bot.store.services import Services
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.web import (
@@ -37,10 +37,10 @@ def create_app(
     the interventions participants may be enrolled in (default: those under interventions/),
     `studies` the studies (default: those under studies/); ConfigError if any intervention,
     `INTERVENTION` or `STUDY` does not validate."""
-    if services is None:
-        services = build_services(load_settings())
-    check_supervisor_route(services.settings)
     catalogue = catalogue or intervention_catalogue()
+    if services is None:  # every problem of the settings and interventions in one message
+        services = build_services(startup_settings(catalogue))
+    check_supervisor_route(services.settings)
     check_interventions(services.settings, catalogue)
     studies = studies or StudyCatalogue(STUDIES, catalogue)
     check_study(services.settings, studies)

@@ -47,7 +47,8 @@ def unknown_commands(lines: list[tuple[str, int, str]], group: click.Group) -> l
     for name, number, line in lines:
         for match in COMMAND.finditer(line):
             words = match.group(1).split(" ")
-            command = group.commands.get(words[0])
+            # get_command: `tandem`'s group imports a command's module when it is asked for it
+            command = group.get_command(click.Context(group), words[0])
             if command is None:
                 if words[0] in PLANNED and PLANNED_MARKER in line:
                     continue

@@ -40,3 +40,30 @@ def test_an_unknown_intervention_stops_the_process_with_the_problem(
         "nosuch: no such intervention; known: cbt-reframe, demo, fit-motivation, habit-coach"
         in (result.stderr)
     )
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "8999", "--no-migrate"], ["worker"]])
+def test_a_bad_setting_and_an_unknown_intervention_are_reported_in_one_round(
+    tmp_path: Path, command: list[str]
+) -> None:
+    clean = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
+    env = {
+        **clean,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 't.db'}",
+        "TANDEM_INSECURE_LOCAL": "true",
+        "DEFAULT_TIMEZONE": "Mars/Olympus",
+        "INTERVENTION": "nosuch",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", "from bot.cli.main import main; main()", *command],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 1
+    assert "DEFAULT_TIMEZONE:" in result.stderr
+    assert "interventions that cannot be used (INTERVENTION='nosuch')" in result.stderr
