@@ -10,7 +10,7 @@ so that no point's window holds the next point's question: with walk-mrt's own r
 and 3-hour window the engine records the later question's answer as the earlier point's
 outcome (test_simulation.py's xfail shows it).
 
-`TANDEM_SIMULATION=full` runs the issue's 60 participants x 28 days; the default is 12 x 5.
+`TANDEM_SIMULATION=full` runs the issue's 60 participants x 28 days; the default is 16 x 5.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ class Design:
 
     @classmethod
     def chosen(cls) -> Design:
-        """The issue's 60 x 28 with TANDEM_SIMULATION=full, else a CI-sized 12 x 5."""
-        return cls(60, 28) if os.environ.get("TANDEM_SIMULATION") == "full" else cls(12, 5)
+        """The issue's 60 x 28 with TANDEM_SIMULATION=full, else a CI-sized 16 x 5."""
+        return cls(60, 28) if os.environ.get("TANDEM_SIMULATION") == "full" else cls(16, 5)
 
 
 @dataclass(frozen=True)

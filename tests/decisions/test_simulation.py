@@ -122,14 +122,18 @@ def test_the_moderator_is_the_stress_rating_the_persona_gave_that_morning(
 def test_each_observed_outcome_is_the_answer_to_its_own_points_question(
     runs: dict[str, Run],
 ) -> None:
+    """And a participant got the suggestion exactly where the row says it was chosen."""
     for run in runs.values():
         by_id = dict(zip(run.participant_ids, run.walkers, strict=True))
         available = run.rows.loc[run.rows["available"].astype(bool)]
         assert set(available["outcome_status"]) == {"observed"}
-        for pid, utc, value in zip(
-            available["participant"], available["utc"], available["outcome_value"], strict=True
-        ):
-            assert by_id[pid].answers[pd.Timestamp(utc).to_pydatetime()] == value
+        for pid, utc, option, value in zip(
+            available["participant"], available["utc"], available["option"],
+            available["outcome_value"], strict=True,
+        ):  # fmt: skip
+            at = pd.Timestamp(utc).to_pydatetime()
+            assert by_id[pid].answers[at] == value
+            assert (at in by_id[pid].prompted_at) == (option == "suggest")
 
 
 def test_the_options_are_drawn_with_their_logged_probabilities(runs: dict[str, Run]) -> None:
