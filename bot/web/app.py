@@ -14,6 +14,7 @@ from bot.store.services import Services
 from bot.web import (
     alerts_api,
     auth,
+    broadcasts_api,
     guards,
     health,
     home,
@@ -57,6 +58,7 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
     health.register(app)
     home.register(app)
     alerts_api.register(app)
+    broadcasts_api.register(app)
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)
