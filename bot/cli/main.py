@@ -6,6 +6,7 @@ import sys
 
 from bot.cli import (  # noqa: F401  (each module registers its commands on the group)
     analyze,
+    broadcast,
     chat,
     enroll,
     erase,
