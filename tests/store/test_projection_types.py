@@ -152,7 +152,7 @@ def test_every_type_a_projection_declares_moves_a_row_of_the_setup_or_creates_on
 def test_folding_gives_the_projections_of_a_type_in_their_order() -> None:
     projections = all_projections()
     folding = Folding(projections)
-    # a broadcast's message settles its recipient's row (bot/store/projections/broadcast_recipients.py)
+    # a broadcast's message settles its recipient's row (the broadcast_recipients projection)
     queued = ["participants", "broadcast_recipients", "outbox"]
     assert [p.name for p in folding["message.queued"]] == queued
     assert [p.name for p in folding["timer.fired"]] == ["participants", "timers", "work_items"]

@@ -4,10 +4,11 @@ recipients due to be sent, and the export's rows."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import Connection, and_, select
 
 from bot.store.event_store import EventStore
 from bot.store.schema import broadcast_recipients, broadcasts, outbox, participants
@@ -126,7 +127,16 @@ def next_due(store: EventStore) -> datetime | None:
 
 def recipient_rows(store: EventStore, broadcast_id: str | None = None) -> list[Row]:
     """Every recipient (of one broadcast, or of all) with its outbox row's status and sent
-    time, in the order broadcasts were made: the export's `broadcasts.csv`."""
+    time, in the order broadcasts were made."""
+    with store.reading() as conn:
+        return recipient_rows_on(conn, broadcast_id)
+
+
+def recipient_rows_on(
+    conn: Connection, broadcast_id: str | None = None, participant_ids: Sequence[str] = ()
+) -> list[Row]:
+    """`recipient_rows` on an open connection (an export's snapshot), of `participant_ids`
+    only if given."""
     r, o, b = broadcast_recipients.c, outbox.c, broadcasts.c
     query = (
         select(
@@ -150,5 +160,6 @@ def recipient_rows(store: EventStore, broadcast_id: str | None = None) -> list[R
     )
     if broadcast_id is not None:
         query = query.where(r.broadcast_id == broadcast_id)
-    with store.reading() as conn:
-        return [dict(row._mapping) for row in conn.execute(query)]
+    if participant_ids:
+        query = query.where(r.participant_id.in_(list(participant_ids)))
+    return [dict(row._mapping) for row in conn.execute(query)]
