@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-# admin: everything, users, erasing; researcher: participants, exports, takeover, withdrawing;
+# admin: everything, users, erasing; researcher: participants, exports, takeover, withdrawing,
+# broadcasts;
 # supervisor: alerts
 # and the transcripts of participants with an alert (checked per participant by the page).
 PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset(
-        {"participants", "enroll", "export", "takeover", "withdraw", "erase", "alerts", "users"}
+        {
+            "participants",
+            "enroll",
+            "export",
+            "takeover",
+            "withdraw",
+            "erase",
+            "alerts",
+            "users",
+            "broadcasts",
+        }
     ),
-    "researcher": frozenset({"participants", "enroll", "export", "takeover", "withdraw", "alerts"}),
+    "researcher": frozenset(
+        {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
+    ),
     "supervisor": frozenset({"alerts"}),
 }
 
