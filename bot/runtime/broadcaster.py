@@ -38,6 +38,7 @@ class Broadcaster:
         quiet: QuietRules | None = None,
         rate: float | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.services = services
         self.name = name
@@ -45,6 +46,7 @@ class Broadcaster:
         self.rate = rate or services.settings.broadcast_rate_per_second
         self.capacity = max(1.0, self.rate)
         self.monotonic = monotonic
+        self.sleep = sleep  # between sends when run without a stop event (tests, benchmarks)
         self.tokens = 1.0
         self.filled_at = monotonic()
 
@@ -55,18 +57,19 @@ class Broadcaster:
         )
         try:
             while not stop.is_set():
-                if not leader.acquire():
-                    stop.wait(LEASE.total_seconds() / 3)
-                    continue
+                led, settled = False, 0
                 try:
-                    settled = self.run_once(stop)
+                    led = leader.acquire()
+                    settled = self.run_once(stop) if led else 0
                 except Exception:  # noqa: BLE001 - the loop's one broad except
                     log.exception("broadcaster %s: loop error", self.name)
-                    settled = 0
-                if not settled:
-                    stop.wait(IDLE_SECONDS)
+                if not settled:  # idle, or another process leads: look again later
+                    stop.wait(IDLE_SECONDS if led else LEASE.total_seconds() / 3)
         finally:
-            leader.release()
+            try:
+                leader.release()
+            except Exception:  # noqa: BLE001 - stopping: the lease expires by itself
+                log.warning("broadcaster %s: leadership not released", self.name)
 
     def run_once(self, stop: threading.Event | None = None, limit: int = BATCH) -> int:
         """Settle up to `limit` due recipients, waiting for tokens between sends; returns how
@@ -97,6 +100,6 @@ class Broadcaster:
                 return True
             wait = (1 - self.tokens) / self.rate
             if stop is None:
-                time.sleep(wait)
+                self.sleep(wait)
             elif stop.wait(wait):
                 return False
