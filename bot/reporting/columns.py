@@ -131,6 +131,12 @@ BROADCAST_FILE = (
     PID,
     Column("status", "choice", "what became of the recipient's message", BROADCAST_STATES),
     Column("reason", "text", "why it was held (opted out, withdrawn, taken over...), if held"),
+    Column(
+        "message_id",
+        "text",
+        "the outbox id of its message (messages.csv's message_id, kind `broadcast`): left out "
+        "when pseudonymised",
+    ),
     Column("due_at_utc", "datetime", "when the message was due (after quiet hours), in UTC"),
     Column("sent_at_utc", "datetime", "when it was sent, in UTC (blank if it was not)"),
 )

@@ -308,6 +308,7 @@ def _write_broadcasts(
                 "participant_id": row["participant_id"],
                 "status": state,
                 "reason": row["reason"] or (row["outbox_error"] if suppressed else None),
+                "message_id": row["outbox_id"],
                 "due_at_utc": _utc(row["due_at"]),
                 "sent_at_utc": _utc(row["sent_at"]) if state == "sent" else None,
             }

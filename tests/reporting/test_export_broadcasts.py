@@ -38,6 +38,7 @@ def test_each_recipient_is_a_row_with_status_reason_and_sent_time(
     assert set(rows) == {reached, opted}
     assert rows[reached]["broadcast_id"] == planned.broadcast_id
     assert rows[reached]["status"] == "sent" and rows[reached]["sent_at_utc"]
+    assert rows[reached]["message_id"] == queued.outbox_id  # type: ignore[attr-defined]
     assert (rows[opted]["status"], rows[opted]["reason"]) == ("held", "opted out")
     assert rows[opted]["sent_at_utc"] == ""
     assert [c.name for c in FILES["broadcasts.csv"]] == list(next(iter(rows.values())))
