@@ -14,6 +14,10 @@ class Entry(NamedTuple):
 
 COMMANDS: dict[str, Entry] = {
     "analyze": Entry("bot.cli.analyze", "Analyses of a study's data."),
+    "broadcast": Entry(
+        "bot.cli.broadcast",
+        "One message to a filtered group of participants (docs/broadcasts.md).",
+    ),
     "chat": Entry(
         "bot.cli.chat",
         "Talk to an intervention as a participant: a sandbox for intervention authors.",

@@ -6,9 +6,6 @@ from __future__ import annotations
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
-from bot.interventions.interpreter.decision_timers import draw_seed
-from bot.runtime.bootstrap import build_store
-from bot.services.decision_audit import check_decisions
 
 
 @cli.group(name="decisions")
@@ -23,6 +20,10 @@ def check(name: str | None) -> None:
     """Recompute the draw of every decision point (of decision NAME, or all) from the seed
     (TANDEM_MASTER_KEY's), check that it gives the option logged from the probabilities
     logged, and list each point that differs (exit 1 if any does)."""
+    from bot.interventions.interpreter.decision_timers import draw_seed
+    from bot.runtime.bootstrap import build_store
+    from bot.services.decision_audit import check_decisions
+
     settings = settings_from_env()
     seed = draw_seed(settings.master_key)
     store = build_store(settings)

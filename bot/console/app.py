@@ -9,6 +9,7 @@ from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 
 from bot.console import (  # noqa: F401  (each page module adds its routes to the blueprint)
     alerts_pages,
+    broadcasts_page,
     decisions_page,
     enrollment,
     exports,

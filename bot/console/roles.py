@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # admin: everything, users, erasing, unblinding one participant of a blinded study;
-# researcher: participants, exports, takeover, withdrawing;
+# researcher: participants, exports, takeover, withdrawing, broadcasts;
 # supervisor: alerts
 # and the transcripts of participants with an alert (checked per participant by the page).
 PERMISSIONS: dict[str, frozenset[str]] = {
@@ -18,9 +18,12 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "alerts",
             "users",
             "unblind",
+            "broadcasts",
         }
     ),
-    "researcher": frozenset({"participants", "enroll", "export", "takeover", "withdraw", "alerts"}),
+    "researcher": frozenset(
+        {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
+    ),
     "supervisor": frozenset({"alerts"}),
 }
 

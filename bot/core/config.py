@@ -129,6 +129,9 @@ class Settings(BaseModel):
     whatsapp_template_sid: str | None = Field(
         None, pattern=r"^HX[0-9a-fA-F]{32}$", alias="WHATSAPP_TEMPLATE_SID"
     )
+    # Broadcasts (docs/broadcasts.md): messages queued per second, 1 by default (Twilio's rate
+    # for one long code); a messaging service or short code allows more.
+    broadcast_rate_per_second: float = Field(1.0, gt=0, le=1000, alias="BROADCAST_RATE_PER_SECOND")
     openai_api_key: str | None = Field(None, alias="OPENAI_API_KEY", repr=False)
     openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
     model: str = Field("gpt-4o-mini", alias="TANDEM_MODEL")

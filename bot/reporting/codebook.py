@@ -25,6 +25,7 @@ from bot.interventions.language.intervention import Intervention, Source
 from bot.interventions.language.loader import read_intervention
 from bot.reporting.columns import (
     ALLOCATION_FILE,
+    BROADCAST_FILE,
     EVENT_FILE,
     MESSAGE_FILE,
     PARTICIPANT_FILE,
@@ -250,6 +251,7 @@ SOURCES: list[Source_] = [questions, judgements, profile, notes, forms, decision
 FILES: dict[str, Sequence[Column]] = {
     "participants.csv": PARTICIPANT_FILE,
     "allocations.csv": ALLOCATION_FILE,
+    "broadcasts.csv": BROADCAST_FILE,
     "messages.csv": MESSAGE_FILE,
     "results.csv": RESULT_COLUMNS,
     "retrievals.csv": RETRIEVAL_COLUMNS,

@@ -124,6 +124,23 @@ ALLOCATION_FILE = (
     *timed("allocated_at", "when the allocation was made"),
 )
 
+# broadcasts.csv: one row per recipient of each broadcast (bot/services/broadcasts.py).
+BROADCAST_STATES = ("sent", "held", "failed", "pending", "cancelled")
+BROADCAST_FILE = (
+    Column("broadcast_id", "text", "the broadcast"),
+    PID,
+    Column("status", "choice", "what became of the recipient's message", BROADCAST_STATES),
+    Column("reason", "text", "why it was held (opted out, withdrawn, taken over...), if held"),
+    Column(
+        "message_id",
+        "text",
+        "the outbox id of its message (messages.csv's message_id, kind `broadcast`): left out "
+        "when pseudonymised",
+    ),
+    Column("due_at_utc", "datetime", "when the message was due (after quiet hours), in UTC"),
+    Column("sent_at_utc", "datetime", "when it was sent, in UTC (blank if it was not)"),
+)
+
 
 def described(file: str, names: Iterable[str], known: Sequence[Column]) -> list[Column]:
     """The Columns of `names` as written to `file`: the known ones, the study code, and the

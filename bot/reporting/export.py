@@ -48,7 +48,12 @@ from bot.reporting.cells import (
     to_json,
 )
 from bot.reporting.codebook import decision_names, question_options, with_files
-from bot.reporting.columns import ALLOCATION_FILE, EVENT_FILE, PARTICIPANT_FILE
+from bot.reporting.columns import (
+    ALLOCATION_FILE,
+    BROADCAST_FILE,
+    EVENT_FILE,
+    PARTICIPANT_FILE,
+)
 from bot.reporting.decision_file import (
     DECISION_FIXED,
     DECISION_TYPES,
@@ -99,6 +104,7 @@ from bot.store.jobs import (
     process_count,
 )
 from bot.store.prefetch import ahead
+from bot.store.reads.broadcasts import recipient_rows_on, recipient_state
 from bot.store.scan import batches, records, scan_query, value_rows
 from bot.store.schema import events, outbox, participants
 from bot.store.sealing import Sealer
@@ -124,6 +130,7 @@ RETRIEVALS = tuple(column.name for column in RETRIEVAL_COLUMNS)
 FORMS = tuple(column.name for column in FORM_COLUMNS)
 INSTRUMENTS = tuple(column.name for column in INSTRUMENT_COLUMNS)
 EVENT_COLUMNS = tuple(column.name for column in EVENT_FILE)
+BROADCAST_COLUMNS = tuple(column.name for column in BROADCAST_FILE)
 
 
 @dataclass
@@ -137,6 +144,7 @@ class Counts:
     instruments: int = 0
     allocations: int = 0
     decisions: int = 0
+    broadcasts: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
 
@@ -215,6 +223,7 @@ def export(
                 _write_participants(reads, out_dir, fmt, shape, advance, counts, found, zones)
             ]
             written.append(_write_allocations(out_dir, fmt, shape, counts, found, zones))
+            written.append(_write_broadcasts(reads, out_dir, fmt, shape, counts))
             total = 0  # the events file's lines
             if not pseudonymise:  # its count and the lines of no participant's events, now:
                 # with workers, while they begin (not after them, when this process works alone)
@@ -302,6 +311,33 @@ def _write_allocations(
     return out.path.name
 
 
+def _write_broadcasts(
+    reads: _Reads, out_dir: Path, fmt: Format, shape: _Shape, counts: Counts
+) -> str:
+    """broadcasts.csv: each recipient of each broadcast, in the order broadcasts were made."""
+    with Writer(out_dir, "broadcasts", fmt, shape.columns(BROADCAST_COLUMNS)) as out:
+        for row in recipient_rows_on(reads.conn, participant_ids=reads.ids):
+            cancelled = row["broadcast_status"] == "cancelled"
+            state = recipient_state(row["status"], row["outbox_status"], cancelled)
+            suppressed = row["outbox_status"] == "suppressed"
+            record = {
+                "broadcast_id": row["broadcast_id"],
+                "participant_id": row["participant_id"],
+                "status": state,
+                "reason": row["reason"] or (row["outbox_error"] if suppressed else None),
+                "message_id": row["outbox_id"],
+                "due_at_utc": _utc(row["due_at"]),
+                "sent_at_utc": _utc(row["sent_at"]) if state == "sent" else None,
+            }
+            out.write(shape.record(record))
+            counts.broadcasts += 1
+    return out.path.name
+
+
+def _utc(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment else None
+
+
 def participant_columns(found: Mapping[str, Lifecycle]) -> tuple[str, ...]:
     """participants.csv's columns: PARTICIPANT_COLUMNS, then each baseline field's."""
     return (*PARTICIPANT_COLUMNS, *(f"baseline_{n}" for n in baseline_names(found)))
@@ -323,6 +359,7 @@ def _described(
     files = {
         "participants": shape.columns(participant_columns(found)),
         "allocations": shape.columns(allocation_columns(found)),
+        "broadcasts": shape.columns(BROADCAST_COLUMNS),
         **{name: shape.file_columns(name) for name in PER_PARTICIPANT},
     }
     if not shape.pseudonymise:

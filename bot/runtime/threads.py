@@ -56,11 +56,17 @@ class Runtime:
             dispatcher = Dispatcher(self.services, self.messenger, f"{name}/dispatch-{n}")
             self._spawn(f"dispatcher-{n}", dispatcher.run_forever)
         if self.options.scheduler:
+            from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
+            from bot.runtime.broadcaster import Broadcaster
+            from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
             # Interventions with quiet hours of their own use them instead of QUIET_HOURS.
             quiet = quiet_hours_by_intervention()
+            rules = QuietRules(parse_quiet_hours(self.services.settings.quiet_hours), quiet)
+            broadcaster = Broadcaster(self.services, f"{name}/broadcaster", quiet=rules)
+            self._spawn("broadcaster", broadcaster.run_forever)
             self._spawn(
                 "scheduler",
                 lambda stop: scheduler.run_forever(

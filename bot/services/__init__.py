@@ -2,7 +2,9 @@
 update (`participant_update`), unenroll (`unenrollment`), withdraw (`withdrawal`), erase
 (`erasure`), take over, hand back and send as staff (`takeover`), acknowledge and resolve
 alerts (`alerts`), export (`export`), allocate to a study arm (`allocation`), audit a study's
-allocations (`study_audit`).
+allocations (`study_audit`), broadcast to a filtered group (`broadcasts`: create or dry-run,
+list, show, cancel; each recipient settled by `broadcast_sending`, the audience and texts by
+`broadcast_audience`).
 
 Every entry point (the API, the console, the CLI, the sandbox) calls these functions and only
 translates a request into a call, and a result or a `Refused` (`refusal`) into its own answer,

@@ -119,9 +119,10 @@ def holder_name() -> str:
 
 
 def leadership_for(
-    engine: Engine, clock: Clock, ttl: timedelta, holder: str | None = None
+    engine: Engine, clock: Clock, ttl: timedelta, holder: str | None = None, name: str = NAME
 ) -> AdvisoryLock | LeaseRow:
-    """An advisory lock on PostgreSQL, a lease row anywhere else."""
+    """An advisory lock on PostgreSQL, a lease row anywhere else (`name`: what is led, the
+    scheduler unless said)."""
     if engine.dialect.name == "postgresql":
-        return AdvisoryLock(engine, ttl=ttl)
-    return LeaseRow(engine, clock, holder or holder_name(), ttl=ttl)
+        return AdvisoryLock(engine, name, ttl=ttl)
+    return LeaseRow(engine, clock, holder or holder_name(), name, ttl=ttl)

@@ -294,6 +294,42 @@ takeovers = Table(
     Index("ix_takeovers_status", "status"),
 )
 
+# A broadcast (bot.services.broadcasts): what was asked, folded from its own stream.
+broadcasts = Table(
+    "broadcasts",
+    metadata,
+    Column("broadcast_id", String(36), primary_key=True),
+    Column("created_by", String(200), nullable=False),
+    Column("title", Text, nullable=True),
+    Column("message", Text, nullable=False),
+    Column("whatsapp_template", String(64), nullable=True),
+    Column("filter", Json, nullable=False),
+    Column("send_at", Json, nullable=False),
+    Column("recipients", Integer, nullable=False),
+    Column("status", String(16), nullable=False),  # active | cancelled
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("cancelled_by", String(200), nullable=True),
+    Column("cancelled_at", UtcDateTime, nullable=True),
+    Column("seq", Seq, nullable=False),
+    Index("ix_broadcasts_seq", "seq"),
+)
+
+# One row per recipient of a broadcast: planned on the broadcast's stream, settled on theirs.
+broadcast_recipients = Table(
+    "broadcast_recipients",
+    metadata,
+    Column("recipient_id", String(80), primary_key=True),  # "<broadcast_id>:<participant_id>"
+    Column("broadcast_id", String(36), nullable=False),
+    Column("participant_id", String(36), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | queued | held
+    Column("reason", Text, nullable=True),
+    Column("due_at", UtcDateTime, nullable=False),
+    Column("outbox_id", String(36), nullable=True),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_broadcast_recipients_status_due_at", "status", "due_at"),
+    Index("ix_broadcast_recipients_broadcast_id", "broadcast_id"),
+)
+
 # Not a projection: a console account's password (argon2) or first-login code. Secrets are
 # never events, which are kept for ever; a new password overwrites the row.
 staff_credentials = Table(
@@ -372,4 +408,6 @@ PROJECTION_TABLES: dict[str, Table] = {
     "staff": staff,
     "takeovers": takeovers,
     "allocations": allocations,
+    "broadcasts": broadcasts,
+    "broadcast_recipients": broadcast_recipients,
 }

@@ -15,6 +15,7 @@ from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.web import (
     alerts_api,
     auth,
+    broadcasts_api,
     guards,
     health,
     home,
@@ -66,6 +67,7 @@ def create_app(
     health.register(app)
     home.register(app)
     alerts_api.register(app)
+    broadcasts_api.register(app)
     participant_api.register(app)
     twilio_webhooks.register(app)
     timers.register(app)

@@ -88,6 +88,7 @@ def test_csv_export_writes_participants_messages_and_events(
     assert json.loads(events[0]["data"])["name"] == "Ana"
     assert sorted(os.listdir(tmp_path / "out")) == [
         "allocations.csv",
+        "broadcasts.csv",
         "decisions.csv",
         "events.csv",
         "forms.csv",

@@ -29,6 +29,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
     assert set(modes) == {
         "participants.csv",
         "allocations.csv",
+        "broadcasts.csv",
         "messages.csv",
         "results.csv",
         "retrievals.csv",
@@ -52,6 +53,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
     assert record.data.files == [
         "participants.jsonl",
         "allocations.jsonl",
+        "broadcasts.jsonl",
         "messages.jsonl",
         "results.jsonl",
         "retrievals.jsonl",
@@ -81,6 +83,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
         assert secret not in written
     assert sorted(p.name for p in out.iterdir()) == [
         "allocations.csv",
+        "broadcasts.csv",
         "decisions.csv",
         "forms.csv",
         "instruments.csv",

@@ -27,9 +27,8 @@ from tests.factories import enrolled
 from tests.reporting.test_export_runs import START, _events_of_many_streams
 from tests.reporting.test_export_whole import _study
 
-FILES = ["allocations", "decisions", "events", "forms", "instruments", "messages", "participants"]
-FILES += ["results"]
-FILES += ["retrievals"]
+FILES = ["allocations", "broadcasts", "decisions", "events", "forms", "instruments"]
+FILES += ["messages", "participants", "results", "retrievals"]
 
 
 @pytest.fixture
@@ -221,6 +220,7 @@ def test_a_worker_that_fails_fails_the_export_and_leaves_no_file(
     # process leaves them; no part, run or partial file, and none of the files the workers write
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
         "allocations.csv",
+        "broadcasts.csv",
         "participants.csv",
     ]
     assert len(list(store.read_all())) == before  # no export.written
@@ -295,6 +295,7 @@ def test_a_worker_killed_fails_the_export_with_its_exit_code(
         export(store, tmp_path / "out", "csv", jobs=2)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
         "allocations.csv",
+        "broadcasts.csv",
         "participants.csv",
     ]
 

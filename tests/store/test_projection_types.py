@@ -27,6 +27,7 @@ IDS = {
     "work_id": ENROLLED_ID,
     "email": "staff@example.org",
     "provider_sid": "SM-1",
+    "broadcast_id": "b-1",
 }
 
 
@@ -95,6 +96,7 @@ def _setup() -> dict[str, dict[str, Row]]:
     the payloads above to move."""
     first = ["participant.enrolled", "message.queued", "timer.scheduled", "alert.raised"]
     first += ["staff.added", "takeover.started", "participant.allocated"]
+    first += ["broadcast.created", "broadcast.planned"]
     rows: dict[str, dict[str, Row]] = {p.name: {} for p in all_projections()}
     for seq, kind in enumerate(first, start=1):
         ev = _event(_payload(REGISTRY[kind]), seq, ENROLLED_ID if seq == 1 else None)
@@ -150,6 +152,8 @@ def test_every_type_a_projection_declares_moves_a_row_of_the_setup_or_creates_on
 def test_folding_gives_the_projections_of_a_type_in_their_order() -> None:
     projections = all_projections()
     folding = Folding(projections)
-    assert [p.name for p in folding["message.queued"]] == ["participants", "outbox"]
+    # a broadcast's message settles its recipient's row (the broadcast_recipients projection)
+    queued = ["participants", "broadcast_recipients", "outbox"]
+    assert [p.name for p in folding["message.queued"]] == queued
     assert [p.name for p in folding["timer.fired"]] == ["participants", "timers", "work_items"]
     assert folding["no.such_type"] == tuple(p for p in projections if p.types is None)

@@ -21,6 +21,7 @@ MessageKind = Literal[
     "debug",
     "help",
     "staff",  # written by a staff member during a takeover (bot.console)
+    "broadcast",  # one recipient's message of a broadcast (bot.services.broadcasts)
 ]
 DeliveryStatus = Literal[
     "accepted",
@@ -67,7 +68,10 @@ class MessageReceived(EventData):
 
 @event("message.queued")
 class MessageQueued(EventData):
+    """A message to send; `broadcast_id` names the broadcast it belongs to, if any."""
+
     personal = fields("to_address", "body", "content_variables")
+    plain = fields("broadcast_id")
 
     outbox_id: str
     to_address: str
@@ -77,6 +81,7 @@ class MessageQueued(EventData):
     content_sid: str | None = None
     content_variables: dict[str, str] | None = None
     to_participant: bool = True
+    broadcast_id: str | None = None
 
 
 @event("message.sent")

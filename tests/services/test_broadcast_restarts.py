@@ -1,0 +1,94 @@
+"""A broadcast whose sending process is killed twice (SIGKILL) mid-send still reaches each
+recipient at most once through the fake Twilio and the real twilio SDK, and every recipient
+is settled: sent, or (a send cut off mid-request) marked failed rather than risked twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.core.clock import SystemClock
+from bot.services import broadcasts
+from bot.store.database import make_engine
+from bot.store.event_store import EventStore
+from bot.store.sealing import Sealer
+from tests.channel.dispatching import settings_env
+from tests.conftest import TEST_MASTER_KEY, fresh_database
+from tests.fakes.twilio_api import FakeTwilio
+from tests.services.broadcasting import CATALOGUE, enroll
+
+N = 200
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeTwilio]:
+    with FakeTwilio() as server:
+        yield server
+
+
+def start(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.services.broadcast_process"],
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_for(check, seconds: float, state=lambda: None) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"timed out: {state()}"
+        time.sleep(0.05)
+
+
+def test_killed_twice_mid_send_nobody_gets_the_broadcast_twice(
+    request: pytest.FixtureRequest, tmp_path: Path, fake: FakeTwilio
+) -> None:
+    url = fresh_database("postgresql", request, tmp_path)
+    store = EventStore(make_engine(url), clock=SystemClock(), sealer=Sealer(TEST_MASTER_KEY))
+    try:
+        for n in range(N):
+            enroll(store, n)
+        now = datetime.now(UTC)
+        planned = broadcasts.create(store, CATALOGUE, {"message": "Walk!"}, actor="t", now=now)
+        env = settings_env(
+            url, fake, BROADCAST_RATE_PER_SECOND="400", TANDEM_MASTER_KEY=TEST_MASTER_KEY
+        )
+        for share in (N // 4, N // 2):
+            process = start(env)
+            wait_for(lambda share=share: len(fake.messages) >= share, 60)
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        process = start(env)
+        try:
+            bid = str(planned.broadcast_id)
+
+            def settled() -> bool:
+                progress = broadcasts.show(store, bid)["progress"]
+                # a send cut off by a kill stays unknown until its claim expires (minutes)
+                return progress["sent"] >= N - 2 and progress["sent"] + progress["pending"] == N
+
+            wait_for(settled, 60, lambda: broadcasts.show(store, bid)["progress"])
+            time.sleep(1)  # nothing more goes out
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+        per_phone = Counter(m.form["To"] for m in fake.messages)
+        assert max(per_phone.values()) == 1  # no duplicates
+        progress = broadcasts.show(store, bid)["progress"]
+        assert progress["sent"] == len(per_phone) >= N - 2  # at most one cut-off send per kill
+        assert progress["held"] == progress["failed"] == 0
+    finally:
+        store.engine.dispose()
