@@ -8,6 +8,7 @@ import getpass
 import click
 
 from bot.cli.root import cli, database_errors, settings_from_env
+from bot.interventions.validation import needs
 from bot.runtime.bootstrap import build_store
 from bot.runtime.routing import intervention_catalogue
 from bot.services import enrollment
@@ -36,7 +37,8 @@ def enroll(
 ) -> None:
     """Enroll PHONE (E.164, or national in DEFAULT_REGION) in an intervention; the worker sends
     the first message shortly after. Refused (exit 1, saying why) for an invalid number or
-    timezone, an intervention that does not exist or validate, or a number already enrolled."""
+    timezone, an intervention that does not exist or validate, or a number already enrolled;
+    exit 2 when the intervention needs what is not configured (an LLM: OPENAI_API_KEY)."""
     settings = settings_from_env()
     store = build_store(settings)
     asked = enrollment.Enrollment(
@@ -53,6 +55,10 @@ def enroll(
                 actor=f"cli:{getpass.getuser()}",
             )
         except Refused as exc:
+            if needs.NOT_CONFIGURED in exc.problems.get("intervention", ""):
+                # A setting to add, not a wrong argument: exit 2, as for a usage problem.
+                click.echo(f"Error: {exc}", err=True)
+                raise SystemExit(2) from None
             raise click.ClickException(str(exc)) from None
         click.echo(
             f"participant {enrolled.participant_id} enrolled in {enrolled.intervention} "

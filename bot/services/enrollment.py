@@ -3,7 +3,9 @@ CLI and the sandbox.
 
 The phone is canonicalised to E.164; the timezone is the one given, else the number's own
 zone when it has exactly one (+44 -> Europe/London), else DEFAULT_TIMEZONE; the intervention
-must exist and validate (the catalogue); a phone already enrolled is refused. A CSV's dry run
+must exist and validate (the catalogue), and what it needs (an LLM, embeddings, a WhatsApp
+template: bot.interventions.validation.needs) must be configured; a phone already enrolled is
+refused. A CSV's dry run
 checks each row with the same `check` the act uses, so what it promises is what is written.
 """
 
@@ -17,6 +19,7 @@ from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.config import Settings
 from bot.core.localtime import validate_timezone
 from bot.core.phone_zone import choose_timezone
+from bot.interventions.validation import needs
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services.refusal import Refused
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
@@ -69,7 +72,9 @@ def check(
         except ValueError as exc:
             problems["timezone"] = str(exc)
     intervention = (asked.intervention or "").strip() or settings.intervention
-    refusal = catalogue.refusal(intervention)
+    refusal = catalogue.refusal(intervention) or _unmet_needs(
+        catalogue, intervention, settings, channel
+    )
     if refusal is not None:
         problems["intervention"] = refusal
     name = _blank_is_none(asked.name)
@@ -179,6 +184,13 @@ def checker(
         return enrolled
 
     return check_row
+
+
+def _unmet_needs(catalogue: Catalogue, slug: str, settings: Settings, channel: str) -> str | None:
+    """Why `slug` cannot answer a participant here: what it needs that is not configured."""
+    wanted = catalogue.needs(slug)
+    missing = needs.unmet(wanted, settings, channel)
+    return needs.refusal(slug, wanted, missing) if missing else None
 
 
 def _phone(raw: str, settings: Settings, problems: dict[str, str]) -> str:

@@ -369,6 +369,8 @@ class Configuration(Strict):
     speakers: Speakers = Speakers()
     fallback: str = DEFAULT_FALLBACK
     forms: dict[str, Form] = {}
+    # What the deployment must offer beyond what is inferred (bot.interventions.validation.needs).
+    needs: list[Literal["llm", "embeddings", "whatsapp_template"]] = []
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:
