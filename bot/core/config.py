@@ -198,12 +198,13 @@ class Settings(BaseModel):
     )
 
     # Readiness (docs/operations.md): a degraded state (GET /ready) that lasts this many minutes
-    # raises an operator alert, texted to OPERATOR_PHONES; the LLM counts as failing when at
-    # least READY_LLM_FAILURES of its last READY_LLM_CALLS calls failed.
+    # raises an operator alert, texted to OPERATOR_PHONES; the LLM (or sending) counts as
+    # failing when at least READY_FAILURES of its last READY_WINDOW calls (sends) failed, and
+    # turns when READY_FAILURES failed within the last hour.
     operator_phones: list[str] = Field(default_factory=list, alias="OPERATOR_PHONES")
     operator_alert_minutes: float = Field(10.0, gt=0, le=10080, alias="OPERATOR_ALERT_MINUTES")
-    ready_llm_calls: int = Field(10, ge=1, le=1000, alias="READY_LLM_CALLS")
-    ready_llm_failures: int = Field(3, ge=1, le=1000, alias="READY_LLM_FAILURES")
+    ready_window: int = Field(10, ge=1, le=1000, alias="READY_WINDOW")
+    ready_failures: int = Field(3, ge=1, le=1000, alias="READY_FAILURES")
     # GET /metrics answers only with this bearer token (or one of TANDEM_API_TOKENS).
     metrics_token: str | None = Field(None, alias="METRICS_TOKEN", repr=False)
 

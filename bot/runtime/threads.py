@@ -57,6 +57,7 @@ class Runtime:
             self._spawn(f"dispatcher-{n}", dispatcher.run_forever)
         if self.options.scheduler:
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
+            from bot.services import readiness
             from bot.timers import scheduler
 
             # Interventions with quiet hours of their own use them instead of QUIET_HOURS.
@@ -64,7 +65,13 @@ class Runtime:
             self._spawn(
                 "scheduler",
                 lambda stop: scheduler.run_forever(
-                    self.services, stop, intervention_quiet_hours=quiet
+                    self.services,
+                    stop,
+                    intervention_quiet_hours=quiet,
+                    # Readiness episodes and operator alerts: one process (the leader) checks.
+                    on_beat=lambda: readiness.check(
+                        self.services.store, self.services.settings, self.services.clock.now()
+                    ),
                 ),
             )
         log.info(

@@ -17,10 +17,12 @@ from bot.web import (
     guards,
     health,
     home,
+    metrics,
     participant_api,
     participant_forms,  # noqa: F401  (its routes join the participants blueprint)
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
     participants,  # noqa: F401  (its routes join the participants blueprint)
+    ready,
     timers,
     twilio_webhooks,
 )
@@ -55,6 +57,8 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
     app.extensions["tandem"] = services
     app.extensions["tandem.interventions"] = catalogue
     health.register(app)
+    ready.register(app)
+    metrics.register(app)
     home.register(app)
     alerts_api.register(app)
     participant_api.register(app)
