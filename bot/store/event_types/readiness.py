@@ -10,6 +10,7 @@ class ReadinessDegraded(EventData):
     """A degraded state (`llm_failing`, `turns_failing`, ...) was first seen; `detail` says
     what was counted. Recorded on the system stream, once per episode."""
 
+    personal = fields()
     plain = fields("state", "detail")
 
     state: str
@@ -20,6 +21,7 @@ class ReadinessDegraded(EventData):
 class ReadinessRestored(EventData):
     """The degraded state was no longer seen: its episode is over."""
 
+    personal = fields()
     plain = fields("state")
 
     state: str
