@@ -72,7 +72,7 @@ def check(
         except ValueError as exc:
             problems["timezone"] = str(exc)
     intervention = (asked.intervention or "").strip() or settings.intervention
-    refusal = catalogue.refusal(intervention) or _unmet_needs(
+    refusal = catalogue.refusal(intervention) or unmet_needs(
         catalogue, intervention, settings, channel
     )
     if refusal is not None:
@@ -186,7 +186,7 @@ def checker(
     return check_row
 
 
-def _unmet_needs(catalogue: Catalogue, slug: str, settings: Settings, channel: str) -> str | None:
+def unmet_needs(catalogue: Catalogue, slug: str, settings: Settings, channel: str) -> str | None:
     """Why `slug` cannot answer a participant here: what it needs that is not configured."""
     wanted = catalogue.needs(slug)
     missing = needs.unmet(wanted, settings, channel)
