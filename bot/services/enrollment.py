@@ -186,8 +186,11 @@ def checker(
     return check_row
 
 
-def unmet_needs(catalogue: Catalogue, slug: str, settings: Settings, channel: str) -> str | None:
-    """Why `slug` cannot answer a participant here: what it needs that is not configured."""
+def unmet_needs(
+    catalogue: Catalogue, slug: str, settings: Settings, channel: str | None
+) -> str | None:
+    """Why `slug` cannot answer a participant here: what it needs that is not configured
+    (a WhatsApp template only for `channel` whatsapp, or when the channel is not known)."""
     wanted = catalogue.needs(slug)
     missing = needs.unmet(wanted, settings, channel)
     return needs.refusal(slug, wanted, missing) if missing else None
