@@ -32,7 +32,8 @@ COMMANDS: dict[str, Entry] = {
         "(an arm is drawn, concealed, and its intervention run); the worker sends the first "
         "message shortly after. Refused (exit 1, naming every problem) for an invalid number or"
         " timezone, an intervention or study that does not exist or validate, a missing or "
-        "invalid baseline field, or a number already enrolled. The arm is printed unless the "
+        "invalid baseline field, or a number already enrolled; exit 2 when the intervention "
+        "needs what is not configured (an LLM: OPENAI_API_KEY). The arm is printed unless the "
         "study is blinded.",
     ),
     "erase": Entry(

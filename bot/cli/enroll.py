@@ -54,13 +54,15 @@ def enroll(
     (an arm is drawn, concealed, and its intervention run); the worker sends the first message
     shortly after. Refused (exit 1, naming every problem) for an invalid number or timezone,
     an intervention or study that does not exist or validate, a missing or invalid baseline
-    field, or a number already enrolled. The arm is printed unless the study is blinded."""
+    field, or a number already enrolled; exit 2 when the intervention needs what is not
+    configured (an LLM: OPENAI_API_KEY). The arm is printed unless the study is blinded."""
     given: dict[str, str] = {}
     for pair in baseline:
         field, equals, value = pair.partition("=")
         if not equals or not field.strip():
             raise click.BadParameter(f"{pair!r}: write FIELD=VALUE", param_hint="--baseline")
         given[field.strip()] = value
+    from bot.interventions.validation import needs
     from bot.runtime.bootstrap import build_store
     from bot.runtime.routing import intervention_catalogue
     from bot.services import enrollment
@@ -92,6 +94,10 @@ def enroll(
                 studies=StudyCatalogue(STUDIES, catalogue),
             )
         except Refused as exc:
+            if needs.NOT_CONFIGURED in exc.problems.get("intervention", ""):
+                # A setting to add, not a wrong argument: exit 2, as for a usage problem.
+                click.echo(f"Error: {exc}", err=True)
+                raise SystemExit(2) from None
             problems = "; ".join(f"{f}: {m}" for f, m in exc.problems.items())
             raise click.ClickException(problems or str(exc)) from None
         enrolled, allocation = done.enrolled, done.allocation

@@ -2,6 +2,8 @@
 
 `validate` checks one intervention folder, or every folder under PATH (default: the project's
 interventions/), and prints each problem as `file:line: message`; it exits 1 if there is any.
+It also says what each one needs from this deployment ("needs an LLM — not configured: set
+..."), which does not fail it: enrolling into it is refused until that is set.
 `graph` prints the Mermaid flowchart of one intervention (paste it into mermaid.live), and exits
 1 with its problems instead if it does not validate. `schema` writes JSON Schema for editors.
 """
@@ -10,10 +12,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from bot.cli.root import cli, settings_from_env
+
+if TYPE_CHECKING:
+    from bot.core.config import Settings
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "interventions"
 
@@ -29,7 +35,9 @@ def validate(path: str | None) -> None:
     """Check an intervention (or every one under PATH); exit 1 on any error (warnings are
     printed and do not fail)."""
     from bot.instruments.administration import attach
+    from bot.interventions.language.loader import read_intervention
     from bot.interventions.language.problems import errors
+    from bot.interventions.validation import needs
     from bot.interventions.validation.validate import intervention_folders, validate_folder
     from bot.runtime.tool_registry import TOOLS
     from modules import MODULES
@@ -39,6 +47,7 @@ def validate(path: str | None) -> None:
         click.echo(f"no interventions under {path or DEFAULT_ROOT}")
         return
     failed = 0
+    settings = _settings_or_none()
     for folder in folders:
         problems = validate_folder(folder, TOOLS, [n for n in MODULES if n != "step"], attach)
         for problem in problems:
@@ -46,11 +55,27 @@ def validate(path: str | None) -> None:
         if errors(problems):
             failed += 1
             click.echo(f"{folder}: {len(problems)} problem(s)", err=True)
-        else:
-            warned = f" ({len(problems)} warning(s))" if problems else ""
-            click.echo(f"{folder}: ok{warned}")
+            continue
+        warned = f" ({len(problems)} warning(s))" if problems else ""
+        click.echo(f"{folder}: ok{warned}")
+        intervention, _ = read_intervention(folder)
+        if intervention is not None and settings is not None:
+            for line in needs.summary(needs.needs_of(intervention), settings):
+                click.echo(f"  {line}")
     if failed:
         raise SystemExit(1)
+
+
+def _settings_or_none() -> Settings | None:
+    """The deployment's settings, to say which needs it meets (None: they do not load, and
+    validating a folder does not depend on them)."""
+    from bot.core.config import ConfigError, load_settings
+
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        click.echo(f"(settings do not load, needs not checked: {exc.problems[0]})", err=True)
+        return None
 
 
 @interventions_group.command(name="schema")

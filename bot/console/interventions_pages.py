@@ -8,9 +8,11 @@ from typing import Any
 from flask import current_app, render_template
 
 from bot.console import intervention_graph
-from bot.console.blueprint import console
+from bot.console.blueprint import console, services
 from bot.console.guard import refused, requires
 from bot.instruments.administration import attach
+from bot.interventions.language.loader import read_intervention
+from bot.interventions.validation import needs
 from bot.interventions.validation.validate import intervention_folders, validate_folder
 from bot.runtime.tool_registry import TOOLS
 from modules import MODULES
@@ -41,12 +43,26 @@ def errors_in(problems: list[str]) -> int:
     return sum(": warning: " not in problem for problem in problems)
 
 
+def needs_of(folder: Path) -> list[str]:
+    """What the intervention needs and whether this deployment has it ("needs an LLM — not
+    configured: set ..."), as `tandem interventions validate` says it."""
+    intervention, _ = read_intervention(folder)
+    if intervention is None:
+        return []
+    return needs.summary(needs.needs_of(intervention), services().settings)
+
+
 @console.route("/interventions")
 @requires("participants")
 def interventions() -> Any:
     folders = intervention_folders(_root())
     rows = [
-        {"slug": f.name, "problems": problems_of(f), "errors": errors_in(problems_of(f))}
+        {
+            "slug": f.name,
+            "problems": problems_of(f),
+            "errors": errors_in(problems_of(f)),
+            "needs": needs_of(f),
+        }
         for f in folders
     ]
     return render_template("console/interventions.html", rows=rows)
@@ -68,6 +84,7 @@ def intervention(slug: str) -> Any:
         "console/intervention.html",
         slug=slug,
         problems=problems_of(folder),
+        needs=needs_of(folder),
         graph=drawn.source,
         files=files,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from flask import render_template
@@ -9,18 +10,25 @@ from flask import render_template
 from bot.console import charts, study_arms, study_numbers
 from bot.console.blueprint import console, services
 from bot.console.guard import requires
+from bot.services import readiness
+from bot.store.reads.attention import attention
 
 
 @console.route("/study")
 @requires("participants")
 def study() -> Any:
-    store = services().store
+    store, now = services().store, services().clock.now()
     with store.reading() as conn:
-        numbers = study_numbers.overview(conn, services().clock.now())
+        numbers = study_numbers.overview(conn, now)
+        trouble = attention(conn, now, timedelta(days=study_numbers.DAYS))
+    states = readiness.states(store, services().settings, now)
     return render_template(
         "console/study.html",
         n=numbers,
         allocations=study_arms.overview(),
+        trouble=trouble,
+        attention_days=study_numbers.DAYS,
+        degraded=[s for s in states if s.degraded],
         window_days=study_numbers.ACTIVE_WINDOW.days,
         status_chart=charts.bars(numbers.by_status),
         intervention_chart=charts.bars(numbers.by_intervention),

@@ -42,6 +42,7 @@ from bot.conversation.embeddings import EmbeddingError
 from bot.conversation.strict_mode import field_errors, schema_problems
 from bot.conversation.thinking import split_thinking
 from bot.conversation.tooling import ToolSpec
+from bot.core import metrics
 from bot.core.model_choice import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, ModelChoice
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.events import EventData, new_id
@@ -400,6 +401,7 @@ class ChatClient:
             temperature=request["temperature"],
             max_tokens=request["max_tokens"],
         )
+        metrics.llm_called(event.ok, sent.latency_ms)
         if error:
             log.warning("llm call %s (%s) failed: %s", event.call_id, purpose, error)
         else:

@@ -215,8 +215,24 @@ class Settings(BaseModel):
         default_factory=lambda: [2.0, 10.0, 30.0], alias="TURN_RETRY_MINUTES"
     )
 
+    # Readiness (docs/operations.md): a degraded state (GET /ready) that lasts this many minutes
+    # raises an operator alert, texted to OPERATOR_PHONES; the LLM (or sending) counts as
+    # failing when at least READY_FAILURES of its last READY_WINDOW calls (sends) failed, and
+    # turns when READY_FAILURES failed within the last hour.
+    operator_phones: list[str] = Field(default_factory=list, alias="OPERATOR_PHONES")
+    operator_alert_minutes: float = Field(10.0, gt=0, le=10080, alias="OPERATOR_ALERT_MINUTES")
+    ready_window: int = Field(10, ge=1, le=1000, alias="READY_WINDOW")
+    ready_failures: int = Field(3, ge=1, le=1000, alias="READY_FAILURES")
+    # GET /metrics answers only with this bearer token (or one of TANDEM_API_TOKENS).
+    metrics_token: str | None = Field(None, alias="METRICS_TOKEN", repr=False)
+
     _split_lists = field_validator(
-        "api_tokens", "supervisor_phones", "debug_phones", "escalation_phones", mode="before"
+        "api_tokens",
+        "supervisor_phones",
+        "debug_phones",
+        "escalation_phones",
+        "operator_phones",
+        mode="before",
     )(_split)
     _flags = field_validator(
         "insecure_local", "store_prompts", "safety_continue_turn", "safety_learned", mode="before"
@@ -321,8 +337,16 @@ class Settings(BaseModel):
             raise ValueError("; ".join(problems))
         return self
 
+    @property
+    def llm_configured(self) -> bool:
+        """Whether an LLM server is named (a key for OpenAI's, or a base URL of another)."""
+        return bool(self.openai_api_key or self.openai_base_url)
+
     def supervisors(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.supervisor_phones]
+
+    def operators(self) -> list[str]:
+        return [canonical_phone(p, self.default_region) for p in self.operator_phones]
 
     def escalation(self) -> list[str]:
         return [canonical_phone(p, self.default_region) for p in self.escalation_phones]
@@ -340,7 +364,7 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
     problems = []
     region = values.get("DEFAULT_REGION") or None
     region_ok = region is None or str(region).upper() in phonenumbers.SUPPORTED_REGIONS
-    for name in ("SUPERVISOR_PHONES", "DEBUG_PHONES", "ESCALATION_PHONES"):
+    for name in ("SUPERVISOR_PHONES", "DEBUG_PHONES", "ESCALATION_PHONES", "OPERATOR_PHONES"):
         phones = _split(values.get(name) or [])
         for raw in phones if isinstance(phones, list) and region_ok else []:
             try:

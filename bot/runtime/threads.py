@@ -59,6 +59,7 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
+            from bot.services import readiness
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
@@ -70,7 +71,13 @@ class Runtime:
             self._spawn(
                 "scheduler",
                 lambda stop: scheduler.run_forever(
-                    self.services, stop, intervention_quiet_hours=quiet
+                    self.services,
+                    stop,
+                    intervention_quiet_hours=quiet,
+                    # Readiness episodes and operator alerts: one process (the leader) checks.
+                    on_beat=lambda: readiness.check(
+                        self.services.store, self.services.settings, self.services.clock.now()
+                    ),
                 ),
             )
         log.info(

@@ -17,10 +17,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from time import perf_counter
 from typing import Any
 
 from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
+from bot.core import metrics
 from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
@@ -167,14 +169,18 @@ class Worker:
             if read is None:
                 return None  # taken over (or done) meanwhile: the item waits, still pending
             turn, version, head = read
+            started = perf_counter()
             try:
                 decided = self._decide(turn)
             except Exception as exc:  # noqa: BLE001 - a failing turn must not stop the queue
                 log.exception("work item %s (%s) failed", item["work_id"], item["kind"])
                 self._fail(item, f"{type(exc).__name__}: {exc}")
+                metrics.TURN_SECONDS.labels("failed").observe(perf_counter() - started)
                 return None
             try:
-                return self._commit(stream, decided, version, release, item, head)
+                committed = self._commit(stream, decided, version, release, item, head)
+                metrics.TURN_SECONDS.labels("ok").observe(perf_counter() - started)
+                return committed
             except ConcurrencyError as exc:
                 if attempt == 2:
                     self._fail(item, "the participant's stream kept changing during the turn")

@@ -3,7 +3,9 @@ CLI and the sandbox.
 
 The phone is canonicalised to E.164; the timezone is the one given, else the number's own
 zone when it has exactly one (+44 -> Europe/London), else DEFAULT_TIMEZONE; the intervention
-must exist and validate (the catalogue); a phone already enrolled is refused. A CSV's dry run
+must exist and validate (the catalogue), and what it needs (an LLM, embeddings, a WhatsApp
+template: bot.interventions.validation.needs) must be configured; a phone already enrolled is
+refused. A CSV's dry run
 checks each row with the same `check` the act uses, so what it promises is what is written.
 
 In a study (the one named, else STUDY when neither a study nor an intervention is named) the
@@ -22,6 +24,7 @@ from bot.core.addresses import InvalidPhoneNumber, canonical_phone
 from bot.core.config import Settings
 from bot.core.localtime import validate_timezone
 from bot.core.phone_zone import choose_timezone
+from bot.interventions.validation import needs
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services.allocation import allocated
 from bot.services.refusal import Refused
@@ -118,7 +121,11 @@ def check(
     named = (asked.intervention or "").strip() or None
     slug = (asked.study or "").strip() or (None if named else settings.study)
     intervention = named or settings.intervention
-    refusal = catalogue.refusal(intervention) if slug is None else None
+    refusal = (
+        catalogue.refusal(intervention) or unmet_needs(catalogue, intervention, settings, channel)
+        if slug is None
+        else None
+    )
     if refusal is not None:
         problems["intervention"] = refusal
     if slug is not None and named is not None:
@@ -127,6 +134,13 @@ def check(
         )
     given = dict(asked.baseline or {})
     design, seed, baseline = joined(given, asked.baseline_text, slug, settings, studies, problems)
+    if design is not None and "intervention" not in problems:
+        # any arm may be drawn: each arm's intervention must be able to answer here
+        for arm in design.arms.values():
+            unmet = unmet_needs(catalogue, arm.intervention, settings, channel)
+            if unmet is not None:
+                problems["intervention"] = unmet
+                break
     name = _blank_is_none(asked.name)
     if name is not None and len(name) > NAME_LIMIT:
         problems["name"] = f"a name is at most {NAME_LIMIT} characters"
@@ -255,6 +269,16 @@ def checker(
         return checked
 
     return check_row
+
+
+def unmet_needs(
+    catalogue: Catalogue, slug: str, settings: Settings, channel: str | None
+) -> str | None:
+    """Why `slug` cannot answer a participant here: what it needs that is not configured
+    (a WhatsApp template only for `channel` whatsapp, or when the channel is not known)."""
+    wanted = catalogue.needs(slug)
+    missing = needs.unmet(wanted, settings, channel)
+    return needs.refusal(slug, wanted, missing) if missing else None
 
 
 def _phone(raw: str, settings: Settings, problems: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -337,14 +337,25 @@ class Scheduler:
             self._changes.append(("arm", timer_id, max(due, at)))
 
 
+def _beat(on_beat: Callable[[], object] | None) -> None:
+    if on_beat is None:
+        return
+    try:
+        on_beat()
+    except Exception:  # noqa: BLE001 - the beat's one broad except: log, check again later
+        log.exception("the leader's periodic check failed; trying again at the next beat")
+
+
 def run_forever(
     services: Services,
     stop: threading.Event,
     *,
     leadership: Leadership | None = None,
+    on_beat: Callable[[], object] | None = None,
     **scheduler_options: Any,
 ) -> None:
-    """Campaign for leadership; while leading, run the scheduler; until `stop` is set."""
+    """Campaign for leadership; while leading, run the scheduler, and `on_beat` (the readiness
+    check, handed in by the runtime) at each renewal of the lease; until `stop` is set."""
     ttl = timedelta(seconds=services.settings.scheduler_lease_seconds)
     leadership = leadership or leadership_for(services.store.engine, services.clock, ttl)
     beat = leadership.ttl.total_seconds() / 3
@@ -365,6 +376,7 @@ def run_forever(
                 if not leadership.renew():
                     log.warning("scheduler leadership lost; standing by")
                     break
+                _beat(on_beat)
         except Exception:  # noqa: BLE001 - one broad except: stop leading, campaign again
             log.exception("scheduler failed; giving up leadership")
         finally:

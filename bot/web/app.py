@@ -19,10 +19,12 @@ from bot.web import (
     guards,
     health,
     home,
+    metrics,
     participant_api,
     participant_forms,  # noqa: F401  (its routes join the participants blueprint)
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
     participants,  # noqa: F401  (its routes join the participants blueprint)
+    ready,
     timers,
     twilio_webhooks,
 )
@@ -65,6 +67,8 @@ def create_app(
     app.extensions["tandem.interventions"] = catalogue
     app.extensions["tandem.studies"] = studies
     health.register(app)
+    ready.register(app)
+    metrics.register(app)
     home.register(app)
     alerts_api.register(app)
     broadcasts_api.register(app)

@@ -84,7 +84,9 @@ def update_participant(path: ParticipantPath, body: UpdateRequest) -> tuple[Resp
     participant_id = canonical_id(path.participant_id)
     services = current_services()
     if body.intervention is not None:
-        refusal = interventions().refusal(body.intervention)
+        refusal = interventions().refusal(body.intervention) or enrollment.unmet_needs(
+            interventions(), body.intervention, services.settings, None
+        )
         if refusal is not None:
             raise Refused(400, refusal, "intervention")
     try:

@@ -124,3 +124,18 @@ def test_a_csv_with_an_unknown_column_is_refused_whole(
     assert response.status_code == 400
     assert "Unknown column(s) shoe size" in response.get_data(as_text=True)
     assert get(client, "/console/participants").status_code == 200 and _count(services) == 0
+
+
+def test_a_csv_dry_run_refuses_each_row_of_an_llm_intervention_when_none_is_configured(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+    rows = "phone,intervention\n+14155552671,ot-mentor\n+14155552672,demo\n"
+
+    dry = post(client, "/console/enroll/csv", {"content": rows})
+
+    page = dry.get_data(as_text=True)
+    assert "will enroll +14155552672" in page
+    assert "will enroll +14155552671" not in page
+    assert "needs an LLM — not configured" in page and "set OPENAI_API_KEY" in page
+    assert _count(services) == 0

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import pytest
 from click.testing import CliRunner
 from flask import Flask
+from sqlalchemy import select
 
 from bot.cli.main import cli
 from bot.runtime.routing import intervention_catalogue
 from bot.services import takeover
+from bot.store.schema import participants
 from bot.store.services import Services
 from tests.conftest import TEST_MASTER_KEY
 from tests.console.conftest import post
@@ -156,3 +158,42 @@ def test_a_second_withdrawal_is_refused_the_same_way(
     assert again.participant_id is None
     assert "the participant is already withdrawn" in again.refusal
     assert services.store.version(f"participant:{pid}") == version
+
+
+# The shipped interventions that talk through an LLM (named here so that a change of what is
+# inferred shows as a failing test, not as an intervention silently accepted).
+LLM_INTERVENTIONS = ("cbt-reframe", "fit-motivation", "habit-coach", "health-intake", "ot-mentor")
+
+
+def test_each_llm_intervention_is_refused_without_an_llm_saying_what_to_set(
+    entry: EntryPoint, services: Services
+) -> None:
+    catalogue = intervention_catalogue()
+    inferred = {slug for slug in catalogue.slugs() if "llm" in catalogue.needs(slug)}
+    assert inferred == set(LLM_INTERVENTIONS)
+
+    for n, slug in enumerate(LLM_INTERVENTIONS):
+        outcome = entry.enroll(f"+1415555{2671 + n}", intervention=slug)
+
+        assert outcome.participant_id is None, slug
+        assert f"intervention {slug!r} needs an LLM — not configured" in outcome.refusal
+        assert "set OPENAI_API_KEY (or OPENAI_BASE_URL" in outcome.refusal
+    with services.store.reading() as conn:
+        assert conn.execute(select(participants.c.participant_id)).all() == []
+
+
+def test_an_llm_intervention_is_refused_with_400_by_the_api_and_exit_2_by_tandem(
+    app: Flask, database_url: str
+) -> None:
+    answer = app.test_client().post(
+        BASE, json={"phone_number": "+14155552671", "intervention": "ot-mentor"}, headers=AUTH
+    )
+    assert answer.status_code == 400
+    assert answer.get_json()["errors"][0]["field"] == "intervention"
+
+    env = {"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
+    result = CliRunner().invoke(
+        cli, ["enroll", "+14155552671", "--intervention", "ot-mentor"], env=env
+    )
+    assert result.exit_code == 2, result.output
+    assert "needs an LLM — not configured" in result.output

@@ -221,3 +221,42 @@ def test_stop_does_not_wait_for_a_job_that_waits_for_a_thread_calling_into_apsch
     holder.join(20)
     assert not stopping.is_alive(), "stop() waits for ever"
     assert not holder.is_alive()
+
+
+class _Lead:
+    """Leadership that is always granted, renewed every 0.3 s (a third of its ttl)."""
+
+    ttl = timedelta(seconds=0.9)
+
+    def acquire(self) -> bool:
+        return True
+
+    def renew(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
+def test_the_leader_runs_its_periodic_check_at_each_beat_and_survives_its_failure(
+    services: Services,
+) -> None:
+    beats: list[int] = []
+
+    def check() -> None:
+        beats.append(1)
+        if len(beats) == 1:
+            raise RuntimeError("the first check fails")  # logged; the leader keeps leading
+
+    stop = threading.Event()
+    args = (services, stop)
+    runner = threading.Thread(
+        target=run_forever, args=args, kwargs={"leadership": _Lead(), "on_beat": check}, daemon=True
+    )
+    runner.start()
+    try:
+        wait_for(lambda: len(beats) >= 3, 10, "three beats")
+    finally:
+        stop.set()
+        runner.join(timeout=10)
+    assert not runner.is_alive()

@@ -9,10 +9,13 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from bot.core.clock import FakeClock
 from bot.services import enrollment as enrollment_service
 from bot.store.event_store import EventStore
 from bot.store.schema import outbox, work_items
 from tests.web.researcher import AUTH, BASE, client_with, enroll, event_types, events_of
+
+UNREACHABLE_LLM = "http://127.0.0.1:9/v1"
 
 
 def test_enrolling_answers_201_with_the_participant(client: FlaskClient) -> None:
@@ -89,7 +92,11 @@ def test_a_national_number_is_read_in_the_default_region(client: FlaskClient) ->
     assert enroll(client, phone="(415) 555-2671")["phone_number"] == "+14155552671"
 
 
-def test_the_channel_intervention_and_debug_flag_are_stored(client: FlaskClient) -> None:
+def test_the_channel_intervention_and_debug_flag_are_stored(
+    database_url: str, store: EventStore, clock: FakeClock
+) -> None:
+    # fit-motivation talks through an LLM: one must be configured (never reached here).
+    client = client_with(database_url, store, clock, OPENAI_BASE_URL=UNREACHABLE_LLM)
     participant = enroll(client, channel="whatsapp", intervention="fit-motivation", debug=True)
     assert (participant["channel"], participant["intervention"], participant["debug"]) == (
         "whatsapp",

@@ -242,3 +242,17 @@ def test_the_unregister_notice_is_configurable_and_can_be_turned_off(
     second = enroll(silent, phone="+442071838750")
     silent.delete(f"{BASE}/{second['id']}", headers=AUTH)
     assert "message.queued" not in event_types(store, second["id"])
+
+
+def test_moving_a_participant_to_an_llm_intervention_without_an_llm_is_refused(
+    client: FlaskClient, store: EventStore
+) -> None:
+    participant = enroll(client)
+
+    answer = client.put(
+        f"{BASE}/{participant['id']}", json={"intervention": "ot-mentor"}, headers=AUTH
+    )
+
+    assert answer.status_code == 400
+    assert "needs an LLM — not configured" in answer.get_json()["message"]
+    assert event_types(store, participant["id"]).count("participant.updated") == 0

@@ -383,6 +383,8 @@ class Configuration(Strict):
     fallback: str = DEFAULT_FALLBACK
     forms: dict[str, Form] = {}
     instruments: list[str] = []  # instruments/<name>.yaml (docs/instruments.md)
+    # What the deployment must offer beyond what is inferred (bot.interventions.validation.needs).
+    needs: list[Literal["llm", "embeddings", "whatsapp_template"]] = []
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:

@@ -8,12 +8,14 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.interventions.language.loader import CONFIG
+from bot.interventions.language.loader import CONFIG, read_intervention
 from bot.interventions.language.problems import Problem, errors
+from bot.interventions.validation.needs import needs_of
 from bot.interventions.validation.validate import Attach, validate_folder
 
 # Validating takes a moment; a folder is validated again only when one of its files changes.
 _VALIDATED: dict[tuple[Path, tuple[tuple[str, int, int], ...]], list[Problem]] = {}
+_NEEDS: dict[tuple[Path, tuple[tuple[str, int, int], ...]], dict[str, list[str]]] = {}
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,18 @@ class Catalogue:
             found = validate_folder(folder, self.tools, self.modules, self.attach)
             _VALIDATED[key] = errors(found)
         return _VALIDATED[key]
+
+    def needs(self, slug: str) -> dict[str, list[str]]:
+        """What `slug` needs from the deployment, and why (bot.interventions.validation.needs);
+        nothing for a slug that does not load."""
+        folder = self.root / slug
+        if slug not in self.slugs():
+            return {}
+        key = (folder.resolve(), _stamp(folder))
+        if key not in _NEEDS:
+            intervention, _ = read_intervention(folder)
+            _NEEDS[key] = needs_of(intervention) if intervention is not None else {}
+        return _NEEDS[key]
 
     def valid(self) -> list[str]:
         """The slugs that can be used."""

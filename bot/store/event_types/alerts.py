@@ -22,6 +22,7 @@ class AlertRaised(EventData):
         "condition",
         "template",
         "turn_failed",
+        "degraded",
     ]
     summary: str
     severity: Literal["info", "warning", "critical"] = "warning"
