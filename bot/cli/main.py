@@ -13,6 +13,7 @@ from bot.cli import (  # noqa: F401  (each module registers its commands on the 
     export,
     interventions,
     keys,
+    maintenance,
     run,
     safety,
     store,
