@@ -10,7 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
-from bot.store.schema import data_keys, events, metadata
+from bot.store.schema import data_keys, events, key_checks, metadata
 
 # Migration 0021: the one way the app role destroys a data key.
 ERASE_FUNCTION = "tandem_erase_data_key(varchar, timestamptz)"
@@ -57,7 +57,7 @@ def grant_app_role(engine: Engine, role: str) -> list[str]:
         raise ValueError("--app-role is for PostgreSQL; a SQLite file has no roles")
     if not role.replace("_", "").isalnum() or not role[0].isalpha() or len(role) > 63:
         raise ValueError(f"role name {role!r}: use letters, digits and _ (starting with a letter)")
-    kept = (events, data_keys)
+    kept = (events, data_keys, key_checks)
     others = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables if t not in kept)
     statements = [
         f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') "
@@ -69,6 +69,8 @@ def grant_app_role(engine: Engine, role: str) -> list[str]:
         f'GRANT SELECT, INSERT, UPDATE, DELETE ON {others} TO "{role}"',
         f'REVOKE ALL ON "{data_keys.name}" FROM "{role}"',
         f'GRANT SELECT, INSERT ON "{data_keys.name}" TO "{role}"',
+        f'REVOKE ALL ON "{key_checks.name}" FROM "{role}"',
+        f'GRANT SELECT, INSERT ON "{key_checks.name}" TO "{role}"',
         f'GRANT EXECUTE ON FUNCTION {ERASE_FUNCTION} TO "{role}"',
         f'GRANT SELECT ON alembic_version TO "{role}"',
         f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{role}"',

@@ -88,6 +88,7 @@ class Sealer:
     def __init__(self, master_key: str | None) -> None:
         self.enabled = master_key is not None
         self.key_id = keys.key_id(master_key) if master_key else None
+        self.check_value = keys.check_value(master_key) if master_key else None
         self._wrap = AESGCM(keys.derive(master_key, "wrap")) if master_key else None
         self.phones = keys.PhoneHasher.for_master_key(master_key)
         self._cache: dict[str, tuple[Any, float]] = {}

@@ -8,7 +8,7 @@ from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
 from bot.interventions.validation.catalogue import Catalogue
-from bot.runtime.bootstrap import build_services
+from bot.runtime.bootstrap import build_services, verify_keys
 from bot.runtime.routing import check_interventions, intervention_catalogue
 from bot.store.services import Services
 from bot.web import (
@@ -30,9 +30,12 @@ from bot.web.api_models import ErrorResponse, validation_error_response
 def create_app(services: Services | None = None, catalogue: Catalogue | None = None) -> OpenAPI:
     """Build the web app; without `services`, wire them from the environment. `catalogue` is
     the interventions participants may be enrolled in (default: those under interventions/);
-    ConfigError if any of them, or `INTERVENTION`, does not validate."""
+    ConfigError if any of them, or `INTERVENTION`, does not validate; KeyCheckFailed if
+    TANDEM_MASTER_KEY is not the database's."""
     if services is None:
-        services = build_services(load_settings())
+        services = build_services(load_settings())  # checks the keys as it opens the store
+    else:
+        verify_keys(services.store)  # KeyCheckFailed: the master key is not the database's
     check_supervisor_route(services.settings)
     catalogue = catalogue or intervention_catalogue()
     check_interventions(services.settings, catalogue)

@@ -1,4 +1,6 @@
-"""Erasing a data key through one narrow path: on PostgreSQL, `tandem_erase_data_key(pid, at)`,
+"""Keys: `key_checks`, the check value of the database's master key (every process compares
+its TANDEM_MASTER_KEY with it at start; written at the first start with a key); and erasing a
+data key through one narrow path: on PostgreSQL, `tandem_erase_data_key(pid, at)`,
 a SECURITY DEFINER function owned by the schema's owner, is the only way the app role can
 destroy a wrapped data key (`tandem migrate --app-role` revokes its UPDATE and DELETE on
 `data_keys` and grants EXECUTE on this function). It destroys the key of one participant, and
@@ -10,6 +12,7 @@ Revises: 0019 (the integrator rechains it after 0020)
 Create Date: 2026-12-07
 """
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = "0021"
@@ -48,6 +51,14 @@ $$
 
 
 def upgrade() -> None:
+    op.create_table(
+        "key_checks",
+        sa.Column("name", sa.String(20), nullable=False),
+        sa.Column("key_id", sa.String(16), nullable=False),
+        sa.Column("check_value", sa.String(64), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_key_checks")),
+    )
     if op.get_bind().dialect.name != "postgresql":
         return
     op.execute(FUNCTION)
@@ -55,6 +66,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("key_checks")
     if op.get_bind().dialect.name != "postgresql":
         return
     op.execute("DROP FUNCTION IF EXISTS tandem_erase_data_key(varchar, timestamptz)")
