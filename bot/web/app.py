@@ -8,7 +8,7 @@ from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
 from bot.core.config import load_settings
 from bot.interventions.validation.catalogue import Catalogue
-from bot.runtime.bootstrap import build_services, verify_keys
+from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import check_interventions, intervention_catalogue
 from bot.store.services import Services
 from bot.web import (
@@ -17,6 +17,7 @@ from bot.web import (
     guards,
     health,
     home,
+    key_guard,
     participant_api,
     participant_forms,  # noqa: F401  (its routes join the participants blueprint)
     participant_reads,  # noqa: F401  (its routes join the participants blueprint)
@@ -34,8 +35,6 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
     TANDEM_MASTER_KEY is not the database's."""
     if services is None:
         services = build_services(load_settings())  # checks the keys as it opens the store
-    else:
-        verify_keys(services.store)  # KeyCheckFailed: the master key is not the database's
     check_supervisor_route(services.settings)
     catalogue = catalogue or intervention_catalogue()
     check_interventions(services.settings, catalogue)
@@ -56,6 +55,7 @@ def create_app(services: Services | None = None, catalogue: Catalogue | None = N
         validation_error_callback=validation_error_response,
     )
     app.extensions["tandem"] = services
+    key_guard.check_at_start(app, services)  # KeyCheckFailed: the key is not the database's
     app.extensions["tandem.interventions"] = catalogue
     health.register(app)
     home.register(app)
