@@ -63,6 +63,14 @@ COMMANDS: dict[str, Entry] = {
         "bot.cli.keys",
         "The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys.",
     ),
+    "maintenance": Entry(
+        "bot.cli.maintenance",
+        "Rewrite the data_keys table (VACUUM FULL) and VACUUM every other table, so that no "
+        "data key destroyed by an erasure stays in the database files; recorded as "
+        "`maintenance.completed`. Run it with the schema owner's DATABASE_URL (the app role may"
+        " not VACUUM), from cron at least daily (docs/operations.md); it refuses as the app "
+        "role.",
+    ),
     "migrate": Entry(
         "bot.cli.store",
         "Create or upgrade the database schema to the newest revision (idempotent).",

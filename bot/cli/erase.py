@@ -56,7 +56,7 @@ def erase(participant: str, reason: str, requested_by: str, yes: bool) -> None:
         click.echo(
             f"participant {participant_id} erased: {done.sealed_events} events now read "
             f"[erased], {done.rows_rewritten} stored rows rebuilt, {done.suppressed} messages "
-            f"suppressed, {done.cancelled} timers cancelled"
+            f"suppressed, {done.cancelled} timers cancelled; {done.finality}"
         )
     finally:
         store.engine.dispose()

@@ -32,16 +32,20 @@ def settings_from_env() -> Settings:
 
 
 def database_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn an unreachable, corrupt or unmigrated database into one clear message."""
+    """Turn an unreachable, corrupt or unmigrated database, or a master key that is not the
+    database's, into one clear message."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from bot.store.errors import DriverError, StorageError
+        from bot.store.key_check import KeyCheckFailed
 
         try:
             return func(*args, **kwargs)
         except (DriverError, StorageError) as exc:
             raise click.ClickException(describe_database_error(exc)) from None
+        except KeyCheckFailed as exc:  # one line naming the key ids
+            raise click.ClickException(str(exc)) from None
 
     return wrapper
 

@@ -33,7 +33,10 @@ def migrate(app_role: str | None) -> None:
                 grant_app_role(engine, app_role)
             except ValueError as exc:
                 raise click.ClickException(str(exc)) from None
-            click.echo(f"role {app_role}: SELECT and INSERT on events, no ownership of anything")
+            click.echo(
+                f"role {app_role}: SELECT and INSERT on events and data_keys (a key is "
+                "destroyed only through tandem_erase_data_key), no ownership of anything"
+            )
     finally:
         engine.dispose()
 

@@ -43,7 +43,13 @@ def derive(master_key: str, purpose: str) -> bytes:
 
 def key_id(master_key: str) -> str:
     """A short, public fingerprint of the master key (which key wrapped a data key)."""
-    return hashlib.sha256(derive(master_key, "wrap")).hexdigest()[:16]
+    return check_value(master_key)[:16]
+
+
+def check_value(master_key: str) -> str:
+    """The key check value stored in the database: a process whose master key gives another
+    one refuses to start (bot.store.key_check); `key_id` is its first 16 characters."""
+    return hashlib.sha256(derive(master_key, "wrap")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -9,23 +9,19 @@ changes here.
 
 from __future__ import annotations
 
-import logging
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import delete, select
 
+from bot.store import maintenance
 from bot.store.event_store import EventStore, Transaction
 from bot.store.events import REGISTRY, participant_stream
 from bot.store.personal import personal_fields
 from bot.store.projections import Row
 from bot.store.schema import events, participant_phones
 from bot.store.sealing import SEALED
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -90,40 +86,14 @@ def shred(tx: Transaction, participant_id: str, now: datetime) -> int:
 
 def scrub_files(store: EventStore) -> dict[str, Any]:
     """After the erasing transaction: leave no copy of what was overwritten in the database's
-    files. SQLite: VACUUM rewrites every page (no freed cell keeps old text) and a TRUNCATE
-    checkpoint empties the WAL. PostgreSQL: VACUUM the tables so dead row versions go (needs
-    the table owner; otherwise autovacuum does it later, which docs/operations.md says)."""
-    engine: Engine = store.engine
-    if engine.dialect.name == "sqlite":
-        try:
-            with engine.connect() as conn:
-                raw = conn.connection.driver_connection
-                assert raw is not None  # an open Connection holds its driver's
-                raw.execute("PRAGMA secure_delete=ON")
-                raw.execute("VACUUM")
-                busy, _, _ = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.Error as exc:  # the erasure stands; the files wait for the next VACUUM
-            log.warning("after an erasure the database could not be vacuumed (%s)", type(exc))
-            return {"vacuumed": False, "wal_truncated": False}
-        return {"vacuumed": True, "wal_truncated": not busy}
-    vacuumed, skipped = [], []
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        for table, owned in _tables(conn):
-            if not owned:  # the app role: autovacuum removes the dead row versions later
-                skipped.append(table)
-                continue
-            try:
-                conn.execute(text(f'VACUUM "{table}"'))
-                vacuumed.append(table)
-            except DBAPIError as exc:
-                log.warning("could not VACUUM %s after an erasure (%s)", table, type(exc.orig))
-                skipped.append(table)
-    return {"vacuumed": not skipped, "tables": vacuumed, "skipped": skipped}
-
-
-def _tables(conn: Any) -> list[tuple[str, bool]]:
-    query = text(
-        "SELECT tablename, tableowner = current_user FROM pg_tables "
-        "WHERE schemaname = current_schema() ORDER BY tablename"
-    )
-    return [(r[0], bool(r[1])) for r in conn.execute(query)]
+    files, as far as the connected role may (bot.store.maintenance). As the PostgreSQL app
+    role nothing is rewritten here: `pending_maintenance` says the destroyed key's old row
+    version stays in `data_keys`' pages until the next `tandem maintenance` (docs/operations.md)."""
+    done = maintenance.scrub(store.engine)
+    return {
+        "vacuumed": done.vacuumed,
+        "wal_truncated": done.wal_truncated,
+        "tables": done.tables + done.rewritten,
+        "skipped": done.skipped,
+        "pending_maintenance": "data_keys" in done.skipped,
+    }

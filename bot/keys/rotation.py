@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import insert, inspect, select, update
 
+from bot.store import key_check
 from bot.store.event_store import EventStore
 from bot.store.schema import data_keys, participant_phones, participants
 from bot.store.sealing import SealedWithoutKey, Sealer
@@ -48,6 +49,7 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
                 .values(phone_hmac=new.phones.digest(phone))
             )
             phones += 1
+        key_check.record(tx.conn, new, store.clock.now())
     return Rotated(rewrapped, phones, new.key_id)
 
 

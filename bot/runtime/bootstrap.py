@@ -8,6 +8,7 @@ from bot.conversation import memory
 from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
 from bot.keys.rotation import index_missing_phones
+from bot.store import key_check
 from bot.store.database import WriterPriority, make_engine
 from bot.store.event_store import EventStore
 from bot.store.projections import columns
@@ -42,11 +43,23 @@ def build_store(
     SQLite its writers wait for the writer lock with `writer_priority` (`tandem serve`)."""
     check_master_key(settings)
     register_column_folds()
-    return EventStore(
+    store = EventStore(
         make_engine(settings.database_url, writer_priority=writer_priority),
         clock=clock or SystemClock(),
         sealer=Sealer(settings.master_key),
     )
+    try:
+        verify_keys(store)
+    except BaseException:
+        store.engine.dispose()
+        raise
+    return store
+
+
+def verify_keys(store: EventStore) -> None:
+    """Refuse (`KeyCheckFailed`, one line naming the key ids) a TANDEM_MASTER_KEY that is not
+    the database's, or none where data is sealed (bot.store.key_check)."""
+    key_check.verify(store.engine, store.sealer, store.clock.now())
 
 
 def check_master_key(settings: Settings) -> None:

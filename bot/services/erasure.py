@@ -45,6 +45,26 @@ class Erased:
     cancelled: int
     files: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def pending_maintenance(self) -> bool:
+        """Whether the destroyed key's old row version is still in the database files (the
+        PostgreSQL app role cannot VACUUM: `tandem maintenance` removes it)."""
+        return bool(self.files.get("pending_maintenance"))
+
+    @property
+    def finality(self) -> str:
+        """What is done now and what completes when, as every entry point says it."""
+        backups = (
+            "backups and WAL archives made before now keep it until the master key they were "
+            "made under is retired (docs/operations.md)"
+        )
+        if self.pending_maintenance:
+            return (
+                "their data key is destroyed now; its old row version stays in the database "
+                f"files until the next `tandem maintenance` run by the schema owner; {backups}"
+            )
+        return f"their data key is destroyed now and the database files rewritten; {backups}"
+
 
 def check_confirmation(participant_id: str, confirm: str | None) -> None:
     """The caller must repeat the participant's id: an erasure cannot be undone."""

@@ -10,8 +10,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
-from bot.store.schema import events, metadata
+from bot.store.schema import data_keys, events, key_checks, metadata
 
+# Migration 0021: the one way the app role destroys a data key.
+ERASE_FUNCTION = "tandem_erase_data_key(varchar, timestamptz)"
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
@@ -45,13 +47,18 @@ def grant_app_role(engine: Engine, role: str) -> list[str]:
     events and keep the other tables, but owns nothing: it cannot alter, drop, truncate or
     disable the triggers of any table, nor update or delete an event. Returns the statements run.
 
-    Run as the schema's owner after `upgrade`, and again after every upgrade that adds a table.
+    Data keys: it may read and add them, never UPDATE or DELETE one (one statement would make
+    every participant unreadable); an erasure destroys a key through `tandem_erase_data_key`
+    (migration 0021), which needs the participant's `participant.erased` recorded.
+
+    Run as the schema's owner after `upgrade`, and again after every upgrade (grants change).
     """
     if engine.dialect.name != "postgresql":
         raise ValueError("--app-role is for PostgreSQL; a SQLite file has no roles")
     if not role.replace("_", "").isalnum() or not role[0].isalpha() or len(role) > 63:
         raise ValueError(f"role name {role!r}: use letters, digits and _ (starting with a letter)")
-    others = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables if t is not events)
+    kept = (events, data_keys, key_checks)
+    others = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables if t not in kept)
     statements = [
         f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') "
         f'THEN CREATE ROLE "{role}" LOGIN; END IF; END $$',
@@ -60,6 +67,11 @@ def grant_app_role(engine: Engine, role: str) -> list[str]:
         f'REVOKE ALL ON "{events.name}" FROM "{role}"',
         f'GRANT SELECT, INSERT ON "{events.name}" TO "{role}"',
         f'GRANT SELECT, INSERT, UPDATE, DELETE ON {others} TO "{role}"',
+        f'REVOKE ALL ON "{data_keys.name}" FROM "{role}"',
+        f'GRANT SELECT, INSERT ON "{data_keys.name}" TO "{role}"',
+        f'REVOKE ALL ON "{key_checks.name}" FROM "{role}"',
+        f'GRANT SELECT, INSERT ON "{key_checks.name}" TO "{role}"',
+        f'GRANT EXECUTE ON FUNCTION {ERASE_FUNCTION} TO "{role}"',
         f'GRANT SELECT ON alembic_version TO "{role}"',
         f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{role}"',
     ]

@@ -388,6 +388,18 @@ data_keys = Table(
     Column("erased_at", UtcDateTime, nullable=True),
 )
 
+# Not a projection: the check value of the master key the database's data is sealed under
+# (one row, written at the first start with a key; `tandem keys rotate` moves it), which
+# every process compares with its TANDEM_MASTER_KEY at start (bot.store.key_check).
+key_checks = Table(
+    "key_checks",
+    metadata,
+    Column("name", String(20), primary_key=True),
+    Column("key_id", String(16), nullable=False),
+    Column("check_value", String(64), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
 # Not a projection: the keyed hash (HMAC) of each participant's phone number, by which an
 # inbound message finds its participant; the row goes when the participant is erased.
 participant_phones = Table(

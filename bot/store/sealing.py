@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, insert, select, text, update
 
 from bot.core import keys
 from bot.store.database import json_loads
@@ -88,6 +88,7 @@ class Sealer:
     def __init__(self, master_key: str | None) -> None:
         self.enabled = master_key is not None
         self.key_id = keys.key_id(master_key) if master_key else None
+        self.check_value = keys.check_value(master_key) if master_key else None
         self._wrap = AESGCM(keys.derive(master_key, "wrap")) if master_key else None
         self.phones = keys.PhoneHasher.for_master_key(master_key)
         self._cache: dict[str, tuple[Any, float]] = {}
@@ -289,7 +290,17 @@ class Sealer:
             ) from None
 
     def destroy(self, conn: Connection, pid: str, now: datetime) -> bool:
-        """Destroy the participant's data key (True if there was one to destroy)."""
+        """Destroy the participant's data key (True if there was one to destroy), leaving a
+        row with no key (so that nothing arriving later is sealed under a new one). On
+        PostgreSQL through `tandem_erase_data_key` (migration 0021), the one path by which the
+        app role, which may not UPDATE `data_keys`, destroys a key: it refuses unless the
+        participant's `participant.erased` is recorded in this transaction."""
+        if conn.dialect.name == "postgresql":
+            done = conn.execute(
+                text("SELECT tandem_erase_data_key(:pid, :at)"), {"pid": pid, "at": now}
+            ).scalar_one()
+            self.forget(pid)
+            return bool(done)
         done = conn.execute(
             update(data_keys)
             .where(data_keys.c.participant_id == pid, data_keys.c.wrapped.isnot(None))

@@ -164,6 +164,11 @@ class ErasedOut(BaseModel):
         description="The database files were rewritten so no freed page keeps the old text "
         "(SQLite: VACUUM and WAL truncated; PostgreSQL: VACUUM, when the role owns the tables)."
     )
+    pending_maintenance: bool = Field(
+        False,
+        description="PostgreSQL as the app role: the destroyed data key's old row version stays "
+        "in the database files until the next `tandem maintenance` (run by the schema owner).",
+    )
 
 
 class EraseResponse(BaseModel):

@@ -19,6 +19,7 @@ from bot.web import (
     guards,
     health,
     home,
+    key_guard,
     metrics,
     participant_api,
     participant_forms,  # noqa: F401  (its routes join the participants blueprint)
@@ -39,7 +40,8 @@ def create_app(
     """Build the web app; without `services`, wire them from the environment. `catalogue` is
     the interventions participants may be enrolled in (default: those under interventions/),
     `studies` the studies (default: those under studies/); ConfigError if any intervention,
-    `INTERVENTION` or `STUDY` does not validate."""
+    `INTERVENTION` or `STUDY` does not validate; KeyCheckFailed if TANDEM_MASTER_KEY is not
+    the database's."""
     catalogue = catalogue or intervention_catalogue()
     if services is None:  # every problem of the settings and interventions in one message
         services = build_services(startup_settings(catalogue))
@@ -64,6 +66,7 @@ def create_app(
         validation_error_callback=validation_error_response,
     )
     app.extensions["tandem"] = services
+    key_guard.check_at_start(app, services)  # KeyCheckFailed: the key is not the database's
     app.extensions["tandem.interventions"] = catalogue
     app.extensions["tandem.studies"] = studies
     health.register(app)

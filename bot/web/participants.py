@@ -190,8 +190,9 @@ def erase(path: ParticipantPath, body: EraseRequest) -> tuple[Response, int]:
         suppressed=done.suppressed,
         cancelled=done.cancelled,
         files_scrubbed=bool(done.files.get("vacuumed")) and done.files.get("wal_truncated", True),
+        pending_maintenance=done.pending_maintenance,
     )
-    message = "Participant erased: their personal data reads [erased] everywhere"
+    message = f"Participant erased: their personal data reads [erased] everywhere; {done.finality}"
     return ok(EraseResponse(status="ok", message=message, result=result), 200)
 
 

@@ -5,7 +5,7 @@ key rotates without touching an event."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, update
 
 from bot.core import keys
 from bot.core.clock import FakeClock
@@ -243,8 +243,13 @@ def test_a_scans_rows_open_as_each_opens_alone_erased_kept_aside_and_plain_alike
     sealed = _person(store, body="my secret walk", phone="+14155550124")
     gone = _person(store, body="erase me", phone="+14155550125")
     store.append(SYSTEM_STREAM, [received("SM9", body="not a participant's", phone=PHONE)])
-    with store.transaction() as tx:
-        store.sealer.destroy(tx.conn, participant_of(gone) or "", store.clock.now())
+    with store.transaction() as tx:  # as the owner: no participant.erased needed here
+        tx.conn.execute(
+            update(data_keys)
+            .where(data_keys.c.participant_id == participant_of(gone))
+            .values(wrapped=None, erased_at=store.clock.now())
+        )
+    store.sealer.forget(participant_of(gone) or "")
     with store.reading() as conn:
         rows = list(scan(conn, order_by=[events.c.seq]))
         alone = [opened_row(row, store.sealer, conn) for row in rows]
