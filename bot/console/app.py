@@ -23,6 +23,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     sign_in,
     study_page,
     takeover,
+    timeline_lines,
     users,
 )
 from bot.console.blueprint import console

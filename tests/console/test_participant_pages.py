@@ -144,3 +144,26 @@ def test_a_bubble_keeps_only_the_message_s_own_line_breaks(
     bubble_rule = re.search(r"\.bubble \{([^}]*)\}", css)
     assert bubble_rule and "pre-wrap" not in bubble_rule.group(1)
     assert re.search(r"\.bubble \.said \{[^}]*pre-wrap", css)
+
+
+def test_the_timeline_says_what_happened_and_shows_the_data_on_demand(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    pid = _enroll(services, "+14155552671", "Ada")
+    services.store.append(
+        participant_stream(pid),
+        [
+            received(body="it's fine"),
+            StepEntered(intervention="demo", step="tip", from_step="welcome"),
+            AlertRaised(alert_id="a-1", kind="crisis", summary="crisis words"),
+        ],
+    )
+    client = signed_in("researcher")
+
+    page = get(client, f"/console/participants/{pid}").get_data(as_text=True)
+    timeline = page.split('id="timeline"')[1]
+
+    for line in ("message received", "step entered: tip", "alert raised: crisis"):
+        assert f"<summary>{line}</summary>" in timeline
+    assert "\\u0027" not in timeline and "it&#39;s fine" in timeline  # the data, as written
+    assert "<details>" in timeline and "&#34;step&#34;: &#34;tip&#34;" in timeline
