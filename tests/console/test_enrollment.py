@@ -58,6 +58,7 @@ def test_the_enroll_form_puts_each_problem_beside_its_field_and_writes_nothing(
     assert response.status_code == 400
     page = response.get_data(as_text=True)
     assert 'id="phone-error">not a phone number' in page
+    assert "not a phone number: not a phone number" not in page  # said once
     assert 'id="timezone-error">unknown timezone' in page
     assert 'id="intervention-error">no intervention named' in page
     assert "channel must be sms or whatsapp" in page
@@ -80,6 +81,7 @@ def test_a_csv_dry_run_reports_each_row_and_writes_nothing_until_confirmed(
     assert dry.status_code == 200
     assert "will enroll +14155552671" in page and "will enroll +14155552673" in page
     assert "phone: not a phone number" in page and "timezone: unknown timezone" in page
+    assert "not a phone number: not a phone number" not in page  # said once
     assert "2 rows will be enrolled; 2 rows with problems will be left out" in page
     assert _count(services) == 0 and _count(services, events) > 0  # only staff events so far
 
@@ -124,3 +126,17 @@ def test_a_csv_with_an_unknown_column_is_refused_whole(
     assert response.status_code == 400
     assert "Unknown column(s) shoe size" in response.get_data(as_text=True)
     assert get(client, "/console/participants").status_code == 200 and _count(services) == 0
+
+
+def test_the_enroll_form_offers_the_catalogue_s_interventions_as_a_list(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    page = get(client, "/console/enroll").get_data(as_text=True)
+
+    chooser = re.search(r'<select id="intervention" name="intervention">(.*?)</select>', page, re.S)
+    assert chooser, "the intervention is chosen from a list"
+    offered = re.findall(r'<option value="([^"]*)"', chooser.group(1))
+    assert offered[0] == "" and "blank: INTERVENTION" not in page
+    assert set(offered[1:]) and services.settings.intervention in offered
