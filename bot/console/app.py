@@ -25,6 +25,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     takeover,
     timeline_lines,
     users,
+    words,
 )
 from bot.console.blueprint import console
 from bot.console.sessions import ABSOLUTE

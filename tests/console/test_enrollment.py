@@ -92,6 +92,7 @@ def test_a_csv_dry_run_reports_each_row_and_writes_nothing_until_confirmed(
         {"confirm": "yes", "fingerprint": fingerprint, "content": CSV},
     )
     assert "2 participants enrolled" in done.get_data(as_text=True)
+    assert 'id="enrolled"' in done.get_data(as_text=True)  # who, listed
     with services.store.reading() as conn:
         phones = sorted(r.phone for r in conn.execute(select(participants.c.phone)))
     assert phones == ["+14155552671", "+14155552673"]
@@ -140,3 +141,26 @@ def test_the_enroll_form_offers_the_catalogue_s_interventions_as_a_list(
     offered = re.findall(r'<option value="([^"]*)"', chooser.group(1))
     assert offered[0] == "" and "blank: INTERVENTION" not in page
     assert set(offered[1:]) and services.settings.intervention in offered
+
+
+def test_one_csv_row_is_counted_in_the_singular_and_its_participant_listed(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+    one = "phone,name\n+14155552671,Ada\n"
+
+    dry = post(
+        client,
+        "/console/enroll/csv",
+        {"file": (io.BytesIO(one.encode()), "one.csv")},
+        content_type="multipart/form-data",
+    ).get_data(as_text=True)
+
+    assert "1 row will be enrolled; 0 rows with problems" in dry and "1 rows" not in dry
+    assert "Enroll 1 participant<" in dry
+    fingerprint = re.search(r'name="fingerprint" value="([^"]+)"', dry).group(1)
+    confirm = {"confirm": "yes", "fingerprint": fingerprint, "content": one}
+    done = post(client, "/console/enroll/csv", confirm).get_data(as_text=True)
+    assert "1 participant enrolled" in done and "1 participants" not in done
+    listed = done.split('id="enrolled"')[1]
+    assert "+14155552671" in listed
