@@ -337,7 +337,7 @@ def test_an_admin_erases_a_participant_who_then_reads_erased(
     page.fill("#erase-reason", "asked by letter")
     page.fill("#erase-confirm", "yes")
     page.click("#erase-participant")
-    expect(page.locator("#erase-error")).to_contain_text("repeat the participant id")
+    expect(page.locator("#erase-error")).to_contain_text("type the participant id")
     expect(page.locator("#transcript")).to_contain_text("Wilhelmina")
     page.fill("#erase-reason", "asked by letter")
     page.fill("#erase-confirm", participant_id)
