@@ -465,5 +465,6 @@ def test_the_console_fits_a_phone_and_an_alert_is_acknowledged_there(
     button.scroll_into_view_if_needed()
     expect(button).to_be_visible()
     expect(button).to_be_in_viewport()
+    _shot(page, "alerts-phone")
     button.click()
     expect(page.locator("#alert-a-phone .badge")).to_have_text("acknowledged")
