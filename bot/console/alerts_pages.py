@@ -25,7 +25,13 @@ NOTE_LIMIT = alerts.NOTE_LIMIT
 def alerts_inbox() -> Any:
     status = request.args.get("status", "")
     if status and status not in STATUSES:
-        return refused(400, f"unknown alert status {status!r}; one of {', '.join(STATUSES)}")
+        return refused(
+            400,
+            f"The status filter {status!r} is not an alert status: show alerts that are "
+            f"{', '.join(STATUSES)}, or all of them.",
+            back=url_for("console.alerts"),
+            back_label="All alerts",
+        )
     return render_template("console/alerts.html", rows=_rows(status), status=status, errors={})
 
 

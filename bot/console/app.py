@@ -24,7 +24,9 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     sign_in,
     study_page,
     takeover,
+    timeline_lines,
     users,
+    words,
 )
 from bot.console.blueprint import console
 from bot.console.sessions import ABSOLUTE

@@ -41,6 +41,8 @@ def enroll() -> Any:
     study = catalogue.study(slug) if slug in study_forms.usable(catalogue) else None
     page: dict[str, Any] = {"studies": study_forms.usable(catalogue), "study": slug}
     page["inputs"] = study_forms.inputs(study) if study else []
+    page["interventions"] = _catalogue().valid()  # a list to choose from, not a name to type
+    page["default_intervention"] = services().settings.intervention
     if request.method == "GET":
         return render_template("console/enroll.html", given={"study": slug}, errors={}, **page)
     given = {name: request.form.get(name, "") for name in enrollment_rules.FIELDS}

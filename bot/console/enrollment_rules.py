@@ -42,6 +42,9 @@ def in_console_words(problems: Mapping[str, str]) -> dict[str, str]:
     for field, message in problems.items():
         for lead, console_lead in CONSOLE_LEADS.items():
             if message.startswith(lead):
-                message = console_lead + message[len(lead) :]
+                rest = message[len(lead) :]
+                # The reason may already say it ("not a phone number"): say it once.
+                said = rest.startswith(console_lead.rstrip(": "))
+                message = rest if said else console_lead + rest
         shown[field] = message
     return shown

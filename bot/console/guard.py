@@ -98,8 +98,30 @@ def requires(need: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def refused(code: int, message: str) -> tuple[str, int]:
-    return render_template("console/refused.html", code=code, message=message), code
+HEADINGS = {
+    400: "This request cannot be answered",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Changed in the meantime",
+    413: "Too large",
+    429: "Too many tries",
+    503: "Not available",
+}
+
+
+def refused(
+    code: int, message: str, back: str | None = None, back_label: str = "Back"
+) -> tuple[str, int]:
+    """A page headed by what went wrong (not only its code), with a way back if given."""
+    page = render_template(
+        "console/refused.html",
+        code=code,
+        heading=HEADINGS.get(code, "Refused"),
+        message=message,
+        back=back,
+        back_label=back_label,
+    )
+    return page, code
 
 
 def actor() -> str:

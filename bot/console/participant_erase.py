@@ -34,6 +34,12 @@ def erase(participant_id: str) -> Any:
     if requested_by not in withdrawal.REQUESTERS:
         problem = f"requested by: one of {', '.join(withdrawal.REQUESTERS)}"
         return show(participant_id, problem, 400, at="erase")
+    if form.get("confirm", "").strip() != participant_id:  # the service's words name its field
+        problem = (
+            f"Erasing cannot be undone: type the participant id, {participant_id}, in the "
+            "confirmation box to erase this participant."
+        )
+        return show(participant_id, problem, 400, at="erase")
     try:
         done = erasure.erase(
             services().store,

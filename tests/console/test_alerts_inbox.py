@@ -60,3 +60,18 @@ def test_acknowledging_an_alert_someone_else_took_is_refused_not_applied_twice(
     assert again.status_code == 409
     assert "already acknowledged" in again.get_data(as_text=True)
     assert services.store.version(participant_stream(pid)) == version
+
+
+def test_a_bad_status_filter_is_named_under_a_clear_heading(
+    signed_in: Callable[[str], FlaskClient],
+) -> None:
+    client = signed_in("supervisor")
+
+    answer = get(client, "/console/alerts?status=sleeping")
+
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 400
+    assert "not allowed" not in page.lower()
+    assert "<h1>This request cannot be answered" in page
+    assert "status filter &#39;sleeping&#39; is not an alert status" in page
+    assert 'href="/console/alerts">All alerts<' in page

@@ -23,6 +23,7 @@ from bot.core.clock import SystemClock
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
+from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.forms import FormDomainCompleted, FormExtracted, FormValueSet
 from bot.store.events import participant_stream
 from bot.store.services import Services
@@ -337,7 +338,7 @@ def test_an_admin_erases_a_participant_who_then_reads_erased(
     page.fill("#erase-reason", "asked by letter")
     page.fill("#erase-confirm", "yes")
     page.click("#erase-participant")
-    expect(page.locator("#erase-error")).to_contain_text("repeat the participant id")
+    expect(page.locator("#erase-error")).to_contain_text("type the participant id")
     expect(page.locator("#transcript")).to_contain_text("Wilhelmina")
     page.fill("#erase-reason", "asked by letter")
     page.fill("#erase-confirm", participant_id)
@@ -433,3 +434,37 @@ def test_a_cookie_copied_before_sign_out_opens_nothing_in_another_browser(
     stolen.goto(study.url + "/console/users")
 
     expect(stolen.locator("h1")).to_have_text("Sign in")
+
+
+def _fits_a_phone(page: Page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"{page.url} is {width} px wide on a 390 px screen"
+
+
+def test_the_console_fits_a_phone_and_an_alert_is_acknowledged_there(
+    browser: Browser, study: Study
+) -> None:
+    _staff(study, "res@example.org", "researcher")
+    data = enrolled(phone=CY, name="Cyrilla Quuxley-Montgomery-Wilhelmina")
+    stream = participant_stream(data.participant_id)
+    study.services.store.append(stream, [data], expected_version=0)
+    summary = "participant wrote words from the crisis list in a long message " * 3
+    study.services.store.append(
+        stream,
+        [AlertRaised(alert_id="a-phone", kind="crisis", summary=summary, severity="critical")],
+    )
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    _sign_in(page, study, "res@example.org", PASSWORD)
+
+    for path in ("/console/participants", f"/console/participants/{data.participant_id}"):
+        page.goto(study.url + path)
+        _fits_a_phone(page)
+    page.goto(study.url + "/console/alerts")
+    _fits_a_phone(page)
+    button = page.locator("#alert-a-phone button", has_text="Acknowledge")
+    button.scroll_into_view_if_needed()
+    expect(button).to_be_visible()
+    expect(button).to_be_in_viewport()
+    _shot(page, "alerts-phone")
+    button.click()
+    expect(page.locator("#alert-a-phone .badge")).to_have_text("acknowledged")

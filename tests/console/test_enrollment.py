@@ -58,6 +58,7 @@ def test_the_enroll_form_puts_each_problem_beside_its_field_and_writes_nothing(
     assert response.status_code == 400
     page = response.get_data(as_text=True)
     assert 'id="phone-error">not a phone number' in page
+    assert "not a phone number: not a phone number" not in page  # said once
     assert 'id="timezone-error">unknown timezone' in page
     assert 'id="intervention-error">no intervention named' in page
     assert "channel must be sms or whatsapp" in page
@@ -80,6 +81,7 @@ def test_a_csv_dry_run_reports_each_row_and_writes_nothing_until_confirmed(
     assert dry.status_code == 200
     assert "will enroll +14155552671" in page and "will enroll +14155552673" in page
     assert "phone: not a phone number" in page and "timezone: unknown timezone" in page
+    assert "not a phone number: not a phone number" not in page  # said once
     assert "2 rows will be enrolled; 2 rows with problems will be left out" in page
     assert _count(services) == 0 and _count(services, events) > 0  # only staff events so far
 
@@ -90,6 +92,7 @@ def test_a_csv_dry_run_reports_each_row_and_writes_nothing_until_confirmed(
         {"confirm": "yes", "fingerprint": fingerprint, "content": CSV},
     )
     assert "2 participants enrolled" in done.get_data(as_text=True)
+    assert 'id="enrolled"' in done.get_data(as_text=True)  # who, listed
     with services.store.reading() as conn:
         phones = sorted(r.phone for r in conn.execute(select(participants.c.phone)))
     assert phones == ["+14155552671", "+14155552673"]
@@ -139,3 +142,40 @@ def test_a_csv_dry_run_refuses_each_row_of_an_llm_intervention_when_none_is_conf
     assert "will enroll +14155552671" not in page
     assert "needs an LLM — not configured" in page and "set OPENAI_API_KEY" in page
     assert _count(services) == 0
+
+
+def test_the_enroll_form_offers_the_catalogue_s_interventions_as_a_list(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+
+    page = get(client, "/console/enroll").get_data(as_text=True)
+
+    chooser = re.search(r'<select id="intervention" name="intervention">(.*?)</select>', page, re.S)
+    assert chooser, "the intervention is chosen from a list"
+    offered = re.findall(r'<option value="([^"]*)"', chooser.group(1))
+    assert offered[0] == "" and "blank: INTERVENTION" not in page
+    assert set(offered[1:]) and services.settings.intervention in offered
+
+
+def test_one_csv_row_is_counted_in_the_singular_and_its_participant_listed(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+    one = "phone,name\n+14155552671,Ada\n"
+
+    dry = post(
+        client,
+        "/console/enroll/csv",
+        {"file": (io.BytesIO(one.encode()), "one.csv")},
+        content_type="multipart/form-data",
+    ).get_data(as_text=True)
+
+    assert "1 row will be enrolled; 0 rows with problems" in dry and "1 rows" not in dry
+    assert "Enroll 1 participant<" in dry
+    fingerprint = re.search(r'name="fingerprint" value="([^"]+)"', dry).group(1)
+    confirm = {"confirm": "yes", "fingerprint": fingerprint, "content": one}
+    done = post(client, "/console/enroll/csv", confirm).get_data(as_text=True)
+    assert "1 participant enrolled" in done and "1 participants" not in done
+    listed = done.split('id="enrolled"')[1]
+    assert "+14155552671" in listed

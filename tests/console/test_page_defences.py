@@ -136,3 +136,19 @@ def test_a_long_but_common_password_is_refused(
     assert re.search(
         r'id="password-error">choose another password: [^<]+<', answer.get_data(as_text=True)
     )
+
+
+def test_every_page_links_a_favicon_the_console_serves(
+    signed_in: Callable[[str], FlaskClient],
+) -> None:
+    client = signed_in("researcher")
+    page = get(client, "/console/study").get_data(as_text=True)
+
+    link = re.search(r'<link rel="icon" type="image/svg\+xml" href="([^"]+)"', page)
+    assert link, "the page names its icon (else the browser asks for /favicon.ico: a 404)"
+    icon = get(client, link.group(1))
+    try:
+        assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
+        assert b"<svg" in icon.get_data()
+    finally:
+        icon.close()

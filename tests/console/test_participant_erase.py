@@ -52,8 +52,8 @@ def test_an_admin_erases_a_participant_and_the_page_shows_erased(
 @pytest.mark.parametrize(
     ("changes", "code", "message"),
     [
-        ({"confirm": ""}, 400, "repeat the participant id"),
-        ({"confirm": "someone-else"}, 400, "repeat the participant id"),
+        ({"confirm": ""}, 400, "type the participant id"),
+        ({"confirm": "someone-else"}, 400, "type the participant id"),
         ({"reason": " "}, 400, "reason: say why"),
         ({"requested_by": "nobody"}, 400, "requested by: one of"),
     ],
@@ -74,6 +74,7 @@ def test_an_erasure_not_confirmed_or_without_reason_is_refused_beside_the_form(
     page = answer.get_data(as_text=True)
     assert answer.status_code == code
     assert 'id="erase-error"' in page and message in page
+    assert "`confirm`" not in page  # the page's words, not the API's field
     assert services.store.version(participant_stream(pid)) == before
     assert NAME in page  # still readable
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 from flask.testing import FlaskClient
 
+from bot import console
 from bot.store.event_types import MessageQueued
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import StepEntered
@@ -124,3 +127,43 @@ def test_a_supervisor_reads_an_alerted_participant_but_not_the_others(
     assert get(client, f"/console/participants/{alerted}").status_code == 200
     assert get(client, f"/console/participants/{quiet}").status_code == 403
     assert get(client, f"/console/participants/{quiet}/transcript").status_code == 403
+
+
+def test_a_bubble_keeps_only_the_message_s_own_line_breaks(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    """Only the message text is shown with pre-wrap: the template's indentation never is."""
+    pid = _enroll(services, "+14155552671", "Ada")
+    services.store.append(participant_stream(pid), [received(body="first line\nsecond line")])
+    client = signed_in("researcher")
+
+    fragment = get(client, f"/console/participants/{pid}/transcript").get_data(as_text=True)
+
+    assert '<span class="said">first line\nsecond line</span>' in fragment
+    css = (Path(console.__file__).parent / "static" / "console.css").read_text()
+    bubble_rule = re.search(r"\.bubble \{([^}]*)\}", css)
+    assert bubble_rule and "pre-wrap" not in bubble_rule.group(1)
+    assert re.search(r"\.bubble \.said \{[^}]*pre-wrap", css)
+
+
+def test_the_timeline_says_what_happened_and_shows_the_data_on_demand(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    pid = _enroll(services, "+14155552671", "Ada")
+    services.store.append(
+        participant_stream(pid),
+        [
+            received(body="it's fine"),
+            StepEntered(intervention="demo", step="tip", from_step="welcome"),
+            AlertRaised(alert_id="a-1", kind="crisis", summary="crisis words"),
+        ],
+    )
+    client = signed_in("researcher")
+
+    page = get(client, f"/console/participants/{pid}").get_data(as_text=True)
+    timeline = page.split('id="timeline"')[1]
+
+    for line in ("message received", "step entered: tip", "alert raised: crisis"):
+        assert f"<summary>{line}</summary>" in timeline
+    assert "\\u0027" not in timeline and "it&#39;s fine" in timeline  # the data, as written
+    assert "<details>" in timeline and "&#34;step&#34;: &#34;tip&#34;" in timeline

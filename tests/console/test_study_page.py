@@ -10,6 +10,7 @@ from flask.testing import FlaskClient
 
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import MeasurementRecorded
+from bot.store.event_types.participants import ParticipantOptedOut, ParticipantWithdrawn
 from bot.store.event_types.timers import MeasurementMissed
 from bot.store.events import participant_stream
 from bot.store.services import Services
@@ -45,3 +46,27 @@ def test_the_overview_counts_statuses_messages_adherence_and_trouble(
 
 def test_a_supervisor_cannot_open_the_overview(signed_in: Callable[[str], FlaskClient]) -> None:
     assert get(signed_in("supervisor"), "/console/study").status_code == 403
+
+
+def test_the_response_rate_leaves_out_opted_out_and_withdrawn_participants(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    wrote = enrolled(name="Ada")
+    stopped = enrolled(phone="+14155552672", name="Bo")
+    gone = enrolled(phone="+14155552673", name="Cy")
+    for data in (wrote, stopped, gone):
+        services.store.append(participant_stream(data.participant_id), [data])
+    services.store.append(participant_stream(wrote.participant_id), [received(body="hi")])
+    services.store.append(
+        participant_stream(stopped.participant_id), [ParticipantOptedOut(source="keyword")]
+    )
+    services.store.append(
+        participant_stream(gone.participant_id),
+        [ParticipantWithdrawn(reason="moved away", requested_by="participant")],
+    )
+    client = signed_in("researcher")
+
+    page = get(client, "/console/study").get_data(as_text=True)
+
+    assert re.search(r'id="response-rate">100%', page)
+    assert "(1 of 1 active participants" in page and "opted-out" in page

@@ -85,7 +85,9 @@ def overview(conn: Connection, now: datetime) -> Overview:
         if on in days:
             kind = "answered" if event_type == "measurement.recorded" else "missed"
             adherence[name][kind][days.index(on)] += count
-    active = participants.c.status == "active"
+    # Who can be expected to write: active (so not withdrawn, paused or completed) and not
+    # opted out (a participant who sent STOP is not messaged, so silence is not non-response).
+    active = and_(participants.c.status == "active", participants.c.opted_out.is_(False))
     return Overview(
         by_status=sorted((s, n) for s, n in by_status),
         by_intervention=sorted((i, n) for i, n in by_intervention),
