@@ -285,7 +285,7 @@ def test_a_researcher_withdraws_a_participant_from_their_page(
     page.goto(study.url + "/console/enroll")
     page.fill("#phone", CY)
     page.fill("#name", "Cy")
-    page.click("main button[type=submit]")
+    page.click("#enroll")
     study.run_bot()
     page.reload()
     expect(page.locator("#take-over")).to_be_visible()
@@ -326,7 +326,7 @@ def test_an_admin_erases_a_participant_who_then_reads_erased(
     page.goto(study.url + "/console/enroll")
     page.fill("#phone", CY)
     page.fill("#name", "Cyrilla Quuxley")
-    page.click("main button[type=submit]")
+    page.click("#enroll")
     participant_id = page.url.rsplit("/", 1)[-1]
     study.run_bot()
     study.text_in("my sister Wilhelmina knows", CY)
