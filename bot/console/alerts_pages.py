@@ -29,6 +29,17 @@ def alerts_inbox() -> Any:
     return render_template("console/alerts.html", rows=_rows(status), status=status, errors={})
 
 
+@console.route("/alerts/<alert_id>", endpoint="alert")
+@requires("alerts")
+def alert_page(alert_id: str) -> Any:
+    """One alert, quoting the message that raised it."""
+    try:
+        row = alerts.detail(services().store, alert_id)
+    except Refused:
+        return refused(404, "No alert with this id.")
+    return render_template("console/alert.html", a=row)
+
+
 @console.route("/alerts/<alert_id>/acknowledge", methods=["POST"])
 @requires("alerts")
 def acknowledge(alert_id: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore
-from bot.store.event_types.alerts import AlertAcknowledged, AlertResolved
+from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
 from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
 
 Via = Literal["api", "console"]
@@ -46,6 +46,21 @@ def resolve(store: EventStore, alert_id: str, note: str, *, actor: str, via: Via
         return AlertResolved(alert_id=alert_id, by=actor, via=via, note=note)
 
     return _change(store, alert_id, decide, actor)
+
+
+def detail(store: EventStore, alert_id: str) -> dict[str, Any]:
+    """The alert's row with `quote`: the message that raised it, read from the sealed event
+    (`[erased]` once the participant is erased; None when no message raised it)."""
+    row = store.projection_row("alerts", alert_id)
+    if row is None:
+        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    pid = row["participant_id"]
+    raised = [
+        ev.data
+        for ev in (store.load(participant_stream(pid)) if pid else [])  # system: no message
+        if isinstance(ev.data, AlertRaised) and ev.data.alert_id == alert_id
+    ]
+    return {**row, "quote": raised[0].quote if raised else None}
 
 
 def _change(

@@ -13,6 +13,7 @@ from tests.scenarios.harness import Harness
 SUPERVISORS = ("+14165550199", "+14165550188")
 GREETING = "Hi! I'm your habit coach. What would you like to work on?"
 CRISIS = "I want to kill myself"
+SLIPPED = "I slipped back into old habits this week"
 
 
 def started(make_harness: Callable[..., Harness]) -> Harness:
@@ -28,7 +29,7 @@ def warned(h: Harness) -> None:
         ScriptedReply.tool_calls([("alert_supervisor", {"summary": "Says they slipped back."})]),
         ScriptedReply.text("I've asked the study team to get in touch."),
     )
-    h.text("I slipped back into old habits this week")
+    h.text(SLIPPED)
 
 
 def test_a_crisis_a_minute_after_a_warning_reaches_every_supervisor_at_once(
@@ -44,8 +45,9 @@ def test_a_crisis_a_minute_after_a_warning_reaches_every_supervisor_at_once(
         warning, crisis = h.outbound(supervisor)
         assert "tool (warning)" in warning and "crisis (critical)" not in warning
         assert "crisis (critical)" in crisis
-    kinds = [(a.kind, a.severity) for a in h.data("alert.raised")]
-    assert kinds == [("tool", "warning"), ("crisis", "critical")]
+        assert CRISIS not in crisis  # the quote stays on the alert, out of the text
+    kinds = [(a.kind, a.severity, a.quote) for a in h.data("alert.raised")]
+    assert kinds == [("tool", "warning", SLIPPED), ("crisis", "critical", CRISIS)]
 
 
 def test_a_second_crisis_within_the_window_is_recorded_but_not_texted_again(
