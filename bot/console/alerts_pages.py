@@ -32,12 +32,14 @@ def alerts_inbox() -> Any:
 @console.route("/alerts/<alert_id>", endpoint="alert")
 @requires("alerts")
 def alert_page(alert_id: str) -> Any:
-    """One alert, quoting the message that raised it."""
+    """One alert, quoting the message that raised it, and who was texted about it and when
+    (or plainly that nobody could be)."""
     try:
         row = alerts.detail(services().store, alert_id)
     except Refused:
         return refused(404, "No alert with this id.")
-    return render_template("console/alert.html", a=row)
+    no_phones = not services().settings.supervisor_phones
+    return render_template("console/alert.html", a=row, no_phones=no_phones)
 
 
 @console.route("/alerts/<alert_id>/acknowledge", methods=["POST"])
