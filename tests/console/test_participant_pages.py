@@ -124,3 +124,18 @@ def test_a_supervisor_reads_an_alerted_participant_but_not_the_others(
     assert get(client, f"/console/participants/{alerted}").status_code == 200
     assert get(client, f"/console/participants/{quiet}").status_code == 403
     assert get(client, f"/console/participants/{quiet}/transcript").status_code == 403
+
+
+def test_a_supervisor_does_not_see_a_participant_with_only_an_operational_alert(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    failed = _enroll(services, "+14155552673", "Cy")
+    services.store.append(
+        participant_stream(failed),
+        [AlertRaised(alert_id="a-9", kind="turn_failed", summary="the turn failed")],
+    )
+    client = signed_in("supervisor")
+
+    assert get(client, f"/console/participants/{failed}").status_code == 403
+    assert get(client, f"/console/participants/{failed}/transcript").status_code == 403
+    assert get(signed_in("researcher"), f"/console/participants/{failed}").status_code == 200
