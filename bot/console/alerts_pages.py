@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import redirect, render_template, request, url_for
 
+from bot.console.alert_contact import contact
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.services import alerts
@@ -39,7 +40,7 @@ def alert_page(alert_id: str) -> Any:
     except Refused:
         return refused(404, "No alert with this id.")
     no_phones = not services().settings.supervisor_phones
-    return render_template("console/alert.html", a=row, no_phones=no_phones)
+    return render_template("console/alert.html", a=row, no_phones=no_phones, **contact(row))
 
 
 @console.route("/alerts/<alert_id>/acknowledge", methods=["POST"])

@@ -121,7 +121,7 @@ def _visible(participant_id: str) -> tuple[Any, list[dict[str, Any]], Any]:
         return None, [], refused(404, "No participant with this id.")
     found = participant_alerts(store, participant_id)
     if not roles.allowed(g.staff["role"], "participants") and not (
-        roles.allowed(g.staff["role"], "alerts") and any(_for_supervisors(a) for a in found)
+        roles.allowed(g.staff["role"], "alerts") and any(for_supervisors(a) for a in found)
     ):
         return (
             row,
@@ -133,7 +133,8 @@ def _visible(participant_id: str) -> tuple[Any, list[dict[str, Any]], Any]:
     return row, found, None
 
 
-def _for_supervisors(alert: dict[str, Any]) -> bool:
+def for_supervisors(alert: dict[str, Any]) -> bool:
+    """An alert that asks supervisors to act: a crisis, a review item, or one texted to them."""
     return bool(
         alert["kind"] == "crisis" or alert["severity"] == "review" or alert["notify_supervisors"]
     )

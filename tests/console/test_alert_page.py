@@ -15,7 +15,7 @@ from bot.store.event_types.messages import MessageFailed, MessageQueued, Message
 from bot.store.events import new_id, participant_stream
 from bot.store.personal import ERASED
 from bot.store.services import Services
-from tests.console.conftest import get
+from tests.console.conftest import get, post
 from tests.factories import enrolled
 
 WORDS = "gave my console to my cousin, won't need it"
@@ -96,3 +96,35 @@ def test_the_page_says_plainly_when_every_send_failed(
     )
     page = get(signed_in("supervisor"), "/console/alerts/a-4").get_data(as_text=True)
     assert "No text reached a supervisor: every send failed." in page
+
+
+def test_a_supervisor_texts_the_participant_from_the_alert_and_hands_back(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    services.clock.set(services.clock.now().replace(hour=14, minute=0))  # outside quiet hours
+    pid = _alert(services, "a-5")
+    services.store.append(
+        participant_stream(pid), [AlertRaised(alert_id="op-1", kind="turn_failed", summary="f")]
+    )
+    client = signed_in("supervisor")
+    assert 'id="contact"' in get(client, "/console/alerts/a-5").get_data(as_text=True)
+
+    sent = post(
+        client, "/console/alerts/a-5/message", {"text": "Are you safe?", "form_token": "t1"}
+    )
+
+    assert sent.status_code == 302, sent.get_data(as_text=True)
+    types = [e.event_type for e in services.store.load(participant_stream(pid))]
+    assert "takeover.started" in types
+    (staff,) = [
+        e.data
+        for e in services.store.load(participant_stream(pid))
+        if isinstance(e.data, MessageQueued) and e.data.kind == "staff"
+    ]
+    assert staff.body == "Are you safe?"
+    page = get(client, "/console/alerts/a-5").get_data(as_text=True)
+    assert "supervisor@example.org holds the conversation" in page
+    assert post(client, "/console/alerts/a-5/handback").status_code == 302
+    last = services.store.load(participant_stream(pid))[-1]
+    assert last.event_type == "takeover.ended"
+    assert post(client, "/console/alerts/op-1/message", {"text": "x"}).status_code == 403
