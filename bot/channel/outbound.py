@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from bot.core.addresses import format_address
 from bot.core.segments import MAX_BODY, split_body
@@ -32,6 +32,7 @@ def to_address(
     kind: MessageKind,
     *,
     to_participant: bool = False,
+    alert_severity: Literal["info", "warning", "critical"] | None = None,
 ) -> list[MessageQueued]:
     """Queue `body` for any address (a supervisor's or a developer's phone, say)."""
     return [
@@ -42,6 +43,7 @@ def to_address(
             kind=kind,
             body=part,
             to_participant=to_participant,
+            alert_severity=alert_severity,
         )
         for part in split_body(body, MAX_BODY)
     ]

@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import redirect, render_template, request, url_for
 
+from bot.console.alert_contact import contact
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.services import alerts
@@ -33,6 +34,19 @@ def alerts_inbox() -> Any:
             back_label="All alerts",
         )
     return render_template("console/alerts.html", rows=_rows(status), status=status, errors={})
+
+
+@console.route("/alerts/<alert_id>", endpoint="alert")
+@requires("alerts")
+def alert_page(alert_id: str) -> Any:
+    """One alert, quoting the message that raised it, and who was texted about it and when
+    (or plainly that nobody could be)."""
+    try:
+        row = alerts.detail(services().store, alert_id)
+    except Refused:
+        return refused(404, "No alert with this id.")
+    no_phones = not services().settings.supervisor_phones
+    return render_template("console/alert.html", a=row, no_phones=no_phones, **contact(row))
 
 
 @console.route("/alerts/<alert_id>/acknowledge", methods=["POST"])

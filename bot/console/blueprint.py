@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g
 
 from bot.console import guard, roles, security_headers
+from bot.store.reads.alerts_inbox import open_count
 from bot.store.services import Services
 
 console = Blueprint(
@@ -27,4 +28,5 @@ def _template_globals() -> dict[str, object]:
     return {
         "csrf_token": guard.csrf_token,
         "allowed": lambda need: g.get("staff") is not None and roles.allowed(g.staff["role"], need),
+        "open_alerts": lambda: open_count(services().store),
     }

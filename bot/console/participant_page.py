@@ -113,17 +113,31 @@ def transcript(participant_id: str) -> Any:
 
 def _visible(participant_id: str) -> tuple[Any, list[dict[str, Any]], Any]:
     """The participant, their alerts, and the 404/403 page to answer instead (or None): a
-    supervisor sees only participants with an alert."""
+    supervisor sees only participants with an alert for supervisors (a crisis, a review item,
+    or one they were texted about), never for an operational one alone (`turn_failed`)."""
     store = services().store
     row = store.projection_row("participants", participant_id)
     if row is None:
         return None, [], refused(404, "No participant with this id.")
     found = participant_alerts(store, participant_id)
     if not roles.allowed(g.staff["role"], "participants") and not (
-        roles.allowed(g.staff["role"], "alerts") and found
+        roles.allowed(g.staff["role"], "alerts") and any(for_supervisors(a) for a in found)
     ):
-        return row, [], refused(403, "Your role shows only the participants with an alert.")
+        return (
+            row,
+            [],
+            refused(
+                403, "Your role shows only the participants with a crisis alert or review item."
+            ),
+        )
     return row, found, None
+
+
+def for_supervisors(alert: dict[str, Any]) -> bool:
+    """An alert that asks supervisors to act: a crisis, a review item, or one texted to them."""
+    return bool(
+        alert["kind"] == "crisis" or alert["severity"] == "review" or alert["notify_supervisors"]
+    )
 
 
 def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[TranscriptLine]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 # admin: everything, users, erasing, unblinding one participant of a blinded study;
 # researcher: participants, exports, takeover, withdrawing, broadcasts;
 # supervisor: alerts
-# and the transcripts of participants with an alert (checked per participant by the page).
+# and the transcripts of participants with an alert for supervisors (a crisis, a review item
+# or one texted to them; not an operational alert alone), checked per participant by the page.
 PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset(
         {

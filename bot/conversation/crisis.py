@@ -1,7 +1,8 @@
 """What a message flagged by the crisis screen produces (pure): the alert and the safety reply.
 
-The alert says which rule matched, never the message: supervisors read the transcript where
-access is controlled, not in a text message.
+The alert's summary says which rule matched, never the message; the turn adds the message as
+the sealed `quote` (bot.conversation.flow). Supervisors read it where access is controlled,
+never in a text message.
 """
 
 from __future__ import annotations

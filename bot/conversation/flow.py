@@ -370,6 +370,7 @@ class ConversationFlow:
         participant_id = str(turn.participant["participant_id"])
         supervised = bool(self.interventions.of(turn.participant).supervisors)
         events = honest_messages(events, supervised)
+        events = _quoted(events, turn.trigger.data if turn.trigger is not None else None)
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:
             supervisors = self.interventions.of(turn.participant).supervisors
@@ -402,3 +403,15 @@ def _unroutable(state: str | None) -> str:
     if not state:
         return f"no conversation state; routed to {DEFAULT_STATE}"
     return f"unknown conversation state {state!r}; routed to {DEFAULT_STATE}"
+
+
+def _quoted(events: list[EventData], trigger: object) -> list[EventData]:
+    """The turn's alerts quoting the message that started the turn, when one did."""
+    if not isinstance(trigger, MessageReceived):
+        return events
+    return [
+        e.model_copy(update={"quote": trigger.body})
+        if isinstance(e, AlertRaised) and e.quote is None
+        else e
+        for e in events
+    ]

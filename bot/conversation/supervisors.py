@@ -1,8 +1,10 @@
-"""Texts to supervisors about a participant's alerts, at most one batch per window (pure).
+"""Texts to supervisors about a participant's alerts, at most one batch per window and
+severity (pure).
 
 An alert text names the participant by id only (never their phone number or their words) and
 says where to read the transcript. Every `alert.raised` stays recorded whatever the limit: the
-limit only keeps a supervisor's phone from being flooded about one participant.
+limit only keeps a supervisor's phone from being flooded about one participant, and it
+applies within a severity: a text about warnings never holds back a later crisis (critical).
 """
 
 from __future__ import annotations
@@ -53,16 +55,16 @@ def short_code(alert_id: str) -> str:
     return str(1000 + int(hashlib.sha256(alert_id.encode()).hexdigest(), 16) % 9000)
 
 
-def last_texted(history: Sequence[Event]) -> datetime | None:
-    """When supervisors were last texted about this participant (their stream's history)."""
-    times = [
-        ev.occurred_at
-        for ev in history
-        if isinstance(ev.data, MessageQueued)
-        and ev.data.kind == "alert"
-        and not ev.data.to_participant
-    ]
-    return max(times) if times else None
+def last_texted(history: Sequence[Event]) -> dict[str, datetime]:
+    """Severity -> when supervisors were last texted about this participant about an alert of
+    that severity (the most severe the text was about), from their stream's history."""
+    times: dict[str, datetime] = {}
+    for ev in history:
+        data = ev.data
+        if isinstance(data, MessageQueued) and data.kind == "alert" and not data.to_participant:
+            severity = data.alert_severity or "info"
+            times[severity] = max(times.get(severity, ev.occurred_at), ev.occurred_at)
+    return times
 
 
 def alert_texts(
@@ -77,18 +79,24 @@ def alert_texts(
     memory: Memory | None = None,
 ) -> list[MessageQueued]:
     """One text per supervisor about the alerts that ask for them, unless supervisors were
-    texted about this participant within `window` (then nothing: the alerts stay recorded)."""
+    texted about this participant within `window` about an alert at least as severe as the
+    most severe of these (then nothing: the alerts stay recorded)."""
     wanted = [a for a in alerts if a.notify_supervisors]
     if not wanted or not supervisors:
         return []
-    last = memory.last_texted() if memory is not None else last_texted(history)
-    if last is not None and now - last < window:
+    severity = max((a.severity for a in wanted), key=lambda s: _SEVERITY.get(s, 0))
+    texted = memory.texted_by_severity() if memory is not None else last_texted(history)
+    if any(
+        _SEVERITY.get(s, 0) >= _SEVERITY[severity] and now - at < window for s, at in texted.items()
+    ):
         return []
     body = alert_body(wanted, participant_id, base_url)
     return [
         message
         for phone in supervisors
-        for message in outbound.to_address(phone, "sms", body, kind="alert")
+        for message in outbound.to_address(
+            phone, "sms", body, kind="alert", alert_severity=severity
+        )
     ]
 
 

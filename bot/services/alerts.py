@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore
-from bot.store.event_types.alerts import AlertAcknowledged, AlertResolved
-from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
+from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
+from bot.store.event_types.messages import MessageFailed, MessageQueued, MessageSent
+from bot.store.events import SYSTEM_STREAM, Event, EventData, NewEvent, participant_stream
 
 Via = Literal["api", "console"]
 NOTE_LIMIT = 4000
@@ -46,6 +47,48 @@ def resolve(store: EventStore, alert_id: str, note: str, *, actor: str, via: Via
         return AlertResolved(alert_id=alert_id, by=actor, via=via, note=note)
 
     return _change(store, alert_id, decide, actor)
+
+
+def detail(store: EventStore, alert_id: str) -> dict[str, Any]:
+    """The alert's row with `quote`, the message that raised it, read from the sealed event
+    (`[erased]` once the participant is erased; None when no message raised it), and `texts`,
+    the supervisor texts queued with it: to whom, when, and whether each was sent or failed."""
+    row = store.projection_row("alerts", alert_id)
+    if row is None:
+        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    pid = row["participant_id"]
+    stream = store.load(participant_stream(pid)) if pid else []  # system: no message
+    raised = next(
+        (ev for ev in stream if isinstance(ev.data, AlertRaised) and ev.data.alert_id == alert_id),
+        None,
+    )
+    if raised is None:
+        return {**row, "quote": None, "texts": []}
+    assert isinstance(raised.data, AlertRaised)
+    return {**row, "quote": raised.data.quote, "texts": _texts(stream, raised)}
+
+
+def _texts(stream: list[Event], raised: Event) -> list[dict[str, Any]]:
+    """The alert texts to supervisors recorded in the same turn as `raised`, with their fate."""
+    texts: dict[str, dict[str, Any]] = {}
+    for ev in stream:
+        data = ev.data
+        if (
+            isinstance(data, MessageQueued)
+            and data.kind == "alert"
+            and not data.to_participant
+            and ev.recorded_at == raised.recorded_at
+        ):
+            texts[data.outbox_id] = {
+                "to": data.to_address,
+                "queued_at": ev.occurred_at,
+                "status": "queued",
+                "at": None,
+            }
+        elif isinstance(data, MessageSent | MessageFailed) and data.outbox_id in texts:
+            sent = isinstance(data, MessageSent)
+            texts[data.outbox_id].update(status="sent" if sent else "failed", at=ev.occurred_at)
+    return list(texts.values())
 
 
 def _change(

@@ -65,6 +65,11 @@ class AlertOut(BaseModel):
     resolved_by: str | None
     resolved_at: datetime | None
     resolution_note: str | None
+    quote: str | None = Field(
+        None,
+        description="The participant's message that raised it (GET /alerts/{id} only; "
+        "`[erased]` once the participant is erased).",
+    )
 
 
 class AlertsResponse(BaseModel):
@@ -99,6 +104,21 @@ def alerts_list(query: AlertsQuery) -> tuple[Response, int]:
     with services().store.reading() as conn:
         rows = list_alerts(conn, **query.model_dump())
     body = AlertsResponse(status="ok", result=[_out(row) for row in rows])
+    return jsonify(body.model_dump(mode="json")), 200
+
+
+@api.get(
+    "/<alert_id>",
+    summary="One alert, quoting the message that raised it",
+    responses={200: AlertResponse, 404: ErrorResponse, **ERRORS},
+)
+def alert_get(path: AlertPath) -> tuple[Response, int]:
+    """The alert with `quote`, the message that raised it (sealed like the message)."""
+    try:
+        row = alerts.detail(services().store, path.alert_id)
+    except Refused as exc:
+        return error_response(CODES[exc.kind], str(exc))
+    body = AlertResponse(status="ok", result=_out(row))
     return jsonify(body.model_dump(mode="json")), 200
 
 
@@ -144,4 +164,4 @@ def _answer(alert_id: str, act: Callable[[str], dict[str, Any]]) -> tuple[Respon
 
 def _out(row: dict[str, Any]) -> AlertOut:
     fields = set(AlertOut.model_fields) - {"code"}
-    return AlertOut(code=short_code(row["alert_id"]), **{name: row[name] for name in fields})
+    return AlertOut(code=short_code(row["alert_id"]), **{name: row.get(name) for name in fields})

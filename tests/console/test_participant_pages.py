@@ -167,3 +167,18 @@ def test_the_timeline_says_what_happened_and_shows_the_data_on_demand(
         assert f"<summary>{line}</summary>" in timeline
     assert "\\u0027" not in timeline and "it&#39;s fine" in timeline  # the data, as written
     assert "<details>" in timeline and "&#34;step&#34;: &#34;tip&#34;" in timeline
+
+
+def test_a_supervisor_does_not_see_a_participant_with_only_an_operational_alert(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    failed = _enroll(services, "+14155552673", "Cy")
+    services.store.append(
+        participant_stream(failed),
+        [AlertRaised(alert_id="a-9", kind="turn_failed", summary="the turn failed")],
+    )
+    client = signed_in("supervisor")
+
+    assert get(client, f"/console/participants/{failed}").status_code == 403
+    assert get(client, f"/console/participants/{failed}/transcript").status_code == 403
+    assert get(signed_in("researcher"), f"/console/participants/{failed}").status_code == 200

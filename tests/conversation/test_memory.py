@@ -85,6 +85,7 @@ class Stream:
                     kind=kind,
                     body=f"text {len(self.events)}",
                     to_participant=kind != "alert" or rng.random() < 0.2,
+                    alert_severity=rng.choice(["warning", "critical"]) if kind == "alert" else None,
                 )
             )
             if kind == "prompt":
@@ -221,7 +222,7 @@ def _compare(events: list[Event], rng: random.Random) -> None:  # noqa: C901, PL
     assert list(mem.live_schedules()) == list(history.live_schedules(events))
     assert mem.live_schedules() == history.live_schedules(events)
     assert mem.flagged == flagged(events)
-    assert mem.last_texted() == last_texted(events)
+    assert mem.texted_by_severity() == last_texted(events)
     assert mem.contacted == any(isinstance(e.data, MessageQueued) and shown(e.data) for e in events)
     alerted = [
         e.occurred_at

@@ -131,3 +131,12 @@ def test_replay_reads_a_stored_version_0_memory_as_its_upcast_and_finds_a_real_c
     assert [(d.key, sorted(d.columns or {})) for d in report.differences] == [
         (first.participant_id, ["memory"])
     ]
+
+
+def test_a_version_1_memory_reads_its_one_alert_text_time_as_the_least_severitys() -> None:
+    v1 = {k: v for k, v in memory.empty().items() if k != "texted"}
+    at = "2026-01-05T09:50:00+00:00"
+    read = memory.upcast({**v1, "v": 1, "texted_at": at})
+    assert read is not None and read["v"] == memory.VERSION
+    assert memory.Memory(read).texted_by_severity() == {"info": datetime.fromisoformat(at)}
+    assert memory.upcast({**v1, "v": 1})["texted"] == {}  # type: ignore[index]  # v1 is known

@@ -93,6 +93,11 @@ def _queued(new: MemoryDoc, data: MessageQueued, ev: Event) -> None:
             new["prompt"] = {"body": data.body, "at": _at(ev.occurred_at), "answer": None}
     elif data.kind == "alert":
         new["texted_at"] = _later(new["texted_at"], ev.occurred_at)
+        severity = data.alert_severity or "info"
+        new["texted"] = {
+            **new["texted"],
+            severity: _later(new["texted"].get(severity), ev.occurred_at),
+        }
     entry: Message = {
         "outbox_id": data.outbox_id,
         "version": ev.stream_version,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict, cast
 
-VERSION = 1  # the `v` of the stored document; a change to what it holds bumps it
+VERSION = 2  # the `v` of the stored document; a change to what it holds bumps it
 LEGACY_FORMAT = 1  # version 0: no `v`, `"format": 1`, entries as positional lists
 RING = 64  # queued messages and scheduled timers remembered for later references
 QUESTIONS = 8  # habit questions remembered: those of the last prompts (two a prompt)
@@ -74,6 +74,8 @@ class MemoryDoc(TypedDict):
     contacted: bool  # whether any message of the conversation was queued to them
     prompt: Prompt | None
     texted_at: str | None  # when supervisors were last texted about them (an alert text)
+    # severity -> when supervisors were last texted about an alert whose most severe was that
+    texted: dict[str, str]
     alerted_at: str | None  # the last alert.raised asking for supervisors
     flagged: bool  # crisis alert since the intervention's last reply
     crisis: int  # stream version of the last crisis alert
@@ -104,6 +106,7 @@ def empty() -> MemoryDoc:
         "contacted": False,
         "prompt": None,
         "texted_at": None,
+        "texted": {},
         "alerted_at": None,
         "flagged": False,
         "crisis": 0,
@@ -123,11 +126,14 @@ def empty() -> MemoryDoc:
 
 
 def upcast(stored: Mapping[str, Any]) -> MemoryDoc | None:
-    """`stored` as a document of this version: itself (a copy) when it is one, read from
-    version 0's positional lists when it is of that; None for any other (left for replay to
+    """`stored` as a document of this version: itself (a copy) when it is one, version 1 with
+    its one alert-text time read per severity (issue 64), read from version 0's positional
+    lists when it is of that; None for any other (left for replay to
     rewrite, never guessed at)."""
     if stored.get("v") == VERSION:
         return cast(MemoryDoc, dict(stored))
+    if stored.get("v") == 1:
+        return cast(MemoryDoc, {**stored, "v": VERSION, "texted": _texted(stored)})
     if "v" not in stored and stored.get("format") == LEGACY_FORMAT:
         return _from_v0(stored)
     return None
@@ -157,6 +163,14 @@ def _message(e: list[Any]) -> Message:
     return {"outbox_id": e[0], "version": e[1], "kind": e[2], "sent": e[3]}
 
 
+def _texted(old: Mapping[str, Any]) -> dict[str, str]:
+    """Version 1 and 0 kept one time for any alert text: read as the least severity's, so that
+    after the upgrade every alert is texted rather than one held back."""
+    if "texted" in old:
+        return dict(old["texted"])
+    return {"info": old["texted_at"]} if old.get("texted_at") else {}
+
+
 def _from_v0(old: Mapping[str, Any]) -> MemoryDoc:
     """Version 0 (`bot.conversation.memory` until issue 60): the same facts, entries by position."""
     doc = empty()
@@ -164,6 +178,7 @@ def _from_v0(old: Mapping[str, Any]) -> MemoryDoc:
     doc["queued"] = old["queued"]
     doc["contacted"] = old["contacted"]
     doc["texted_at"] = old["texted_at"]
+    doc["texted"] = _texted(old)
     doc["alerted_at"] = old["alerted_at"]
     doc["flagged"] = old["flagged"]
     doc["crisis"] = old.get("crisis") or 0

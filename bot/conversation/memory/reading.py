@@ -94,6 +94,11 @@ class Memory:
     def last_texted(self) -> datetime | None:
         return _when(self.m["texted_at"])
 
+    def texted_by_severity(self) -> dict[str, datetime]:
+        """Severity -> when supervisors were last texted about an alert of that severity (the
+        most severe the text was about)."""
+        return {k: v for k, v in ((s, _when(t)) for s, t in self.m["texted"].items()) if v}
+
     def last_alerted(self) -> datetime | None:
         return _when(self.m["alerted_at"])
 

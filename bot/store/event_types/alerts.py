@@ -9,7 +9,7 @@ from bot.store.events import EventData, event, fields
 
 @event("alert.raised")
 class AlertRaised(EventData):
-    personal = fields("summary")
+    personal = fields("summary", "quote")
     plain = fields("rule")
 
     alert_id: str
@@ -28,6 +28,9 @@ class AlertRaised(EventData):
     severity: Literal["info", "warning", "critical"] = "warning"
     rule: str | None = None
     notify_supervisors: bool = False
+    # The participant's message that raised it, sealed like the message and erased with it
+    # (shown to staff on the alert, never put in a text to a supervisor).
+    quote: str | None = None
 
 
 @event("alert.acknowledged")

@@ -82,6 +82,9 @@ class MessageQueued(EventData):
     content_variables: dict[str, str] | None = None
     to_participant: bool = True
     broadcast_id: str | None = None
+    # An alert text to supervisors: the severity of the most severe alert it is about, so the
+    # texting limit applies within a severity and never holds back a more severe alert.
+    alert_severity: Literal["info", "warning", "critical"] | None = None
 
 
 @event("message.sent")

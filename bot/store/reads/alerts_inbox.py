@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import case, func, select
 
 from bot.store.event_store import EventStore
 from bot.store.schema import alerts, participants
@@ -26,3 +26,10 @@ def inbox_rows(store: EventStore, status: str = "") -> list[dict[str, Any]]:
         query = query.where(alerts.c.status == status)
     with store.reading() as conn:
         return [dict(r._mapping) for r in conn.execute(query)]
+
+
+def open_count(store: EventStore) -> int:
+    """How many alerts are open (for the console's nav)."""
+    query = select(func.count()).select_from(alerts).where(alerts.c.status == "open")
+    with store.reading() as conn:
+        return int(conn.execute(query).scalar() or 0)

@@ -23,9 +23,15 @@ def alert(kind: str = "tool", severity: str = "warning", notify: bool = True) ->
     )
 
 
-def texted(minutes_ago: float) -> list[Event]:
+def texted(minutes_ago: float, severity: str | None = "warning") -> list[Event]:
     at = NOW - timedelta(minutes=minutes_ago)
-    (message,) = outbound.to_address(BOSSES[0], "sms", "earlier alert", kind="alert")
+    (message,) = outbound.to_address(
+        BOSSES[0],
+        "sms",
+        "earlier alert",
+        kind="alert",
+        alert_severity=severity,  # type: ignore[arg-type]  # the test's names are valid
+    )
     return [Event(1, new_id(), "participant:p1", 1, message, {}, None, at, at)]
 
 
@@ -58,6 +64,18 @@ def test_supervisors_texted_within_the_window_are_not_texted_again() -> None:
     assert alert_texts([alert()], "p1", BOSSES, texted(29), NOW, window=window) == []
     assert len(alert_texts([alert()], "p1", BOSSES, texted(30), NOW, window=window)) == 2
     assert len(alert_texts([alert()], "p1", BOSSES, texted(1), NOW, window=timedelta(0))) == 2
+
+
+def test_the_window_holds_back_only_alerts_no_more_severe_than_the_last_text() -> None:
+    crisis = alert("crisis", "critical")
+
+    assert len(alert_texts([crisis], "p1", BOSSES, texted(1), NOW)) == 2
+    assert alert_texts([alert()], "p1", BOSSES, texted(1, "critical"), NOW) == []
+    assert alert_texts([crisis], "p1", BOSSES, texted(1, "critical"), NOW) == []
+    # a text recorded before severities were (none named) never holds back a warning
+    assert len(alert_texts([alert()], "p1", BOSSES, texted(1, None), NOW)) == 2
+    (first, *_) = alert_texts([crisis, alert()], "p1", BOSSES, [], NOW)
+    assert first.alert_severity == "critical"
 
 
 def test_alerts_that_do_not_ask_for_supervisors_text_nobody() -> None:
