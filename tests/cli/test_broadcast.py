@@ -7,13 +7,14 @@ from click.testing import CliRunner
 
 from bot.cli.main import cli
 from bot.store.event_store import EventStore
+from tests.conftest import TEST_MASTER_KEY
 from tests.services.broadcasting import enroll
 
 
 def test_create_dry_run_list_show_and_cancel(database_url: str, store: EventStore) -> None:
     enroll(store, 1, name="Ada")
     enroll(store, 2, name="Bo")
-    env = {"DATABASE_URL": database_url}
+    env = {"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
     run = CliRunner()
 
     dry = run.invoke(
@@ -38,5 +39,7 @@ def test_create_dry_run_list_show_and_cancel(database_url: str, store: EventStor
 def test_a_bad_condition_is_refused_by_name(database_url: str, store: EventStore) -> None:
     enroll(store, 1)
     args = ["broadcast", "create", "--message", "x", "--condition", "profile.nope == 1"]
-    refused = CliRunner().invoke(cli, args, env={"DATABASE_URL": database_url})
+    refused = CliRunner().invoke(
+        cli, args, env={"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
+    )
     assert refused.exit_code == 1 and "unknown name" in refused.output

@@ -133,8 +133,9 @@ def test_an_unknown_slug_is_refused_with_exit_1(tmp_path: Path) -> None:
 
     assert result.returncode == 1
     assert "intervention 'nosuch' cannot be used:" in result.stderr
-    assert "no such intervention; known: cbt-reframe, demo, fit-motivation, habit-coach" in (
-        result.stderr
+    assert (
+        "no such intervention; known: cbt-reframe, demo, ema-craving, fit-motivation, habit-coach"
+        in (result.stderr)
     )
     assert "bot>" not in result.stdout
 
