@@ -82,7 +82,10 @@ def test_an_unknown_intervention_is_refused_naming_the_known_ones() -> None:
     result = CliRunner().invoke(cli, ["safety", "scan", "--intervention", "sleep"], input="x\n")
 
     assert result.exit_code == 2
-    assert "no intervention 'sleep' (known: cbt-reframe, demo, fit-motivation" in result.output
+    assert (
+        "no intervention 'sleep' (known: cbt-reframe, demo, ema-craving, fit-motivation"
+        in result.output
+    )
     assert result.output.count("{") == 0  # no verdicts: nothing was screened
 
 
