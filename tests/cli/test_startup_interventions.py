@@ -37,8 +37,8 @@ def test_an_unknown_intervention_stops_the_process_with_the_problem(
     assert result.returncode == 1
     assert "interventions that cannot be used (INTERVENTION='nosuch')" in result.stderr
     assert (
-        "nosuch: no such intervention; known: cbt-reframe, demo, ema-craving, fit-motivation, habit-coach"
-        in (result.stderr)
+        "nosuch: no such intervention; known: cbt-reframe, demo, ema-craving, fit-motivation, "
+        "habit-coach" in (result.stderr)
     )
 
 

@@ -77,7 +77,7 @@ def test_the_nav_counts_open_alerts_and_the_page_says_who_was_texted(
     client = signed_in("supervisor")
 
     nav = get(client, "/console/alerts").get_data(as_text=True)
-    assert re.search(r'id="open-alerts"[^>]*>2<', nav)
+    assert re.search(r'id="open-alerts-count"[^>]*>2<', nav)
     page = get(client, "/console/alerts/a-2").get_data(as_text=True)
     assert re.search(r"\+14165550199: queued [^<]*sent", page)
     assert re.search(r"\+14165550188: queued [^<]*failed", page)

@@ -139,7 +139,7 @@ def test_tandem_study_unblind_prints_the_arm_and_records_it(
     studies: StudyCatalogue,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("bot.cli.study.STUDIES", studies.root)
+    monkeypatch.setattr("bot.studies.catalogue.STUDIES", studies.root)
     blind, arm = enrolled(app, BLIND)
     open_pid, _ = enrolled(app, PILOT, "+14155552672")
     env = {"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}

@@ -22,7 +22,7 @@ from tests.conftest import fresh_database
 from tests.console.conftest import PASSWORD, get, post, sign_in, staff_member
 from tests.web.conftest import settings_for
 from tests.web.researcher import AUTH, BASE
-from tests.web.study_apps import BASELINE, PILOT, study_catalogue
+from tests.web.study_apps import BASELINE, LLM_NOWHERE, PILOT, study_catalogue
 
 VOLATILE = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # ids
@@ -59,7 +59,9 @@ def deployment(
 ) -> Flask:
     tmp_path.mkdir(parents=True, exist_ok=True)
     url = fresh_database("sqlite", request, tmp_path)
-    services = build_services(settings_for(url, TANDEM_MASTER_KEY=key), clock=FakeClock())
+    services = build_services(
+        settings_for(url, TANDEM_MASTER_KEY=key, OPENAI_BASE_URL=LLM_NOWHERE), clock=FakeClock()
+    )
     request.addfinalizer(services.close)
     app = create_app(services, studies.interventions, studies)
     app.testing = True

@@ -13,12 +13,16 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from bot.cli.main import cli
+from bot.core.clock import FakeClock
+from bot.runtime.bootstrap import build_services
 from bot.store.event_store import EventStore
 from bot.store.events import participant_stream
 from bot.store.services import Services
 from tests.conftest import TEST_MASTER_KEY
-from tests.console.conftest import BASE_URL, post
+from tests.console.conftest import BASE_URL, MASTER_KEY, post
+from tests.web.conftest import settings_for
 from tests.web.researcher import AUTH, BASE
+from tests.web.study_apps import LLM_NOWHERE
 
 PILOT = "walk-pilot"
 RUNS = {"coach": "habit-coach", "control": "walk-control"}
@@ -31,7 +35,21 @@ def cli_env(database_url: str) -> dict[str, str]:
         "DEFAULT_REGION": "US",
         "DEFAULT_TIMEZONE": "America/Toronto",
         "TANDEM_MASTER_KEY": TEST_MASTER_KEY,
+        "OPENAI_BASE_URL": LLM_NOWHERE,
     }
+
+
+@pytest.fixture
+def services(database_url: str, store: EventStore, clock: FakeClock) -> Services:
+    """The console's services with an LLM configured (never called: no turn runs here), as
+    walk-pilot's coach arm needs one to be enrolled into."""
+    settings = settings_for(
+        database_url,
+        TANDEM_MASTER_KEY=MASTER_KEY,
+        QUIET_HOURS="22:00-08:00",
+        OPENAI_BASE_URL=LLM_NOWHERE,
+    )
+    return build_services(settings, clock=clock, store=store)
 
 
 def allocation_of(store: EventStore, participant_id: str):  # noqa: ANN201

@@ -20,6 +20,9 @@ from tests.web.conftest import settings_for
 PILOT = "walk-pilot"
 BLIND = "walk-blind"
 BASELINE = {"activity_level": "low", "age": 34}
+# walk-pilot's coach arm (habit-coach) needs an LLM, so enrolling into the study is refused
+# without one; these apps configure one that is never called (nothing runs a turn here).
+LLM_NOWHERE = "http://127.0.0.1:9/v1"
 
 
 def studies_folder(root: Path) -> Path:
@@ -42,7 +45,7 @@ def study_app(
     database_url: str, store: EventStore, clock: FakeClock, studies: StudyCatalogue, **env: str
 ) -> Flask:
     """An app over the test's database enrolling into `studies`."""
-    env = {"TANDEM_MASTER_KEY": TEST_MASTER_KEY, **env}
+    env = {"TANDEM_MASTER_KEY": TEST_MASTER_KEY, "OPENAI_BASE_URL": LLM_NOWHERE, **env}
     services = build_services(settings_for(database_url, **env), clock=clock, store=store)
     app = create_app(services, studies.interventions, studies)
     app.testing = True
