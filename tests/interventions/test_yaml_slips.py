@@ -13,13 +13,21 @@ from bot.interventions.language.loader import parse_yaml
 def test_unquoted_yes_and_no_are_kept_as_written_and_said_once_a_line() -> None:
     slips: list[tuple[int, str]] = []
 
-    meta, _ = parse_yaml("options: [yes, no]\nflag: yes\nkeys:\n  on: a\n", 10, slips)
+    meta, _ = parse_yaml("options: [yes, no]\nflag: yes\nkeys:\n  yes: a\n", 10, slips)
 
-    assert meta == {"options": ["yes", "no"], "flag": True, "keys": {"on": "a"}}
+    assert meta == {"options": ["yes", "no"], "flag": True, "keys": {"yes": "a"}}
     assert slips == [
         (10, "`yes`, `no` unquoted are read as true or false (YAML 1.1); quote them: 'yes', 'no'"),
-        (13, "the key `on` unquoted is read as true or false (YAML 1.1); quote it: 'on'"),
+        (13, "the key `yes` unquoted is read as true or false (YAML 1.1); quote it: 'yes'"),
     ]
+
+
+def test_the_key_on_of_a_decision_s_when_is_text_as_written_with_no_slip() -> None:
+    slips: list[tuple[int, str]] = []
+
+    meta, _ = parse_yaml("when:\n  on: message.received\n", 1, slips)
+
+    assert meta == {"when": {"on": "message.received"}} and slips == []
 
 
 def test_a_comma_inside_a_value_in_braces_is_put_back_into_the_value() -> None:

@@ -13,6 +13,8 @@ BOOL_TAG = "tag:yaml.org,2002:bool"
 NULL_TAG = "tag:yaml.org,2002:null"
 STR_TAG = "tag:yaml.org,2002:str"
 _WORDS = ("yes", "no", "on", "off", "y", "n")  # true and false are meant as such in values
+# Keys of the formats themselves that YAML 1.1 would read as booleans: text, as written.
+_KEYS_MEANT = ("on",)
 
 
 def repair(node: yaml.Node | None, first: int) -> list[tuple[int, str]]:
@@ -46,7 +48,9 @@ def _walk(node: yaml.Node | None, first: int, slips: list[tuple[int, str]]) -> N
         if node.flow_style:
             _commas(node, first, slips)
         for key, value in node.value:
-            if _unquoted_bool(key):
+            if _unquoted_bool(key) and key.value in _KEYS_MEANT:
+                key.tag = STR_TAG  # a key of the format itself, e.g. a decision's `when: on:`
+            elif _unquoted_bool(key):
                 _as_text(
                     key, first, slips, f"the key `{key.value}` unquoted is read as true or false"
                 )
