@@ -32,7 +32,7 @@ from bot.store.event_types.messages import (
     MessageReceived,
     MessageSent,
 )
-from bot.store.event_types.participants import Channel
+from bot.store.event_types.participants import Channel, ParticipantErased
 from bot.store.events import Event, NewEvent, participant_of, participant_stream
 from bot.store.jobs import last_seq
 from bot.store.scan import StoredEvent
@@ -133,7 +133,9 @@ def test_erased_messages_are_decoded_and_read_as_erased(
     store: EventStore, clock: FakeClock
 ) -> None:
     stream = _conversation(store, clock)
-    with store.transaction() as tx:
+    with store.transaction() as tx:  # a key is destroyed only with its erasure recorded
+        erased = ParticipantErased(reason="asked", requested_by="participant")
+        tx.append(stream, [NewEvent(erased)], tx.version(stream))
         erasure.shred(tx, stream.removeprefix("participant:"), clock.now())
 
     plain, typed, rows = _both(store, stream, None)
