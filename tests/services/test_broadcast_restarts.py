@@ -88,7 +88,10 @@ def test_killed_twice_mid_send_nobody_gets_the_broadcast_twice(
         per_phone = Counter(m.form["To"] for m in fake.messages)
         assert max(per_phone.values()) == 1  # no duplicates
         progress = broadcasts.show(store, bid)["progress"]
-        assert progress["sent"] == len(per_phone) >= N - 2  # at most one cut-off send per kill
+        # A send cut off by a kill may have reached Twilio before its outcome was recorded: it
+        # stays pending (never resent) until its claim expires. At most one per kill.
+        assert N - 2 <= progress["sent"] <= len(per_phone) <= progress["sent"] + 2
+        assert progress["sent"] + progress["pending"] == N
         assert progress["held"] == progress["failed"] == 0
     finally:
         store.engine.dispose()
