@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-_KINDS = {
+# What a validation error of each kind says to an author (also bot.instruments.wording's).
+KINDS = {
     "string_type": "should be text",
     "int_type": "should be a whole number",
     "int_parsing": "should be a whole number",
@@ -50,12 +51,12 @@ def worded(error: Any) -> tuple[tuple[Any, ...], str]:
         message = f"`{where}` is required"
     elif "[key]" in raw and loc:
         owner = ".".join(str(part) for part in loc[:-1])
-        what = _KINDS.get(kind, message)
+        what = KINDS.get(kind, message)
         quote = f" (quote it: '{loc[-1]}')" if kind == "string_type" else ""
         message = f"`{owner}`: the key `{loc[-1]}` {what}{quote}"
         loc = (*loc[:-1], str(loc[-1]))  # a key's line is found by its text
     elif where:
-        message = f"`{where}`: {_KINDS.get(kind, message)}"
+        message = f"`{where}`: {KINDS.get(kind, message)}"
     return loc, message
 
 

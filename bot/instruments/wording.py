@@ -11,22 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.core.author_errors import KINDS
 from bot.instruments.format import Instrument
-
-_KINDS = {
-    "string_type": "should be text",
-    "int_type": "should be a whole number",
-    "int_parsing": "should be a whole number",
-    "int_from_float": "should be a whole number",
-    "float_type": "should be a number",
-    "float_parsing": "should be a number",
-    "bool_type": "should be true or false",
-    "bool_parsing": "should be true or false",
-    "list_type": "should be a list (lines starting with `- `)",
-    "dict_type": "should be `key: value` lines",
-    "model_type": "should be `key: value` lines",
-    "model_attributes_type": "should be `key: value` lines",
-}
 
 
 def errors_in_authors_words(errors: list[Any], data: Any) -> list[tuple[tuple[Any, ...], str]]:
@@ -63,7 +49,7 @@ def authors_words(error: Any, data: Any) -> tuple[tuple[Any, ...], str]:
     if kind == "missing":
         swallowed = _swallowed(_entry(data, *path[:-1]), str(path[-1]))
         return path, f"{_owner(path[:-1], data)}`{path[-1]}` is required{swallowed}"
-    what = _KINDS.get(kind) or _described(error)
+    what = KINDS.get(kind) or _described(error)
     if len(path) == 3 and path[:2] == ("scoring", "subscales") and kind.endswith("_type"):
         what = "should be a list of item ids (or `items:` with `bands:`)"
     value = error.get("input")
