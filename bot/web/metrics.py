@@ -55,22 +55,15 @@ class DatabaseFigures:
         }
         for name, (doc, value) in gauges.items():
             yield GaugeMetricFamily(name, doc, value=value)
-        sends = GaugeMetricFamily(
-            "tandem_outbox_messages",
-            "Outbox messages by status",
-            labels=["status"],
+        yield _by_label(
+            "tandem_outbox_messages", "Outbox messages by status", "status", f.sends_by_status
         )
-        for status, n in sorted(f.sends_by_status.items()):
-            sends.add_metric([status], n)
-        yield sends
-        recorded = GaugeMetricFamily(
+        yield _by_label(
             "tandem_llm_calls_recorded",
             "llm.called events in the database by outcome",
-            labels=["outcome"],
+            "outcome",
+            f.llm_by_outcome,
         )
-        for outcome, n in sorted(f.llm_by_outcome.items()):
-            recorded.add_metric([outcome], n)
-        yield recorded
         degraded = GaugeMetricFamily(
             "tandem_degraded", "Readiness states (1 = degraded), as GET /ready", labels=["state"]
         )
@@ -121,3 +114,11 @@ def register(app: Flask) -> None:
             name = request.path.removeprefix(WEBHOOKS).split("/", 1)[0] or "other"
             metrics.WEBHOOK_SECONDS.labels(name).observe(perf_counter() - started)
         return response
+
+
+def _by_label(name: str, doc: str, label: str, counts: dict[str, int]) -> GaugeMetricFamily:
+    """A gauge with one sample per key of `counts`, labelled `label`."""
+    family = GaugeMetricFamily(name, doc, labels=[label])
+    for key, n in sorted(counts.items()):
+        family.add_metric([key], n)
+    return family
