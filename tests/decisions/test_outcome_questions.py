@@ -3,13 +3,16 @@
 next point's question) on the real engine, with personas who skip every other question. A
 reply answers the question last asked; an earlier question left unanswered when the next one
 goes out is missing, never given the later answer. The events link each outcome to its
-question's message, and a replay of the run finds its rows as stored."""
+question's message, and a replay of the run finds its rows as stored. Through the signed
+webhook on both databases, a reply after the next question went out answers that one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -31,6 +34,7 @@ from tests.decisions.simulation import (
     cohort_of,
     rows_of,
 )
+from tests.scenarios.harness import Harness, local
 
 SEED = 20261208
 WINDOW = timedelta(hours=3)  # walk_prompt's `outcome: window:`
@@ -133,3 +137,46 @@ def test_a_replay_of_the_trial_finds_every_row_as_stored(trial: Trial) -> None:
     result = CliRunner().invoke(cli, ["replay", "--check"], env=env)
     assert result.exit_code == 0, result.output
     assert "0 differences" in result.output
+
+
+def test_through_the_signed_webhook_a_reply_after_the_next_question_answers_that_one(
+    make_harness: Callable[..., Harness], tmp_path: Path
+) -> None:
+    """Points at 09:00 and 09:30 (the validator warns of it), each asking an hour later; the
+    participant answers only after the second question: that is the second point's answer,
+    and the first point's outcome is missing, on SQLite and PostgreSQL."""
+    root = tmp_path / "interventions"
+    shutil.copytree(WALK, root / "walk-mrt")
+    decision = root / "walk-mrt" / "decisions" / "walk_prompt.md"
+    text = decision.read_text()
+    for old, new in CLOSE.items():
+        assert old in text
+        text = text.replace(old, new)
+    decision.write_text(text)
+    h = make_harness(root, INTERVENTION="walk-mrt")
+    assert h.enroll(name="Ana", intervention="walk-mrt").status_code == 201
+    h.until(local("10:40"))
+    asked = [a for a in h.data("measurement.asked") if a.decision == "walk_prompt"]
+    assert [a.index for a in asked] == [0, 1]
+    h.text("1")  # signed, through the webhook
+    h.until(local("12:31"))
+    (answer,) = h.data("measurement.recorded")
+    assert (answer.measurement, answer.value, answer.outbox_id) == (
+        "walked",
+        "Yes",
+        asked[1].outbox_id,
+    )
+    first, second = h.data("decision.outcome")
+    assert (first.index, first.status, first.value, first.question) == (
+        0, "missing", None, asked[0].outbox_id,
+    )  # fmt: skip
+    assert (second.index, second.status, second.value, second.question) == (
+        1, "observed", "Yes", asked[1].outbox_id,
+    )  # fmt: skip
+
+
+CLOSE = {
+    '  windows: ["08:00-10:24", "10:24-12:48", "12:48-15:12", "15:12-17:36", "17:36-20:00"]\n'
+    "  per_day: 1": '  times: ["09:00", "09:30"]',
+    "available: participant.minutes_since_prompt >= 120\n": "",
+}
