@@ -211,6 +211,8 @@ def measurement(fired: FiredTimer) -> list[EventData]:
             timer_id=fired.timer_id,
             outbox_id=outbox_id,
             answer_by=fired.now + window,
+            decision=fired.payload.get("decision"),
+            index=fired.payload.get("index"),
         ),
         one_shot.measurement_timeout(fired.participant, name, outbox_id, window, fired.now),
     ]

@@ -137,12 +137,14 @@ def instrument(participant: Mapping[str, Any], due_at: datetime, opening: Any) -
 def asks(timer_kind: str, payload: Mapping[str, Any], name: str) -> bool:
     """Whether a timer is a one-off ask of question `name` (a `measurement` timer of it: an
     occurrence of a daily schedule of the question carries its schedule's id, one of a
-    recurring schedule its `series`, and neither is)."""
+    recurring schedule its `series`, and neither is; nor is a decision point's outcome
+    question, which carries its point's `decision`: each point asks its own)."""
     return (
         timer_kind == "measurement"
         and payload.get("measurement") == name
         and not payload.get("schedule_id")
         and not payload.get("series")
+        and not payload.get("decision")
     )
 
 

@@ -6,9 +6,9 @@ morning's stress, the moderator. The truths the analysis must find are computed 
 same probabilities over the points the run made available.
 
 The trial runs walk-mrt's decision with fixed times and a 90-minute outcome window (`variant`),
-so that no point's window holds the next point's question: with walk-mrt's own random times
-and 3-hour window the engine records the later question's answer as the earlier point's
-outcome (test_simulation.py's xfail shows it).
+so that no point's window holds the next point's question and the design's truths need not
+account for questions cut off by the next one; walk-mrt's own random times and 3-hour window,
+where they are, are tested in test_simulation.py and test_outcome_questions.py.
 
 `TANDEM_SIMULATION=full` runs the issue's 60 participants x 28 days; the default is 16 x 5.
 """

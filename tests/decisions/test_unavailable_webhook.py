@@ -12,6 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.interventions.interpreter.applied import INTERVENTIONS
+from bot.reporting.decision_file import decision_file_rows
 from bot.services.takeover import hand_back, take_over
 from bot.store.event_types.decisions import DecisionMade
 from tests.scenarios.harness import Harness, local
@@ -72,3 +73,6 @@ def test_quiet_hours_stop_a_takeover_and_a_withdrawal_each_make_points_unavailab
     assert reasons.count("withdrawn") == 1 and reasons[-1] == "withdrawn"
     assert h.timers(kind="decision", status="scheduled") == []
     assert all(p.available == (p.unavailable_reason is None) for p in points)
+    # decisions.csv's rows say the same, one per point.
+    rows = decision_file_rows(h.events(), h.participant())
+    assert [r["unavailable_reason"] for r in rows] == reasons

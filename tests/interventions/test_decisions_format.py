@@ -130,7 +130,9 @@ def test_a_broken_decision_file_is_refused_at_its_line(
     text = GOOD.replace(old, new, 1)
     problems = decision_problems(FILE, text, type_of)
     line = expected_line(text, broken)
-    assert [p for p in problems if phrase in p.message and p.line == line], (line, problems)
+    found = [p for p in problems if phrase in p.message and p.line == line]
+    assert found, (line, problems)
+    assert all(p.level == "error" and str(p).startswith(f"{FILE}:{line}: ") for p in found)
 
 
 def test_the_good_decision_file_has_no_problem() -> None:
@@ -191,3 +193,31 @@ def test_the_type_checker_refuses_what_the_condition_language_refuses(expression
     type_of = intervention_type_of(load_intervention("tests/interventions/fixtures/good"))
     with pytest.raises(ValueError):
         type_of(expression)
+
+
+FIXED = GOOD.replace('  windows: ["08:00-12:00", "14:00-20:00"]\n  per_day: 1',
+                     '  times: ["09:00", "10:45", "18:00"]')  # fmt: skip
+
+
+def test_fixed_times_that_ask_the_next_question_within_a_window_are_warned_at_the_window() -> None:
+    """Points 1h45 apart, the question 2h after each, answered until 4h: the next point's
+    question goes out while the last still waits (a warning: it runs)."""
+    problems = decision_problems(FILE, FIXED, type_of)
+    (warning,) = problems
+    line = FIXED.splitlines().index("  window: 4h") + 1
+    assert (warning.level, warning.line) == ("warning", line)
+    assert "points 105m apart ask the next point's question" in warning.message
+    assert "a window of at most 225m" in warning.message
+
+
+def test_fixed_times_whose_windows_close_before_the_next_question_are_not_warned() -> None:
+    for window in ("225m", "3h"):
+        text = FIXED.replace("  window: 4h", f"  window: {window}")
+        assert decision_problems(FILE, text, type_of) == [], window
+
+
+def test_the_gap_across_midnight_counts_too() -> None:
+    text = FIXED.replace('["09:00", "10:45", "18:00"]', '["08:00", "23:00"]')
+    assert decision_problems(FILE, text.replace("window: 4h", "window: 11h"), type_of) == []
+    (warning,) = decision_problems(FILE, text.replace("window: 4h", "window: 690m"), type_of)
+    assert "points 9h apart" in warning.message

@@ -6,6 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from bot.cli.main import cli
 from bot.interventions.language.loader import load_intervention
 from bot.interventions.validation.validate import validate_folder
 
@@ -88,3 +92,54 @@ def test_a_broken_template_of_an_option_is_a_problem_at_its_line(tmp_path: Path)
     text = GOOD.replace("{{ participant.name }}", "{{ participant.nmae }}")
     problems = validate_folder(folder_with(tmp_path, text))
     assert [p.line for p in problems if "participant.nmae" in p.message] == [line_of(text, "send:")]
+
+
+# Broken one way at a time, through `tandem interventions validate` on the folder: exit 1, and
+# the problem printed at the decision file's line (the replacement's first line, or the first
+# line starting with `at`; "last: x": the last line starting with x).
+REFUSED = [
+    ("probability: 0.5\n  - name: tip", "probability: 0.7\n  - name: tip", "sum to 1.2",
+     "options:"),
+    ("    probability: 0.5\n  - name: tip", "    probability: 0\n  - name: tip",
+     "is 0, outside the bounds 0.1-0.9", None),
+    ("  window: 3h", "  window: 30m", "must be longer than the question's delay (after 1h)", None),
+    ("  turns:\n    type: int\n    value: step.turns", "  turns: step.turns",
+     "moderator `turns` has no type", None),
+    ("available: step.turns > 2", "available: step.turns", "`available` must be yes or no", None),
+    ("    type: int", "    type: bool", "must be yes or no, but `step.turns` is integer", "value:"),
+    ("  per_day: 1", "  per_day: 0", "`per_day` is at least 1", None),
+    ('  windows: ["09:00-12:00", "14:00-18:00"]', '  windows: ["09:00-12:00", "11:00-18:00"]',
+     "the windows overlap", None),
+    ("    probability: 0.5\n  - name: tip", "    probability: participant.name\n  - name: tip",
+     "must be a number, but `participant.name` is text", None),
+    ("  ask: mood", "  ask: moood", "no question 'moood'", None),
+    ("  - name: tip", "  - name: nothing", "used twice", "last: - name: nothing"),
+    ("  after: 1h", "  after: 1h\n  within: 1h", "`within` does not go with `ask`", "within:"),
+    ("outcome:", "reward: 1\noutcome:", "unknown key `reward`", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new", "phrase", "at"), REFUSED, ids=[r[2] for r in REFUSED])
+def test_tandem_interventions_validate_refuses_a_broken_decision_file_at_its_line(
+    tmp_path: Path, old: str, new: str, phrase: str, at: str | None
+) -> None:
+    assert old in GOOD
+    text = GOOD.replace(old, new, 1)
+    folder = folder_with(tmp_path, text)
+    result = CliRunner().invoke(cli, ["interventions", "validate", str(folder)])
+    assert result.exit_code == 1, result.output
+    if at is not None and at.startswith("last: "):
+        line = max(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(at[6:]))
+    else:
+        line = line_of(text, at or new.strip().splitlines()[0])
+    where = f"{folder / 'decisions' / 'walk_tip.md'}:{line}: "
+    said = [s for s in result.output.splitlines() if s.startswith(where) and phrase in s]
+    assert said and not said[0].startswith(f"{where}warning"), result.output
+
+
+def test_the_table_refuses_a_dozen_ways_and_the_good_file_validates(tmp_path: Path) -> None:
+    assert len(REFUSED) >= 12
+    result = CliRunner().invoke(
+        cli, ["interventions", "validate", str(folder_with(tmp_path, GOOD))]
+    )
+    assert result.exit_code == 0 and ": ok" in result.output, result.output

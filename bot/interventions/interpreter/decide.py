@@ -229,12 +229,26 @@ def _outcome(
     length = outcome.length()
     if length is None:
         return []
-    payload = {
+    payload: dict[str, Any] = {
         "intervention": intervention.slug,
         "decision": point.decision,
         "index": point.index,
         "made_at": point.scheduled_for.isoformat(),
     }
+    asked: list[EventData] = []
+    if outcome.ask is not None:
+        question = intervention.questions[outcome.ask]
+        key = f"question:{outcome.ask}:text"
+        text = numbered(question, judging.render(intervention, key, data).text)
+        delay = outcome.after or timedelta()
+        timer = one_shot.measurement(
+            participant, point.scheduled_for + delay, outcome.ask, text, length - delay
+        )
+        # The question names its point (its `measurement.asked` does too) and the window's
+        # timer names the question: the outcome is the answer to this question, no other.
+        point_of = {"decision": point.decision, "index": point.index}
+        asked = [timer.model_copy(update={"payload": {**timer.payload, **point_of}})]
+        payload["question_timer"] = timer.timer_id
     closes = one_shot.scheduled(
         participant,
         OUTCOME,
@@ -242,17 +256,7 @@ def _outcome(
         scope=f"decision:{point.decision}",
         payload=payload,
     )
-    if outcome.ask is None:
-        return [closes]
-    question = intervention.questions[outcome.ask]
-    key = f"question:{outcome.ask}:text"
-    text = numbered(question, judging.render(intervention, key, data).text)
-    delay = outcome.after or timedelta()
-    window = length - delay
-    asked = one_shot.measurement(
-        participant, point.scheduled_for + delay, outcome.ask, text, window
-    )
-    return [asked, closes]
+    return [*asked, closes]
 
 
 def _next(

@@ -86,21 +86,49 @@ def outcome_handler(lookup: Lookup) -> Handler:
         index = int(fired.payload["index"])
         closes = fired.timer["due_at"]
         found = outcome_of(outcome, name, index, made_at, closes, list(fired.events))
-        if outcome.ask is not None and found.status == "missing":
-            # The turn's events hold messages only: an answer is known from the memory (a
-            # `measurement.recorded` since this timer was set) and the row (its value).
-            memory = fired.memory
-            since = memory.scheduled_version(fired.timer_id)
-            if "measurement.recorded" in memory.verdicts_after(outcome.ask, since):
-                counters = fired.participant.get("step_counters") or {}
-                value = (counters.get("measurements") or {}).get(outcome.ask)
-                found = found.model_copy(update={"status": "observed", "value": value})
+        if outcome.ask is not None:
+            found = answer_of(fired, outcome.ask, found)
         withdrawn = fired.participant.get("status") == "withdrawn"
         if withdrawn and not kept_after_withdrawal(outcome, found):
             found = found.model_copy(update={"status": "missing", "value": None})
         return [found]
 
     return handle
+
+
+def answer_of(fired: FiredTimer, question: str, found: DecisionOutcome) -> DecisionOutcome:
+    """An `ask:` outcome: the answer to the question this point asked, as the participants
+    row keeps it (`step_counters.outcome_questions`, linked by the question's outbox id), or
+    missing: unanswered, never asked, or cut off by a later question (docs/decisions.md)."""
+    if "question_timer" not in fired.payload:
+        return _answer_before_links(fired, question, found)
+    counters = fired.participant.get("step_counters") or {}
+    asked = (counters.get("outcome_questions") or {}).get(f"{found.decision}:{found.index}")
+    if asked is None:
+        return found.model_copy(update={"status": "missing", "value": None})
+    update: dict[str, Any] = {"question": asked["outbox_id"]}
+    if "value" in asked:
+        update |= {"status": "observed", "value": asked["value"]}
+    else:
+        update |= {"status": "missing", "value": None}
+    return found.model_copy(update=update)
+
+
+def _answer_before_links(
+    fired: FiredTimer, question: str, found: DecisionOutcome
+) -> DecisionOutcome:
+    """A window set before outcomes named their question (a timer pending over an upgrade):
+    the latest answer since the point, as the engine read it then."""
+    if found.status == "observed":
+        return found
+    memory = fired.memory
+    if "measurement.recorded" not in memory.verdicts_after(
+        question, memory.scheduled_version(fired.timer_id)
+    ):
+        return found
+    counters = fired.participant.get("step_counters") or {}
+    value = (counters.get("measurements") or {}).get(question)
+    return found.model_copy(update={"status": "observed", "value": value})
 
 
 def kept_after_withdrawal(outcome: Outcome, found: DecisionOutcome) -> bool:

@@ -20,7 +20,7 @@ from bot.interventions.language.decisions_format import (
     Decision,
 )
 from bot.interventions.language.intervention import Source
-from bot.interventions.language.problems import Problem
+from bot.interventions.language.problems import Level, Problem
 
 _OUTCOME_KEYS = {
     "reply": ("within",),
@@ -61,9 +61,9 @@ class Problems:
     def __init__(self, source: Source) -> None:
         self.source, self.problems = source, list[Problem]()
 
-    def add(self, path: tuple[Any, ...], message: str) -> None:
+    def add(self, path: tuple[Any, ...], message: str, level: Level = "error") -> None:
         line = self.source.line(*path) if path else 1
-        self.problems.append(Problem(self.source.file, line, message))
+        self.problems.append(Problem(self.source.file, line, message, level))
 
     def validated(self, meta: dict[str, Any]) -> Decision | None:
         try:
@@ -182,6 +182,34 @@ def _check_outcome(decision: Decision, problems: Problems) -> None:
             message = f"the outcome window ({_said(outcome.window)}) must be longer than the"
             problems.add(("outcome", "window"),
                          f"{message} question's delay (after {_said(outcome.after)})")  # fmt: skip
+            return
+    if measure == "ask" and outcome.window is not None:
+        _check_questions_apart(decision, outcome.window, outcome.after or timedelta(), problems)
+
+
+def _check_questions_apart(
+    decision: Decision, window: timedelta, after: timedelta, problems: Problems
+) -> None:
+    """A warning when fixed times bring the next point's question while this point's still
+    waits for its answer: a reply answers the question last asked, so the earlier one, if
+    not yet answered, is then missing (docs/decisions.md, "Whose answer is it"). Random times
+    in windows can come close by chance, which the docs say; fixed ones do it every day."""
+    minutes = sorted(
+        int(t[:2]) * 60 + int(t[3:]) for t in decision.when.times or () if TIME.match(t)
+    )
+    if len(minutes) < 2:
+        return
+    gaps = [b - a for a, b in zip(minutes, minutes[1:], strict=False)]
+    gap = timedelta(minutes=min([*gaps, 24 * 60 - minutes[-1] + minutes[0]]))
+    if window - after <= gap:
+        return
+    message = (
+        f"points {_said(gap)} apart ask the next point's question while this one's still "
+        f"waits for its answer (until {_said(window)} after its point): a reply answers the "
+        "question last asked, so an earlier question not yet answered is missing; a window "
+        f"of at most {_said(gap + after)} keeps each point's question to itself"
+    )
+    problems.add(("outcome", "window"), message, "warning")
 
 
 def _said(duration: timedelta) -> str:

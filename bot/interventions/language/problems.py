@@ -7,6 +7,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+Level = Literal["error", "warning"]  # an error stops an intervention; a warning lets it run
+
 
 @dataclass(frozen=True, order=True)
 class Problem:
@@ -16,7 +18,7 @@ class Problem:
     file: str
     line: int | None
     message: str
-    level: Literal["error", "warning"] = "error"
+    level: Level = "error"
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

@@ -65,16 +65,19 @@ class DecisionMade(EventData):
 class DecisionOutcome(EventData):
     """The proximal outcome of decision point `index` of `decision`: `observed` with its
     `value` (yes/no, minutes, a count, the answer) or `missing` (a question not answered in
-    its window); `latency_seconds` from the decision point to the reply, where there is one."""
+    its window); `latency_seconds` from the decision point to the reply, where there is one.
+    For an `ask:` outcome, `question` is the outbox id of the message that asked this point's
+    question (None: it never went out), whose `measurement.recorded` is the value."""
 
     personal = fields("value")
-    plain = fields("decision", "status")
+    plain = fields("decision", "status", "question")
 
     decision: str
     index: int
     status: OutcomeStatus
     value: Any = None
     latency_seconds: float | None = None
+    question: str | None = None
 
 
 @event("decision.failed")

@@ -93,15 +93,19 @@ class TransitionRequested(EventData):
 
 @event("measurement.asked")
 class MeasurementAsked(EventData):
-    """A timed measurement's question was queued; an answer is expected by `answer_by`."""
+    """A timed measurement's question was queued; an answer is expected by `answer_by`. A
+    decision point's outcome question names its point (`decision`, `index`): the answer to
+    this message (`measurement.recorded` with its `outbox_id`) is that point's outcome."""
 
     personal = fields()
-    plain = fields("measurement")
+    plain = fields("measurement", "decision")
 
     measurement: str
     timer_id: str
     outbox_id: str
     answer_by: datetime
+    decision: str | None = None
+    index: int | None = None
 
     _by_aware = field_validator("answer_by")(_aware)
 

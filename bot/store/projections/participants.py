@@ -15,7 +15,7 @@ from bot.store.event_types import (
     ParticipantUpdated,
 )
 from bot.store.event_types.conversation import ProfileSaved, StateTransitioned
-from bot.store.event_types.decisions import DecisionFailed, DecisionMade
+from bot.store.event_types.decisions import DecisionFailed, DecisionMade, DecisionOutcome
 from bot.store.event_types.interventions import (
     JudgementRecorded,
     MeasurementRecorded,
@@ -221,8 +221,10 @@ PROJECTION = Projection(
 # Interventions (the step module). `step_counters` holds where the participant is: `step`,
 # `turns` and `entered_at` of this visit, `visits` per step, the return `stack`, `total_turns`,
 # `interrupted_at` (total_turns when each interrupt was entered), `measurements` (latest value
-# per question), `asking` (the question awaiting an answer) and `decisions` (per decision, the
-# number of its points made so far: the index of a point that comes `on:` an event).
+# per question), `asking` (the question awaiting an answer), `decisions` (per decision, the
+# number of its points made so far: the index of a point that comes `on:` an event) and
+# `outcome_questions` (per decision point whose outcome question was asked and whose window is
+# open, "decision:index": the question's `outbox_id` and, once answered, its `value`).
 def _counters(row: Row, **changes: Any) -> Row:
     return {**row, "step_counters": {**(row.get("step_counters") or {}), **changes}}
 
@@ -278,14 +280,40 @@ def _measurement_asked(row: Row, event: Event) -> Row:
         "answer_by": data.answer_by.isoformat(),
         "attempts": 0,
     }
-    return _counters(row, asking=asking)
+    if data.decision is None:
+        return _counters(row, asking=asking)
+    point = f"{data.decision}:{data.index}"
+    questions = dict((row.get("step_counters") or {}).get("outcome_questions") or {})
+    questions[point] = {"outbox_id": data.outbox_id}
+    return _counters(row, asking={**asking, "point": point}, outcome_questions=questions)
 
 
-def _answered(row: Row, measurement: str) -> Row:
+def _answered(row: Row, measurement: str, outbox_id: str | None = None) -> Row:
+    """`asking` cleared, if it is question `measurement` (in message `outbox_id`, where
+    known: a verdict on an earlier message of the question leaves a later one asking)."""
     asking = (row.get("step_counters") or {}).get("asking")
-    if asking and asking.get("measurement") == measurement:
-        return _counters(row, asking=None)
-    return row
+    if not asking or asking.get("measurement") != measurement:
+        return row
+    if outbox_id is not None and asking.get("outbox_id") not in (None, outbox_id):
+        return row
+    return _counters(row, asking=None)
+
+
+def _point_answered(row: Row, data: MeasurementRecorded) -> Row:
+    """The answer kept for the decision point whose outcome question is the one awaiting an
+    answer (a reply answers the question last asked: docs/decisions.md)."""
+    counters = row.get("step_counters") or {}
+    asking = counters.get("asking") or {}
+    point = asking.get("point")
+    if point is None or asking.get("measurement") != data.measurement:
+        return row
+    if data.outbox_id is not None and data.outbox_id != asking.get("outbox_id"):
+        return row
+    questions = dict(counters.get("outcome_questions") or {})
+    if point not in questions:
+        return row
+    questions[point] = {**questions[point], "value": data.value}
+    return _counters(row, outcome_questions=questions)
 
 
 @register(MeasurementRecorded.event_type)
@@ -293,12 +321,14 @@ def _measurement_recorded(row: Row, event: Event) -> Row:
     data: MeasurementRecorded = event.data  # type: ignore[assignment]  # the reducer of this event type only
     values = {**((row.get("step_counters") or {}).get("measurements") or {})}
     values[data.measurement] = data.value
-    return _answered(_counters(row, measurements=values), data.measurement)
+    answered = _point_answered(_counters(row, measurements=values), data)
+    return _answered(answered, data.measurement)
 
 
 @register(MeasurementMissed.event_type)
 def _measurement_missed(row: Row, event: Event) -> Row:
-    return _answered(row, event.data.measurement)  # type: ignore[attr-defined]  # the reducer of this event type only
+    data: MeasurementMissed = event.data  # type: ignore[assignment]  # the reducer of this event type only
+    return _answered(row, data.measurement, data.outbox_id)
 
 
 @register(MeasurementRejected.event_type)
@@ -319,6 +349,15 @@ def _decision_point(row: Row, event: Event) -> Row:
     made = dict((row.get("step_counters") or {}).get("decisions") or {})
     made[data.decision] = max(int(made.get(data.decision, 0)), data.index + 1)
     return _counters(row, decisions=made)
+
+
+@register(DecisionOutcome.event_type)
+def _decision_outcome(row: Row, event: Event) -> Row:
+    data: DecisionOutcome = event.data  # type: ignore[assignment]  # the reducer of this event type only
+    questions = dict((row.get("step_counters") or {}).get("outcome_questions") or {})
+    if questions.pop(f"{data.decision}:{data.index}", None) is None:
+        return row
+    return _counters(row, outcome_questions=questions)
 
 
 def fold(events: list[Event]) -> dict[str, Any] | None:
