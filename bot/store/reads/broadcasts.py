@@ -83,9 +83,12 @@ def progress(store: EventStore, broadcast_id: str, cancelled: bool) -> dict[str,
 
 
 def recipient_state(status: str, outbox_status: str | None, cancelled: bool) -> str:
-    """sent | held | failed | pending | cancelled: one recipient, as progress counts them."""
+    """sent | held | failed | pending | cancelled: one recipient, as progress counts them (a
+    step started and not yet answered by its turn is pending)."""
     if status == "held":
         return "held"
+    if status == "started":
+        return "pending"
     if status == "pending":
         return "cancelled" if cancelled else "pending"
     if outbox_status == "suppressed":
