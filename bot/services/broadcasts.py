@@ -60,10 +60,12 @@ def create(
     now: datetime,
     dry_run: bool = False,
     schedule: str | None = None,
+    broadcast_id: str | None = None,
 ) -> Planned:
     """Check `request` (message or step, filter, send_at, whatsapp_template, title), find who
     it reaches and render their texts; unless `dry_run`, record the broadcast and its plan
-    (`schedule` names the study's declared broadcast that makes it, if one does).
+    (`schedule` names the study's declared broadcast that makes it, if one does, with the id
+    it derives: recording it twice is refused, bot.store.broadcast_plans).
     Refused: a bad field, a step some recipient's intervention lacks, an audience of nobody."""
     step = None
     if request.get("step") not in (None, ""):
@@ -102,7 +104,7 @@ def create(
         raise Refused("no participant matches the filter; nothing was recorded", "filter")
     if dry_run:
         return Planned(None, len(rows), samples, unrenderable)
-    broadcast_id = new_id()
+    broadcast_id = broadcast_id or new_id()
     created = BroadcastCreated(
         broadcast_id=broadcast_id,
         created_by=actor,

@@ -166,3 +166,13 @@ def recipient_rows_on(
     if participant_ids:
         query = query.where(r.participant_id.in_(list(participant_ids)))
     return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def scheduled(store: EventStore, schedule: str) -> list[str]:
+    """The `schedule` of every broadcast a study's declared broadcast made (`schedule` is
+    `<study>/<name>`; each is `<study>/<name>@<date>`)."""
+    query = select(broadcasts.c.schedule).where(
+        broadcasts.c.schedule.startswith(f"{schedule}@", autoescape=True)
+    )
+    with store.reading() as conn:
+        return [str(row[0]) for row in conn.execute(query)]
