@@ -5,21 +5,24 @@ with the broadcast), once, or held with the reason."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
+from bot.core.localtime import parse_quiet_hours
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.worker import Worker
 from bot.services import broadcasts
+from bot.services.broadcast_sending import QuietRules
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore
 from bot.store.event_types import ParticipantOptedOut
 from bot.store.event_types.participants import ParticipantWithdrawn
+from bot.store.event_types.takeover import TakeoverStarted
 from bot.store.events import participant_stream
 from tests.services.broadcasting import CATALOGUE, enroll, settle
 
@@ -181,3 +184,31 @@ def test_whatsapp_outside_the_window_is_held_for_a_step(
     [row] = broadcasts.recipients(store, str(planned.broadcast_id))
     assert "WhatsApp 24-hour window closed" in row["reason"]
     assert "broadcast.step_requested" not in types_of(store, pid)
+
+
+def test_a_taken_over_participant_is_held_and_quiet_hours_defer_the_step(
+    store: EventStore,
+) -> None:
+    taken = control(store, 1)
+    night = datetime(2026, 12, 8, 3, 0, tzinfo=UTC)  # 22:00 in Toronto
+    store.append(participant_stream(taken), [TakeoverStarted(by="staff:a@example.org")])
+    waiting = control(store, 2)
+    planned = broadcasts.create(
+        store,
+        CATALOGUE,
+        {"step": "tip", "filter": {"intervention": "walk-control"}},
+        actor="test",
+        now=night,
+    )
+    quiet = QuietRules(parse_quiet_hours("21:00-08:00"))
+    assert sorted(settle(store, night, quiet)) == ["deferred", "held"]
+    assert "broadcast.step_requested" not in types_of(store, waiting)
+    morning = datetime(2026, 12, 8, 13, 0, tzinfo=UTC)  # 08:00 in Toronto
+    assert settle(store, morning, quiet) == ["started"]
+    states = {
+        r["participant_id"]: (r["state"], r["reason"])
+        for r in broadcasts.recipients(store, str(planned.broadcast_id))
+    }
+    assert states[taken] == ("held", "conversation taken over by staff")
+    assert states[waiting] == ("pending", None)  # started: its turn sends the message
+    assert "broadcast.step_requested" in types_of(store, waiting)
