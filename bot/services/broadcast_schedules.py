@@ -9,7 +9,8 @@ system stream, keyed by the occurrence). An occurrence of date D is made from 00
 day before (so that each participant's own local time on D is still ahead, whatever their
 timezone) until 00:00 UTC two days after; one whose window closed unmade after the schedule
 began (its first occurrence made or failed) is recorded as missed. A failed or missed
-occurrence does not stop the next one.
+occurrence does not stop the next one. A study nobody was ever allocated in (a shipped example
+no deployment runs) makes nothing: its schedule begins with its first participant.
 """
 
 from __future__ import annotations
@@ -90,10 +91,12 @@ def tick(
 ) -> list[str]:
     """Make every open occurrence not made yet, record every missed one; returns what was
     done (`made <label>`, `failed <label>`). A study that does not validate has none (a process
-    does not start with one)."""
+    does not start with one), nor does one without participants yet."""
     done: list[str] = []
     for slug in studies.slugs():
-        if studies.refusal(slug) is not None:
+        if studies.refusal(slug) is not None or not studies.study(slug).broadcasts:
+            continue
+        if not reads.study_in_use(store, slug):
             continue
         for name, declared in studies.study(slug).broadcasts.items():
             done += _schedule(store, interventions, slug, name, declared, now, operators)

@@ -136,3 +136,13 @@ def test_no_occurrence_is_made_before_start_or_after_end(store: EventStore, tmp_
     ]
     assert broadcast_schedules.tick(store, CATALOGUE, catalogue, week + timedelta(days=7)) == []
     assert failures(store) == []
+
+
+def test_a_study_nobody_was_allocated_in_makes_nothing_and_alerts_nobody(
+    store: EventStore, tmp_path: Path
+) -> None:
+    catalogue = studies(tmp_path, '      time: "09:00"\n')
+    enroll(store, 1, intervention="walk-control")  # enrolled outside the study
+    assert broadcast_schedules.tick(store, CATALOGUE, catalogue, SUNDAY) == []
+    assert failures(store) == [] and operator_alerts(store) == []
+    assert broadcasts.listing(store) == []

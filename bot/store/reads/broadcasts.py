@@ -176,3 +176,10 @@ def scheduled(store: EventStore, schedule: str) -> list[str]:
     )
     with store.reading() as conn:
         return [str(row[0]) for row in conn.execute(query)]
+
+
+def study_in_use(store: EventStore, study: str) -> bool:
+    """Whether anyone was ever allocated in `study` (whatever their status now)."""
+    query = select(participants.c.participant_id).where(participants.c.study == study).limit(1)
+    with store.reading() as conn:
+        return conn.execute(query).first() is not None
