@@ -113,6 +113,7 @@ class StepModule:
             frame=f"{frame}\n\n{guide}" if guide else frame,
             notes=ctx.notes,
             pending=ctx.pending,
+            start=ctx.start,
         )
         result = run_turn(turn, Asker(ctx.converse, ctx.structured, embed=ctx.embed))
         return ModuleReply(result, intervention.config.fallback)

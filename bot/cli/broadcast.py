@@ -18,7 +18,8 @@ def broadcast() -> None:
 
 
 @broadcast.command("create")
-@click.option("--message", required=True, help="The text: a Jinja2 template per participant.")
+@click.option("--message", default=None, help="The text: a Jinja2 template per participant.")
+@click.option("--step", default=None, help="A step to start instead of a message.")
 @click.option("--title", default=None, help="A name for the broadcast.")
 @click.option("--study", default=None, help="Only participants of this study.")
 @click.option("--arm", default=None, help="Only participants allocated to this arm.")
@@ -31,7 +32,8 @@ def broadcast() -> None:
 @click.option("--dry-run", is_flag=True, help="Count and show three samples; record nothing.")
 @database_errors
 def create(
-    message: str,
+    message: str | None,
+    step: str | None,
     title: str | None,
     study: str | None,
     arm: str | None,
@@ -43,7 +45,8 @@ def create(
     whatsapp_template: str | None,
     dry_run: bool,
 ) -> None:
-    """Create a broadcast (sent now, or at --at in each participant's timezone) or dry-run it."""
+    """Create a broadcast of --message or --step (sent now, or at --at in each participant's
+    timezone) or dry-run it."""
     from bot.runtime.bootstrap import build_store
     from bot.runtime.routing import intervention_catalogue
     from bot.services import broadcasts
@@ -54,6 +57,7 @@ def create(
         send_at = {"mode": "local", "time": local_time, "date": local_date}
     request = {
         "message": message,
+        "step": step,
         "title": title,
         "filter": {
             "study": study,

@@ -15,7 +15,17 @@ from bot.services import broadcasts
 from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
-FIELDS = ("message", "title", "study", "arm", "intervention", "status", "condition", "time")
+FIELDS = (
+    "message",
+    "step",
+    "title",
+    "study",
+    "arm",
+    "intervention",
+    "status",
+    "condition",
+    "time",
+)
 
 
 @console.route("/broadcasts", endpoint="broadcasts")
@@ -64,6 +74,7 @@ def _request(form: dict[str, str]) -> dict[str, Any]:
     keys = ("study", "arm", "intervention", "status", "condition")
     return {
         "message": form["message"],
+        "step": form["step"] or None,
         "title": form["title"] or None,
         "filter": {key: form[key] or None for key in keys},
         "send_at": send_at,

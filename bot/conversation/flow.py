@@ -13,6 +13,11 @@ out; the worker appends them with `work.completed` in one transaction.
   `state.transitioned` (source timer) if the conversation is not there already; a debug trace
   if the timer sent the participant something or moved the conversation; `turn.retry_due`
   runs the failed turn again.
+- broadcast: a broadcast's `broadcast.step_requested` moves the conversation into the step
+  module if it is elsewhere (`state.transitioned`, source broadcast) and the step module hops to
+  the step and answers; its message is queued with the broadcast's id. A turn that cannot do so
+  (opted out since, no such step, the message failed) records `broadcast.held` with why and
+  sends nothing: no fallback, no retry, since nobody wrote to be answered.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ from bot.conversation.working import Working
 from bot.core.config import Settings
 from bot.core.model_choice import ModelChoice
 from bot.store.event_types.alerts import AlertRaised
-from bot.store.event_types.conversation import StateTransitioned
+from bot.store.event_types.broadcasts import BroadcastHeld, BroadcastStepRequested
+from bot.store.event_types.conversation import StateTransitioned, TurnFailed
 from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.retries import TurnRetryDue
@@ -62,6 +68,7 @@ from bot.timers.reactions import on_inbound
 log = logging.getLogger(__name__)
 
 DEFAULT_STATE = "intake"
+STEP_STATE = "step"  # the state the step module serves: where a broadcast's step runs
 # Answers to the daily cycle's questions ("Done", "3"): bot.conversation.daily_cycle.on_reply.
 ReplyParser = Callable[..., Sequence[EventData]]
 
@@ -118,6 +125,8 @@ class ConversationFlow:
             return self._enrolled(turn)
         if turn.kind == "timer":
             return self._timer(turn)
+        if turn.kind == "broadcast":
+            return self._broadcast(turn)
         log.info("work item %s: nothing to do for kind %s", turn.item["work_id"], turn.kind)
         return []
 
@@ -167,6 +176,21 @@ class ConversationFlow:
             return []  # enrolled by their own message, which is answered instead
         working = Working(turn.participant, turn.history(), turn.now, turn.pending)
         return self._converse(turn, working, [], "enrolled", None, [])
+
+    def _broadcast(self, turn: Turn) -> list[EventData]:
+        request = turn.trigger.data if turn.trigger is not None else None
+        if not isinstance(request, BroadcastStepRequested):
+            log.warning("work item %s: its broadcast request is missing", turn.item["work_id"])
+            return []
+        why = None
+        if turn.participant.get("opted_out"):
+            why = "opted out"
+        elif STEP_STATE not in self.modules:
+            why = "this server runs no step module"
+        if why is not None:
+            return [BroadcastHeld(broadcast_id=request.broadcast_id, reason=why)]
+        working = Working(turn.participant, turn.history(), turn.now, turn.pending)
+        return self._converse(turn, working, [], "broadcast", None, [], start=request)
 
     def _timer(self, turn: Turn) -> list[EventData]:
         history = turn.history()
@@ -219,11 +243,22 @@ class ConversationFlow:
         notes: Sequence[str],
         retry: TurnRetryDue | None = None,
         recorded: list[Event] | None = None,
+        start: BroadcastStepRequested | None = None,
     ) -> list[EventData]:
         """Route to the module, run it, and queue its reply, or on failure its fallback (none
-        for a failed retry, which sent one already) and the next retry."""
+        for a failed retry, which sent one already) and the next retry. With `start` (a
+        broadcast's step), the step module answers and a failure is the broadcast's hold."""
         state_before = working.state
         events += self._opening(working, trigger)
+        if start is not None and working.state != STEP_STATE:
+            moved = StateTransitioned(
+                from_state=working.state,
+                to_state=STEP_STATE,
+                reason=f"broadcast {start.broadcast_id} starts step {start.step!r}",
+                source="broadcast",
+            )
+            events.append(moved)
+            working.add([moved])
         module = self.modules.get(working.state or "")
         if module is None:
             moved = StateTransitioned(
@@ -257,6 +292,7 @@ class ConversationFlow:
             inbound=current,
             embed=self.embed,
             pending=working.pending_timers(),
+            start=start.step if start is not None else None,
         )
         try:
             reply = module.run(context)
@@ -270,6 +306,8 @@ class ConversationFlow:
         text = (result.text or "").strip()
         failure = None if text and not result.error else (result.error or EMPTY_REPLY)
         kind: MessageKind = "greeting" if trigger == "enrolled" else "reply"
+        if start is not None:
+            return self._finish(turn, events + _started(working.row, start, text, failure), None)
         if failure:
             log.warning("participant %s: turn failed (%s)", working.row["participant_id"], failure)
             failed, text = turn_retry.failed_turn(
@@ -397,6 +435,24 @@ class ConversationFlow:
         if report is not None and wanted(turn.participant, self.debug_phones):
             events += trace_messages(turn.participant, report)
         return events
+
+
+def _started(
+    row: Mapping[str, Any], start: BroadcastStepRequested, text: str, failure: str | None
+) -> list[EventData]:
+    """A broadcast's step turn: its message, carrying the broadcast's id, or the hold (and the
+    failed turn) saying why there is none."""
+    bid = start.broadcast_id
+    if failure:
+        why = f"step {start.step!r} did not write its message: {failure}"
+        return [
+            TurnFailed(reason=failure, fallback=None),
+            BroadcastHeld(broadcast_id=bid, reason=why[:500]),
+        ]
+    return [
+        message.model_copy(update={"broadcast_id": bid})
+        for message in to_participant(row, text, kind="broadcast")
+    ]
 
 
 def _unroutable(state: str | None) -> str:

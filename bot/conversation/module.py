@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bot.conversation.debug_trace import ToolLine
     from bot.conversation.tool_loop import LoopResult
 
-Trigger = Literal["inbound", "enrolled"]
+Trigger = Literal["inbound", "enrolled", "broadcast"]
 ENROLLED = (
     "The participant has just been enrolled and has not written anything yet. Send your first "
     "message: greet them (by name if you know it), say in a sentence what this chat is for, "
@@ -73,7 +73,8 @@ class ModuleContext:
     system notes the flow adds (what the safety screen did, say); `structured` asks for a typed
     reply (judgements); `inbound` is the message being answered, if any; `pending` the
     participant's pending timers as rows of the timers table, as of the turn so far (None:
-    folded from `history`, which then holds the whole stream).
+    folded from `history`, which then holds the whole stream); `start` the step a broadcast
+    starts (trigger "broadcast"), which the step module moves to before it answers.
     """
 
     participant: Mapping[str, Any]
@@ -88,6 +89,7 @@ class ModuleContext:
     inbound: Event | None = None
     embed: Embed | None = None  # model, texts -> vectors (bot.conversation.embeddings)
     pending: Sequence[Mapping[str, Any]] | None = None
+    start: str | None = None
 
 
 class TurnResult(Protocol):

@@ -15,6 +15,7 @@ WORK_TYPES = {
     "timer.fired",
     "work.requested",
     "work.failed",
+    "broadcast.step_requested",
 }
 OUTBOX_TYPES = {"message.queued", "message.failed", "participant.opted_in"}
 TIMER_TYPES = {"timer.scheduled", "timer.deferred", "timer.cancelled"}

@@ -85,6 +85,8 @@ class Broadcaster:
             if messages:
                 self.tokens -= messages
                 self.services.signals.outbox.notify()
+            if outcome == "started":
+                self.services.signals.work.notify()
             settled += outcome != "settled"
         if settled:
             log.info("broadcaster %s: %d recipients settled", self.name, settled)

@@ -8,11 +8,15 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.channel.messenger import Messenger
 from bot.conversation.turns import Handler
 from bot.runtime.worker import Worker
 from bot.store.services import Services
+
+if TYPE_CHECKING:
+    from bot.studies.catalogue import StudyCatalogue
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +41,10 @@ class Runtime:
         handler: Handler,
         messenger: Messenger,
         options: RuntimeOptions = RuntimeOptions(),
+        studies: StudyCatalogue | None = None,
     ) -> None:
         self.services = services
+        self.studies = studies  # whose declared broadcasts the leader makes (None: studies/)
         self.handler = handler
         self.messenger = messenger
         self.options = options
@@ -59,7 +65,6 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
-            from bot.services import readiness
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
@@ -74,10 +79,9 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
-                    # Readiness episodes and operator alerts: one process (the leader) checks.
-                    on_beat=lambda: readiness.check(
-                        self.services.store, self.services.settings, self.services.clock.now()
-                    ),
+                    # Declared broadcasts, readiness episodes and operator alerts: one process
+                    # (the leader) makes and checks them.
+                    on_beat=self._beat,
                 ),
             )
         log.info(
@@ -86,6 +90,21 @@ class Runtime:
             self.options.dispatchers,
             "campaigning" if self.options.scheduler else "off",
         )
+
+    def _beat(self) -> None:
+        from bot.runtime.routing import intervention_catalogue
+        from bot.services import broadcast_schedules, readiness
+        from bot.studies.catalogue import STUDIES, StudyCatalogue
+
+        if self.studies is None:
+            self.studies = StudyCatalogue(STUDIES, intervention_catalogue())
+        s, now = self.services, self.services.clock.now()
+        try:
+            broadcast_schedules.tick(
+                s.store, self.studies.interventions, self.studies, now, s.settings.operators()
+            )
+        finally:
+            readiness.check(s.store, s.settings, now)
 
     def _spawn(self, name: str, target: Callable[[threading.Event], None]) -> None:
         thread = threading.Thread(target=target, args=(self.stop_event,), name=name, daemon=True)

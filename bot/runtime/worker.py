@@ -25,6 +25,7 @@ from bot.conversation.turns import Handler, Turn
 from bot.core import metrics
 from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
+from bot.store.event_types.broadcasts import BroadcastHeld, BroadcastStepRequested
 from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
 from bot.store.ports import WorkQueue
@@ -192,7 +193,12 @@ class Worker:
         status = turn.participant["status"]
         timer = turn.timer  # a decision point records an inactive participant as unavailable
         if status in INACTIVE and not (timer is not None and records(str(timer["kind"]), status)):
-            return [WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
+            held: list[EventData | NewEvent] = []
+            request = turn.trigger.data if turn.trigger is not None else None
+            if isinstance(request, BroadcastStepRequested):  # the broadcast says why, too
+                reason = f"participant {status}"
+                held.append(BroadcastHeld(broadcast_id=request.broadcast_id, reason=reason))
+            return [*held, WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]
 

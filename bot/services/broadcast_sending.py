@@ -8,6 +8,12 @@ outbox's dispatcher sends each queued row once (docs/sending.md). A recipient is
 they opted out, left (withdrawn, erased, unenrolled, paused, completed), a staff member holds
 their conversation, or WhatsApp's 24-hour window is closed and the broadcast carries no
 approved template; the reason is in `broadcast.held` and the progress.
+
+A broadcast that starts a step passes the same holds, then appends `broadcast.step_requested`
+(same key, same transaction): a work item whose turn, run by the worker like any other, moves
+the conversation to the step and queues its message (bot.conversation.broadcast_turns). A
+step's message is written when that turn runs, so it cannot travel as a WhatsApp template: a
+WhatsApp participant outside the 24-hour window is held.
 """
 
 from __future__ import annotations
@@ -24,14 +30,18 @@ from bot.core.localtime import QuietHours
 from bot.reporting.transcript import zone
 from bot.services import broadcast_audience as audiences
 from bot.store.event_store import EventStore, Transaction
-from bot.store.event_types.broadcasts import BroadcastDeferred, BroadcastHeld
+from bot.store.event_types.broadcasts import (
+    BroadcastDeferred,
+    BroadcastHeld,
+    BroadcastStepRequested,
+)
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import EventData, NewEvent, participant_stream
 from bot.store.projections.broadcast_recipients import recipient_id
 from bot.store.reads import broadcasts as reads
 from bot.timers import quiet_hours
 
-Outcome = Literal["queued", "held", "deferred", "settled"]
+Outcome = Literal["queued", "started", "held", "deferred", "settled"]
 WHATSAPP_WINDOW = timedelta(hours=24) - timedelta(minutes=5)  # as the dispatcher's margin
 TEMPLATE_TEXT_LIMIT = 1000
 
@@ -50,7 +60,7 @@ class BroadcastSender:
     def __init__(self, store: EventStore, quiet: QuietRules | None = None) -> None:
         self.store = store
         self.quiet = quiet or QuietRules()
-        self._broadcasts: dict[str, tuple[dict[str, Any], jinja2.Template]] = {}
+        self._broadcasts: dict[str, tuple[dict[str, Any], jinja2.Template | None]] = {}
         self._heads = next(p for p in store.projections if p.name == "participants")
         self._takeovers = next(p for p in store.projections if p.name == "takeovers")
         self._recipients = next(p for p in store.projections if p.name == "broadcast_recipients")
@@ -60,7 +70,8 @@ class BroadcastSender:
         return reads.due_recipients(self.store, now, limit)
 
     def send(self, due: Mapping[str, Any], now: datetime) -> tuple[Outcome, int]:
-        """Settle one due recipient: the outcome and how many outbox rows it queued."""
+        """Settle one due recipient: the outcome and how many messages it queued (a step
+        started counts its one message, queued by its turn)."""
         broadcast, template = self._broadcast(due["broadcast_id"])
         pid, bid = due["participant_id"], due["broadcast_id"]
         stream = participant_stream(pid)
@@ -82,13 +93,15 @@ class BroadcastSender:
             return "deferred", 0
         if isinstance(decided[0], BroadcastHeld):
             return "held", 0
+        if isinstance(decided[0], BroadcastStepRequested):
+            return "started", 1
         return "queued", len(decided)
 
     def _decide(
         self,
         tx: Transaction,
         broadcast: Mapping[str, Any],
-        template: jinja2.Template,
+        template: jinja2.Template | None,
         row: dict[str, Any],
         now: datetime,
     ) -> list[EventData]:
@@ -109,6 +122,11 @@ class BroadcastSender:
         if quiet is not None and quiet.contains(now, tz):
             until = quiet.end_after(now, tz)
             return [BroadcastDeferred(broadcast_id=bid, until=until, reason="quiet hours")]
+        if broadcast.get("step"):
+            if _window_closed(row, now):
+                return held("WhatsApp 24-hour window closed: a step's message cannot be a template")
+            return [BroadcastStepRequested(broadcast_id=bid, step=broadcast["step"])]
+        assert template is not None  # a broadcast without a step has a message
         try:
             text = audiences.render(template, row)
         except jinja2.TemplateError as exc:
@@ -125,11 +143,12 @@ class BroadcastSender:
             for message in outbound.to_participant(row, text, kind="broadcast")
         ]
 
-    def _broadcast(self, broadcast_id: str) -> tuple[dict[str, Any], jinja2.Template]:
+    def _broadcast(self, broadcast_id: str) -> tuple[dict[str, Any], jinja2.Template | None]:
         if broadcast_id not in self._broadcasts:
             row = reads.broadcast(self.store, broadcast_id)
             assert row is not None  # a due recipient's broadcast exists: it was planned with it
-            self._broadcasts[broadcast_id] = (row, audiences.compile_message(row["message"]))
+            template = None if row.get("step") else audiences.compile_message(row["message"])
+            self._broadcasts[broadcast_id] = (row, template)
         return self._broadcasts[broadcast_id]
 
 

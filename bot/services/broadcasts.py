@@ -1,8 +1,10 @@
 """Broadcasts: one message to a filtered group of participants, for the API, the console and
 `tandem broadcast` alike.
 
-`create` checks the request, finds the audience and renders every recipient's text; a dry run
-stops there and answers the count and three samples, recording nothing. Otherwise it records
+`create` checks the request, finds the audience and renders every recipient's text (or, for a
+broadcast that starts a step, checks the step in every recipient's intervention,
+bot.services.broadcast_steps); a dry run stops there and answers the count and three samples,
+recording nothing. Otherwise it records
 the broadcast and one planned recipient each (with the moment due, in their own timezone) in
 one transaction (`bot.store.broadcast_plans`), so a restart finds every recipient still to
 send. The broadcaster (`bot.services.broadcast_sending`, run by `bot.runtime.broadcaster`)
@@ -20,6 +22,7 @@ import jinja2
 
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services import broadcast_audience as audiences
+from bot.services import broadcast_steps
 from bot.services.refusal import Refused
 from bot.store.broadcast_plans import record_plan
 from bot.store.event_store import EventStore
@@ -56,14 +59,29 @@ def create(
     actor: str,
     now: datetime,
     dry_run: bool = False,
+    schedule: str | None = None,
+    broadcast_id: str | None = None,
 ) -> Planned:
-    """Check `request` (message, filter, send_at, whatsapp_template, title), find who it
-    reaches and render their texts; unless `dry_run`, record the broadcast and its plan.
-    Refused: a bad field, a message that renders for nobody, an audience of nobody."""
-    template = audiences.compile_message(str(request.get("message") or ""))
+    """Check `request` (message or step, filter, send_at, whatsapp_template, title), find who
+    it reaches and render their texts; unless `dry_run`, record the broadcast and its plan
+    (`schedule` names the study's declared broadcast that makes it, if one does, with the id
+    it derives: recording it twice is refused, bot.store.broadcast_plans).
+    Refused: a bad field, a step some recipient's intervention lacks, an audience of nobody."""
+    step = None
+    if request.get("step") not in (None, ""):
+        if request.get("message"):
+            raise Refused("a message or a step to start, not both", "step")
+        step = broadcast_steps.check_step(request["step"])
+    else:
+        template = audiences.compile_message(str(request.get("message") or ""))
     audience = audiences.check_audience(request.get("filter") or {}, catalogue)
     send_at = audiences.check_send_at(request.get("send_at"))
     whatsapp = _template_sid(request.get("whatsapp_template"))
+    if step and whatsapp:
+        raise Refused(
+            "a step's message is written when it is sent and cannot be a template",
+            "whatsapp_template",
+        )
     title = (str(request.get("title") or "").strip() or None) if request.get("title") else None
     if title and len(title) > TITLE_LIMIT:
         raise Refused(f"at most {TITLE_LIMIT} characters", "title")
@@ -75,17 +93,25 @@ def create(
         status=audience.status,
     )
     rows = [row for row in rows if audience.admits(row)]
-    samples, unrenderable = _rendered(template, rows)
+    if step is not None:
+        slugs = [row["intervention"] for row in rows] or [audience.intervention]
+        found = broadcast_steps.interventions_with(catalogue, step, [s for s in slugs if s or rows])
+        samples = broadcast_steps.samples(store, found, step, rows, now, SAMPLES)
+        unrenderable: list[dict[str, str]] = []
+    else:
+        samples, unrenderable = _rendered(template, rows)
     if not dry_run and not rows:
         raise Refused("no participant matches the filter; nothing was recorded", "filter")
     if dry_run:
         return Planned(None, len(rows), samples, unrenderable)
-    broadcast_id = new_id()
+    broadcast_id = broadcast_id or new_id()
     created = BroadcastCreated(
         broadcast_id=broadcast_id,
         created_by=actor,
         title=title,
-        message=str(request["message"]),
+        message="" if step else str(request["message"]),
+        step=step,
+        schedule=schedule,
         whatsapp_template=whatsapp,
         filter=audience.as_dict(),
         send_at=send_at,

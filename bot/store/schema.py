@@ -311,6 +311,8 @@ broadcasts = Table(
     Column("cancelled_by", String(200), nullable=True),
     Column("cancelled_at", UtcDateTime, nullable=True),
     Column("seq", Seq, nullable=False),
+    Column("step", String(100), nullable=True),  # a step to start instead of a message
+    Column("schedule", String(200), nullable=True),  # "<study>/<name>@<date>" if declared
     Index("ix_broadcasts_seq", "seq"),
 )
 
@@ -321,7 +323,7 @@ broadcast_recipients = Table(
     Column("recipient_id", String(80), primary_key=True),  # "<broadcast_id>:<participant_id>"
     Column("broadcast_id", String(36), nullable=False),
     Column("participant_id", String(36), nullable=False),
-    Column("status", String(16), nullable=False),  # pending | queued | held
+    Column("status", String(16), nullable=False),  # pending | started | queued | held
     Column("reason", Text, nullable=True),
     Column("due_at", UtcDateTime, nullable=False),
     Column("outbox_id", String(36), nullable=True),

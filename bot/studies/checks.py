@@ -1,6 +1,7 @@
 """The cross-checks of a study that its pydantic models cannot make alone (arms against
 interventions, ratios against arms, strata and factors against baseline fields, arm variables
-against their types, the stage-2 condition), each said at the line of study.yaml concerned."""
+against their types, the stage-2 condition, declared broadcasts against arms, profile fields,
+steps and Jinja2), each said at the line of study.yaml concerned."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from bot.interventions.language.expressions import ConditionError, compile_condition
 from bot.interventions.language.intervention import Source
@@ -50,6 +54,7 @@ def study_problems(study: Study, source: Source, catalogue: ArmInterventions) ->
         checks.method(study.stage2.allocation, ("stage2", "allocation"), stage2=True)
         checks.stage2()
     checks.unused_arms()
+    checks.broadcasts()
     return checks.problems
 
 
@@ -165,3 +170,52 @@ class _Checks:
         for arm in self.study.arms:
             if arm not in used:
                 self.say(("arms", arm), f"arm `{arm}` is in no ratio: nobody would be allocated")
+
+    def broadcasts(self) -> None:
+        for name, declared in self.study.broadcasts.items():
+            at: tuple[Any, ...] = ("broadcasts", name)
+            if not ARM_NAME.match(name):
+                self.say(at, f"the broadcast name {name!r} must use a-z, 0-9, - and _")
+            arm = declared.filter.arm
+            if arm is not None and arm not in self.study.arms:
+                known = ", ".join(self.study.arms)
+                self.say(
+                    (*at, "filter", "arm"), f"broadcast `{name}`: no arm `{arm}`; arms: {known}"
+                )
+                continue
+            arms = [arm] if arm else list(self.study.arms)
+            slugs = sorted({self.study.arms[a].intervention for a in arms})
+            if declared.step is not None:
+                for slug in slugs:
+                    steps = self.catalogue.steps.get(slug)
+                    if steps is not None and declared.step not in steps:
+                        message = f"broadcast `{name}`: no step `{declared.step}` in {slug!r}"
+                        self.say((*at, "step"), message)
+            if declared.message is not None:
+                try:
+                    _TEMPLATES.parse(declared.message)
+                except jinja2.TemplateSyntaxError as exc:
+                    message = f"broadcast `{name}`: the message, line {exc.lineno}: {exc.message}"
+                    self.say((*at, "message"), message)
+            if declared.filter.condition:
+                self.broadcast_condition(name, declared.filter.condition, slugs)
+
+    def broadcast_condition(self, name: str, source: str, slugs: list[str]) -> None:
+        at = ("broadcasts", name, "filter", "condition")
+        try:
+            condition = compile_condition(source, ("profile",))
+        except ConditionError as exc:
+            self.say(at, f"broadcast `{name}`: `{source}`: {exc}")
+            return
+        if not all(slug in self.catalogue.names for slug in slugs):
+            return  # the interventions' names are not known here: checked when it is made
+        tables = [self.catalogue.names[s] for s in slugs]
+        types = {k: v for k, v in merged(tables).items() if k.startswith("profile.")}
+        for unknown in sorted(n for n in condition.names() if n not in types):
+            known = ", ".join(sorted(types)) or "none"
+            self.say(at, f"broadcast `{name}`: unknown name `{unknown}`; profile fields: {known}")
+        for message in condition_type_problems(condition, types):
+            self.say(at, f"broadcast `{name}`: {message}")
+
+
+_TEMPLATES = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)

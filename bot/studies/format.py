@@ -1,8 +1,11 @@
-"""The study format as pydantic models: study.yaml, its arms, its allocation methods and the
-optional second stage. docs/studies.md explains every key; cross-checks live in checks.py."""
+"""The study format as pydantic models: study.yaml, its arms, its allocation methods, the
+optional second stage and its declared (recurring) broadcasts. docs/studies.md explains every
+key; cross-checks live in checks.py."""
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -103,6 +106,69 @@ class Stage2(Strict):
     allocation: AllocationMethod
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+
+
+class BroadcastFilter(Strict):
+    """Who a declared broadcast reaches among the study's active participants: an arm, and a
+    profile condition in the intervention language (typed against the arm's intervention)."""
+
+    arm: str | None = None
+    condition: str | None = None
+
+
+class BroadcastSchedule(Strict):
+    """When: every day, or every week on `weekday`, at `time` (HH:MM, quoted) in each
+    participant's own timezone."""
+
+    every: Literal["day", "week"]
+    weekday: Literal[WEEKDAYS] | None = None  # type: ignore[valid-type]  # the tuple's values
+    time: str = Field(json_schema_extra={"pattern": CLOCK.pattern, "examples": ["09:00"]})
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _clock(cls, value: object) -> object:
+        if isinstance(value, int):  # YAML 1.1 reads an unquoted 18:30 as 1110 (base 60)
+            hours, minutes = divmod(value, 60)
+            raise ValueError(
+                f'quote the time: "{hours:02d}:{minutes:02d}" (unquoted it is a number)'
+            )
+        if isinstance(value, str) and not CLOCK.match(value):
+            raise ValueError(f'{value!r} is not a local time HH:MM such as "09:00" (quote it)')
+        return value
+
+    @model_validator(mode="after")
+    def _weekday(self) -> BroadcastSchedule:
+        if self.every == "week" and self.weekday is None:
+            raise ValueError("a weekly broadcast needs its `weekday` (monday ... sunday)")
+        if self.every == "day" and self.weekday is not None:
+            raise ValueError("a daily broadcast has no `weekday` (or write `every: week`)")
+        return self
+
+
+class DeclaredBroadcast(Strict):
+    """A broadcast the study makes on a schedule: a message (a Jinja2 template) or a step to
+    start, to the participants of `filter`, each occurrence from `start` to `end` (dates, both
+    optional) recorded as an ordinary broadcast."""
+
+    title: str | None = None
+    filter: BroadcastFilter = BroadcastFilter()
+    message: str | None = Field(None, min_length=1, max_length=1600)
+    step: str | None = Field(None, min_length=1, max_length=100)
+    schedule: BroadcastSchedule
+    start: date | None = None
+    end: date | None = None
+
+    @model_validator(mode="after")
+    def _what(self) -> DeclaredBroadcast:
+        if (self.message is None) == (self.step is None):
+            raise ValueError("a declared broadcast sends a `message` or starts a `step`, one")
+        if self.start and self.end and self.end < self.start:
+            raise ValueError(f"`end` ({self.end}) is before `start` ({self.start})")
+        return self
+
+
 class Study(Strict):
     """study.yaml."""
 
@@ -115,3 +181,4 @@ class Study(Strict):
     arms: dict[str, Arm]
     allocation: AllocationMethod
     stage2: Stage2 | None = None
+    broadcasts: dict[str, DeclaredBroadcast] = {}

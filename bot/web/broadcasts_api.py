@@ -51,7 +51,15 @@ class SendAt(BaseModel):
 class CreateBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    message: str = Field(min_length=1, max_length=1600, description="A Jinja2 template.")
+    message: str | None = Field(
+        None, min_length=1, max_length=1600, description="A Jinja2 template (or give `step`)."
+    )
+    step: str | None = Field(
+        None,
+        min_length=1,
+        max_length=100,
+        description="A step of the recipients' intervention to start instead of a message.",
+    )
     title: str | None = Field(None, max_length=200)
     filter: Filter = Filter()
     send_at: SendAt = SendAt()
@@ -101,9 +109,10 @@ def _guard() -> Response | None:
     responses={201: Envelope, 200: Envelope, **ERRORS},
 )
 def broadcast_create(body: CreateBody) -> tuple[Response, int]:
-    """Check the message and filter, find the recipients and render their texts. With
-    `dry_run: true` answer the count and three samples and record nothing; otherwise record
-    the broadcast (201) for the broadcaster to send at BROADCAST_RATE_PER_SECOND."""
+    """Check the message (or the step to start: one every recipient's intervention has) and
+    the filter, find the recipients and render their texts. With `dry_run: true` answer the
+    count and three samples and record nothing; otherwise record the broadcast (201) for the
+    broadcaster to send at BROADCAST_RATE_PER_SECOND."""
     s = services()
     request = body.model_dump(exclude={"dry_run"})
     try:
@@ -175,7 +184,16 @@ def _actor() -> str:
 
 
 def _out(row: dict[str, Any]) -> dict[str, Any]:
-    keep = ("broadcast_id", "title", "created_by", "message", "whatsapp_template", "filter")
+    keep = (
+        "broadcast_id",
+        "title",
+        "created_by",
+        "message",
+        "step",
+        "schedule",
+        "whatsapp_template",
+        "filter",
+    )
     out = {key: row[key] for key in keep}
     out |= {
         "send_at": row["send_at"],

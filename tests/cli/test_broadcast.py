@@ -43,3 +43,17 @@ def test_a_bad_condition_is_refused_by_name(database_url: str, store: EventStore
         cli, args, env={"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
     )
     assert refused.exit_code == 1 and "unknown name" in refused.output
+
+
+def test_a_step_broadcast_is_dry_run_and_an_unknown_step_refused(
+    database_url: str, store: EventStore
+) -> None:
+    enroll(store, 1, name="Ada", intervention="walk-control")
+    env = {"DATABASE_URL": database_url, "TANDEM_MASTER_KEY": TEST_MASTER_KEY}
+    dry = CliRunner().invoke(
+        cli, ["broadcast", "create", "--step", "welcome", "--dry-run"], env=env
+    )
+    assert dry.exit_code == 0, dry.output
+    assert "dry run: 1 recipients" in dry.output and "Hi Ada, welcome" in dry.output
+    refused = CliRunner().invoke(cli, ["broadcast", "create", "--step", "tips"], env=env)
+    assert refused.exit_code == 1 and "no step 'tips' in walk-control" in refused.output

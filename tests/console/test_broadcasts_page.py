@@ -46,6 +46,22 @@ def test_a_bad_condition_is_shown_on_the_form(
     assert answer.status_code == 400 and "unknown name" in answer.get_data(as_text=True)
 
 
+def test_a_step_is_dry_run_and_sent_from_the_form(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    enroll(services.store, 1, name="Ada", intervention="walk-control")
+    client = signed_in("researcher")
+    form = {"step": "welcome", "action": "dry_run"}
+    dry = post(client, "/console/broadcasts", form)
+    assert dry.status_code == 200 and "Hi Ada, welcome" in dry.get_data(as_text=True)
+    wrong = post(client, "/console/broadcasts", {**form, "step": "tips"})
+    assert wrong.status_code == 400 and "no step" in wrong.get_data(as_text=True)
+    assert post(client, "/console/broadcasts", {**form, "action": "send"}).status_code == 302
+    [made] = broadcasts.listing(services.store)
+    assert made["step"] == "welcome"
+    assert "step welcome" in get(client, "/console/broadcasts").get_data(as_text=True)
+
+
 def test_a_supervisor_may_not_broadcast(signed_in: Callable[[str], FlaskClient]) -> None:
     client = signed_in("supervisor")
     assert get(client, "/console/broadcasts").status_code == 403

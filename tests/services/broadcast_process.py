@@ -1,8 +1,10 @@
-"""A process that sends broadcasts (the broadcaster and one dispatcher) until it is killed:
-`python -m tests.services.broadcast_process`, configured by the environment."""
+"""A process that sends broadcasts (the broadcaster and one dispatcher, and with
+BROADCAST_PROCESS_WORKERS=n that many workers, for broadcasts that start a step) until it is
+killed: `python -m tests.services.broadcast_process`, configured by the environment."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 from bot.channel.dispatcher import Dispatcher
@@ -10,6 +12,8 @@ from bot.channel.factory import build_messenger
 from bot.core.config import load_settings
 from bot.runtime.bootstrap import build_services
 from bot.runtime.broadcaster import Broadcaster
+from bot.runtime.routing import build_handler
+from bot.runtime.worker import Worker
 
 
 def main() -> None:
@@ -19,6 +23,12 @@ def main() -> None:
     broadcaster = Broadcaster(services, "test/broadcaster")
     dispatcher = Dispatcher(services, build_messenger(settings), "test/dispatcher")
     threading.Thread(target=broadcaster.run_forever, args=(stop,), daemon=True).start()
+    workers = int(os.environ.get("BROADCAST_PROCESS_WORKERS") or 0)
+    if workers:
+        handler = build_handler(services)
+        for n in range(workers):
+            worker = Worker(services, handler, f"test/worker-{n}")
+            threading.Thread(target=worker.run_forever, args=(stop,), daemon=True).start()
     dispatcher.run_forever(stop, idle_wait=0.05)
 
 

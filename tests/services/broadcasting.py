@@ -18,7 +18,7 @@ CATALOGUE = intervention_catalogue()
 
 
 def enroll(store: EventStore, n: int, *extra: EventData, **changes: Any) -> str:
-    event = enrolled(phone=f"+1415555{n:04d}", intervention="habit-coach", **changes)
+    event = enrolled(phone=f"+1415555{n:04d}", **{"intervention": "habit-coach", **changes})
     store.append(participant_stream(event.participant_id), [event, *extra])
     return event.participant_id
 

@@ -1,6 +1,7 @@
 """A broadcast whose sending process is killed twice (SIGKILL) mid-send still reaches each
 recipient at most once through the fake Twilio and the real twilio SDK, and every recipient
-is settled: sent, or (a send cut off mid-request) marked failed rather than risked twice."""
+is settled: sent, or (a send cut off mid-request) marked failed rather than risked twice. The
+same holds for a broadcast that starts a step, whose messages the workers' turns queue."""
 
 from __future__ import annotations
 
@@ -92,6 +93,68 @@ def test_killed_twice_mid_send_nobody_gets_the_broadcast_twice(
         # stays pending (never resent) until its claim expires. At most one per kill.
         assert N - 2 <= progress["sent"] <= len(per_phone) <= progress["sent"] + 2
         assert progress["sent"] + progress["pending"] == N
+        assert progress["held"] == progress["failed"] == 0
+    finally:
+        store.engine.dispose()
+
+
+STEP_N = 40
+TIP = "This week: when you take a phone call"
+
+
+def test_a_step_broadcast_killed_twice_mid_send_starts_nobodys_step_twice(
+    request: pytest.FixtureRequest, tmp_path: Path, fake: FakeTwilio
+) -> None:
+    url = fresh_database("postgresql", request, tmp_path)
+    store = EventStore(make_engine(url), clock=SystemClock(), sealer=Sealer(TEST_MASTER_KEY))
+    try:
+        pids = [enroll(store, n, intervention="walk-control") for n in range(STEP_N)]
+        now = datetime.now(UTC)
+        planned = broadcasts.create(store, CATALOGUE, {"step": "tip"}, actor="t", now=now)
+        env = settings_env(
+            url,
+            fake,
+            BROADCAST_RATE_PER_SECOND="100",
+            TANDEM_MASTER_KEY=TEST_MASTER_KEY,
+            BROADCAST_PROCESS_WORKERS="2",
+        )
+
+        def tips() -> Counter[str]:
+            return Counter(m.form["To"] for m in fake.messages if TIP in m.form.get("Body", ""))
+
+        for share in (STEP_N // 4, STEP_N // 2):
+            process = start(env)
+            wait_for(lambda share=share: sum(tips().values()) >= share, 120)
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        process = start(env)
+        try:
+            bid = str(planned.broadcast_id)
+
+            def settled() -> bool:
+                progress = broadcasts.show(store, bid)["progress"]
+                return progress["sent"] >= STEP_N - 2 and progress["pending"] <= 2
+
+            wait_for(settled, 120, lambda: broadcasts.show(store, bid)["progress"])
+            time.sleep(1)  # nothing more goes out
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+        assert max(tips().values()) == 1  # no step's message twice
+        for pid in pids:
+            started = [
+                e
+                for e in store.load(f"participant:{pid}")
+                if e.event_type == "broadcast.step_requested"
+            ]
+            entered = [
+                e
+                for e in store.load(f"participant:{pid}")
+                if e.event_type == "step.entered" and e.data.via == "broadcast"
+            ]
+            assert len(started) == 1 and len(entered) == 1
+        progress = broadcasts.show(store, bid)["progress"]
+        assert STEP_N - 2 <= progress["sent"] <= len(tips()) <= progress["sent"] + 2
         assert progress["held"] == progress["failed"] == 0
     finally:
         store.engine.dispose()

@@ -58,3 +58,32 @@ def test_bad_input_is_a_400_naming_the_field(client: FlaskClient, store: EventSt
         answer = client.post("/broadcasts", json=body, headers=AUTH)
         assert answer.status_code == 400, body
         assert answer.get_json()["message"].startswith(field), answer.get_json()
+
+
+def test_a_step_broadcast_is_dry_run_with_the_steps_text_or_refused_naming_the_step(
+    client: FlaskClient, store: EventStore
+) -> None:
+    for n in range(2):
+        enroll(store, n, name=f"P{n}", intervention="walk-control")
+    body = {"step": "welcome", "dry_run": True}
+    answer = client.post("/broadcasts", json=body, headers=AUTH)
+    assert answer.status_code == 200, answer.get_json()
+    texts = [s["text"] for s in answer.get_json()["result"]["samples"]]
+    assert len(texts) == 2 and all("welcome to the walking study" in t for t in texts)
+    unknown = client.post("/broadcasts", json={"step": "wellcome"}, headers=AUTH)
+    assert unknown.status_code == 400
+    assert unknown.get_json()["message"].startswith("step: no step 'wellcome' in walk-control")
+    enroll(store, 9)  # habit-coach: no steps
+    mixed = client.post("/broadcasts", json={"step": "welcome", "dry_run": True}, headers=AUTH)
+    assert mixed.status_code == 400 and "habit-coach" in mixed.get_json()["message"]
+    neither = client.post("/broadcasts", json={"dry_run": True}, headers=AUTH)
+    assert neither.status_code == 400 and neither.get_json()["message"].startswith("message")
+    created = client.post(
+        "/broadcasts",
+        json={"step": "tip", "filter": {"intervention": "walk-control"}},
+        headers=AUTH,
+    )
+    assert created.status_code == 201
+    bid = created.get_json()["result"]["broadcast_id"]
+    shown = client.get(f"/broadcasts/{bid}", headers=AUTH).get_json()["result"]
+    assert (shown["step"], shown["message"], shown["schedule"]) == ("tip", "", None)

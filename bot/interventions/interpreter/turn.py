@@ -12,7 +12,10 @@ judgements, notes and actions of the step left, the transition's actions, and th
 judgements and actions of the step entered; then the reply from the (possibly new) step, and
 once it has answered, its `after_reply` transitions (answer-then-switch; none if the reply
 failed).
-On enrollment the participant enters the root step and it speaks first.
+On enrollment the participant enters the root step and it speaks first. A broadcast that starts
+a step (trigger "broadcast", `start`) hops there as a transition would (exit judgements, notes
+and actions of the step left, enter judgements and actions of the step entered, `via`
+"broadcast"), and the step speaks first.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class TurnInput:
     # The pending timers rows (bot.conversation.module.ModuleContext.pending; None: folded
     # from `history`).
     pending: Sequence[Mapping[str, Any]] | None = None
+    start: str | None = None  # the step a broadcast starts
 
 
 @dataclass
@@ -154,6 +158,8 @@ class _Turn:
 
     def decide(self) -> StepResult:
         inbound = self.turn.trigger == "inbound"
+        if self.turn.start is not None:
+            return self.started(self.turn.start)
         if self.progress.step not in self.i.steps:
             if not self.i.root:
                 self.result.error = f"intervention {self.i.slug!r} has no root step"
@@ -199,6 +205,21 @@ class _Turn:
         if inbound and replied.error is None:
             self.switch_after_reply()
         return replied
+
+    def started(self, step: str) -> StepResult:
+        """A broadcast's step: entered through the ordinary hop (or as the first step, if the
+        participant has none yet), then its reply; a step the intervention lacks is an error."""
+        if step not in self.i.steps:
+            self.result.error = f"no step {step!r} in intervention {self.i.slug!r}"
+            return self.result
+        move = Move(step, "broadcast")
+        if self.progress.step in self.i.steps:
+            self.hop(move)
+        else:
+            self.enter(move, None)
+            history = self.working.history
+            self.emit(decision_schedule.first_timers(self.i, self.working.row, self.now, history))
+        return self.reply()
 
     def decision_points(self) -> None:
         """The points of the `on:` decisions the turn's message and steps entered set off

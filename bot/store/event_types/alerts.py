@@ -23,6 +23,7 @@ class AlertRaised(EventData):
         "template",
         "turn_failed",
         "degraded",
+        "broadcast",
     ]
     summary: str
     severity: Literal["info", "warning", "critical"] = "warning"

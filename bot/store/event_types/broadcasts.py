@@ -23,18 +23,31 @@ def broadcast_stream(broadcast_id: str) -> str:
 
 @event("broadcast.created")
 class BroadcastCreated(EventData):
-    """What a researcher asked: the message template (Jinja2, rendered per participant), the
-    WhatsApp template that may carry it outside the 24-hour window, the filter, when to send
-    (`send_at`: `{"mode": "now"}` or `{"mode": "local", "time": "HH:MM", "date": ...}`) and how
-    many participants matched."""
+    """What a researcher asked: the message template (Jinja2, rendered per participant) or the
+    `step` each recipient's conversation moves to (its message is the step's), the WhatsApp
+    template that may carry a message outside the 24-hour window, the filter, when to send
+    (`send_at`: `{"mode": "now"}` or `{"mode": "local", "time": "HH:MM", "date": ...}`), how
+    many participants matched, and for a study's declared broadcast, `schedule`
+    (`<study>/<name>@<date>`)."""
 
     personal = fields()
-    plain = fields("created_by", "message", "whatsapp_template", "filter", "send_at", "title")
+    plain = fields(
+        "created_by",
+        "message",
+        "whatsapp_template",
+        "filter",
+        "send_at",
+        "title",
+        "step",
+        "schedule",
+    )
 
     broadcast_id: str
     created_by: str
     title: str | None = None
-    message: str
+    message: str = ""
+    step: str | None = None
+    schedule: str | None = None
     whatsapp_template: str | None = None
     filter: dict[str, Any]
     send_at: dict[str, Any]
@@ -86,4 +99,31 @@ class BroadcastDeferred(EventData):
 
     broadcast_id: str
     until: datetime
+    reason: str
+
+
+@event("broadcast.step_requested")
+class BroadcastStepRequested(EventData):
+    """The broadcast starts `step` for this participant: a work item whose turn moves their
+    conversation there through the engine's ordinary transition and queues the step's message
+    (carrying the broadcast id), or records `broadcast.held` if that cannot be done."""
+
+    personal = fields()
+    plain = fields("step")
+
+    broadcast_id: str
+    step: str
+
+
+@event("broadcast.occurrence_failed")
+class BroadcastOccurrenceFailed(EventData):
+    """A study's declared broadcast (`schedule`, `<study>/<name>`) made no broadcast for the
+    occurrence of `occurrence` (a local date), and why; an operator alert goes with it, and
+    the schedule carries on with the next occurrence."""
+
+    personal = fields()
+    plain = fields("schedule", "occurrence", "reason")
+
+    schedule: str
+    occurrence: str
     reason: str

@@ -76,7 +76,7 @@ class StateTransitioned(EventData):
     from_state: str | None
     to_state: str
     reason: str | None = None
-    source: Literal["tool", "timer", "flow", "operator", "intervention"] = "tool"
+    source: Literal["tool", "timer", "flow", "operator", "intervention", "broadcast"] = "tool"
 
 
 @event("profile.saved")

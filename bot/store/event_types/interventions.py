@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from bot.store.events import EventData, event, fields
 
-Via = Literal["root", "transition", "budget", "interrupt", "return", "session", "operator"]
+Via = Literal[
+    "root", "transition", "budget", "interrupt", "return", "session", "operator", "broadcast"
+]
 JudgementWhen = Literal["turn", "enter", "exit", "interrupt"]
 
 
@@ -22,7 +24,8 @@ class StepEntered(EventData):
 
     `via` says how: the root at the start, a `transition` whose `condition` held (None: it had
     none), a `budget` (max_turns/max_minutes ran out), an `interrupt`, a `return` from a
-    digression or interrupt, or a `session` start after a long silence. `values` are the data
+    digression or interrupt, a `session` start after a long silence, or a `broadcast` that
+    starts the step. `values` are the data
     the condition read. `stack` is where the participant returns to afterwards, innermost last
     ({step, turns, entered_at}); `turns`/`entered_at` are the step's counters after entering
     (0 and now, or restored on a return).

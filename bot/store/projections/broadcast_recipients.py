@@ -1,10 +1,16 @@
 """The `broadcast_recipients` projection: one row per recipient of a broadcast, planned on the
 broadcast's stream (pending, due at a moment) and settled on the participant's own stream
-(queued with its outbox row, held with a reason, or deferred to a later moment)."""
+(queued with its outbox row, held with a reason, or deferred to a later moment). A broadcast
+that starts a step passes through `started` (its turn requested) before it is queued or held."""
 
 from __future__ import annotations
 
-from bot.store.event_types.broadcasts import BroadcastDeferred, BroadcastHeld, BroadcastPlanned
+from bot.store.event_types.broadcasts import (
+    BroadcastDeferred,
+    BroadcastHeld,
+    BroadcastPlanned,
+    BroadcastStepRequested,
+)
 from bot.store.event_types.messages import MessageQueued
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
@@ -24,6 +30,7 @@ TYPES = frozenset(
         BroadcastPlanned.event_type,
         BroadcastHeld.event_type,
         BroadcastDeferred.event_type,
+        BroadcastStepRequested.event_type,
         MessageQueued.event_type,
     }
 )
@@ -37,7 +44,10 @@ def key(event: Event) -> str | None:
     data = event.data
     if isinstance(data, BroadcastPlanned):
         return recipient_id(data.broadcast_id, data.participant_id)
-    if isinstance(data, BroadcastHeld | BroadcastDeferred) and event.participant_id:
+    if (
+        isinstance(data, BroadcastHeld | BroadcastDeferred | BroadcastStepRequested)
+        and event.participant_id
+    ):
         return recipient_id(data.broadcast_id, event.participant_id)
     if isinstance(data, MessageQueued) and data.broadcast_id and event.participant_id:
         return recipient_id(data.broadcast_id, event.participant_id)
@@ -59,8 +69,12 @@ def apply(row: Row | None, event: Event) -> Row | None:
             "outbox_id": None,
             "updated_at": at,
         }
-    if row is None or row["status"] != "pending":
+    if row is None or row["status"] not in ("pending", "started"):
         return row  # settled once: a queued or held recipient stays so
+    if isinstance(data, BroadcastStepRequested):
+        if row["status"] != "pending":
+            return row
+        return {**row, "status": "started", "reason": None, "updated_at": at}
     if isinstance(data, MessageQueued):
         return {
             **row,
@@ -71,7 +85,7 @@ def apply(row: Row | None, event: Event) -> Row | None:
         }
     if isinstance(data, BroadcastHeld):
         return {**row, "status": "held", "reason": data.reason, "updated_at": at}
-    if isinstance(data, BroadcastDeferred):
+    if isinstance(data, BroadcastDeferred) and row["status"] == "pending":
         return {**row, "due_at": data.until, "reason": data.reason, "updated_at": at}
     return row
 

@@ -20,6 +20,8 @@ COLUMNS = (
     "cancelled_by",
     "cancelled_at",
     "seq",
+    "step",
+    "schedule",
 )
 TYPES = frozenset({BroadcastCreated.event_type, BroadcastCancelled.event_type})
 
@@ -48,6 +50,8 @@ def apply(row: Row | None, event: Event) -> Row | None:
             "cancelled_by": None,
             "cancelled_at": None,
             "seq": event.seq,
+            "step": data.step,
+            "schedule": data.schedule,
         }
     if isinstance(data, BroadcastCancelled) and row is not None and row["status"] == "active":
         return {

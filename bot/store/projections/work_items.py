@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.store.event_types.broadcasts import BroadcastStepRequested
 from bot.store.event_types.messages import MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.timers import TimerFired
@@ -26,7 +27,8 @@ DONE = {WorkCompleted.event_type, WorkFailed.event_type, WorkParked.event_type}
 
 
 def _kind_and_ref(event: Event) -> tuple[str, str] | None:
-    """Which events create work: a message (not a keyword), an enrollment, a timer, a command."""
+    """Which events create work: a message (not a keyword), an enrollment, a timer, a command,
+    a broadcast starting a step."""
     data = event.data
     if isinstance(data, MessageReceived):
         return None if data.keyword else ("inbound", event.event_id)
@@ -36,6 +38,8 @@ def _kind_and_ref(event: Event) -> tuple[str, str] | None:
         return ("timer", data.timer_id)
     if isinstance(data, WorkRequested):
         return (data.kind, event.event_id)
+    if isinstance(data, BroadcastStepRequested):
+        return ("broadcast", event.event_id)
     return None
 
 
@@ -90,7 +94,14 @@ def apply(row: Row | None, event: Event) -> Row | None:
 
 # The types that create work (`_kind_and_ref`) and those that settle it.
 CREATING = {
-    cls.event_type for cls in (MessageReceived, ParticipantEnrolled, TimerFired, WorkRequested)
+    cls.event_type
+    for cls in (
+        MessageReceived,
+        ParticipantEnrolled,
+        TimerFired,
+        WorkRequested,
+        BroadcastStepRequested,
+    )
 }
 PROJECTION = Projection(
     "work_items", "work_id", COLUMNS, key, apply, types=frozenset(CREATING | DONE)

@@ -83,9 +83,12 @@ def progress(store: EventStore, broadcast_id: str, cancelled: bool) -> dict[str,
 
 
 def recipient_state(status: str, outbox_status: str | None, cancelled: bool) -> str:
-    """sent | held | failed | pending | cancelled: one recipient, as progress counts them."""
+    """sent | held | failed | pending | cancelled: one recipient, as progress counts them (a
+    step started and not yet answered by its turn is pending)."""
     if status == "held":
         return "held"
+    if status == "started":
+        return "pending"
     if status == "pending":
         return "cancelled" if cancelled else "pending"
     if outbox_status == "suppressed":
@@ -163,3 +166,20 @@ def recipient_rows_on(
     if participant_ids:
         query = query.where(r.participant_id.in_(list(participant_ids)))
     return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def scheduled(store: EventStore, schedule: str) -> list[str]:
+    """The `schedule` of every broadcast a study's declared broadcast made (`schedule` is
+    `<study>/<name>`; each is `<study>/<name>@<date>`)."""
+    query = select(broadcasts.c.schedule).where(
+        broadcasts.c.schedule.startswith(f"{schedule}@", autoescape=True)
+    )
+    with store.reading() as conn:
+        return [str(row[0]) for row in conn.execute(query)]
+
+
+def study_in_use(store: EventStore, study: str) -> bool:
+    """Whether anyone was ever allocated in `study` (whatever their status now)."""
+    query = select(participants.c.participant_id).where(participants.c.study == study).limit(1)
+    with store.reading() as conn:
+        return conn.execute(query).first() is not None
