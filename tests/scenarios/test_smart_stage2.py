@@ -2,23 +2,27 @@
 answering through the signed webhook; entering the `review` step re-randomises the tips arm's
 non-responders, in the transaction of that turn, and leaves its responders and the goals arm
 alone; the new arm's variables word what follows; the stage-2 blocks are balanced at each
-block end within each stratum; `tandem study check` recomputes stage 2 too. On SQLite and
-PostgreSQL."""
+block end within each stratum; `tandem study check` recomputes stage 2 too; a timer starts
+it too; a condition that cannot be evaluated is a loud failure; and stage 2 commits with the
+turn that sets it off or not at all. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import random
 from collections import Counter
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from bot.runtime.routing import intervention_catalogue
 from bot.runtime.worker import Worker
 from bot.services.allocation import allocated
-from bot.services.stage2 import Stage2
+from bot.services.stage2 import Due, Stage2
+from bot.store.event_store import Transaction
 from bot.store.event_types.studies import ParticipantAllocated, Stage2Assessed
-from bot.store.events import participant_stream
+from bot.store.events import EventData, participant_stream
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.studies.seed import study_seed
 from bot.web import create_app
@@ -193,3 +197,30 @@ def test_a_stage_two_condition_that_cannot_be_evaluated_is_a_loud_failure(
         alerts = [a for a in h.data("alert.raised", pid=pid) if a.kind == "condition"]
         assert len(alerts) == 1 and alerts[0].severity == "critical"
         assert "not re-randomised" in alerts[0].summary
+
+
+class _Broken(Stage2):
+    """Stage 2 that fails after appending its events: the turn's transaction must roll back."""
+
+    def run(self, tx: Transaction, participant_id: str, due: Due, now: datetime) -> list[EventData]:
+        super().run(tx, participant_id, due, now)
+        raise RuntimeError("the database went away")
+
+
+def test_stage_two_commits_with_the_turn_that_sets_it_off_or_not_at_all(
+    make_harness: Callable[..., Harness],
+) -> None:
+    h = make_harness()
+    people = enroll_all(h, 6)
+    phone, pid, _ = next(p for p in people if stage(h, p[1], 1)[0].arm == "tips")
+    broken = _Broken(StudyCatalogue(STUDIES, intervention_catalogue()), h.settings.master_key)
+    h.worker = Worker(h.services, h.worker.handler, "scenario-worker", stage2=broken)
+    before = h.types(pid=pid)
+
+    h.deliver("0", sender=phone)
+    with pytest.raises(RuntimeError, match="went away"):
+        h.worker.run_once()
+
+    after = h.types(pid=pid)
+    assert after == [*before, "message.received"]  # neither the turn nor stage 2 recorded
+    assert h.participant(pid)["current_step"] == "welcome"
