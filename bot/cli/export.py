@@ -90,6 +90,12 @@ class ParticipantId(click.ParamType):
     "1 is refused where processes cannot fork (Windows).",
 )
 @click.option(
+    "--unblinded",
+    is_flag=True,
+    help="Name the arms of blinded studies (recorded with the export). Without it, their "
+    "arms are written as their codes, as an admin or statistician exports them.",
+)
+@click.option(
     "--progress/--no-progress",
     default=None,
     help="Show progress bars on stderr (default: when stderr is a terminal).",
@@ -103,6 +109,7 @@ def export_command(
     pseudonymise: bool,
     free_text: str,
     jobs: int,
+    unblinded: bool,
     progress: bool | None,
 ) -> None:
     """Write participants, messages, results, retrievals, forms, instruments and events
@@ -120,16 +127,23 @@ def export_command(
     instruments; events.* is the raw
     event stream. Participants are all included; --since only limits messages, results,
     retrievals, forms and events. Files are written readable by their owner only (0600), and
-    the export is recorded as an event (`export.written`: who, when, what).
+    the export is recorded as an event (`export.written`: who, when, what). A blinded study's
+    arms are written as their codes (docs/studies.md, "Blinding") unless --unblinded.
     """
     from tqdm import tqdm
 
     from bot.interventions.interpreter.applied import INTERVENTIONS
     from bot.runtime.bootstrap import build_store
+    from bot.runtime.routing import intervention_catalogue
     from bot.services import export
+    from bot.services.blinding import export_arms
     from bot.services.refusal import Refused
+    from bot.studies.catalogue import STUDIES, StudyCatalogue
 
-    store = build_store(settings_from_env())
+    settings = settings_from_env()
+    studies = StudyCatalogue(STUDIES, intervention_catalogue(INTERVENTIONS), typed=False)
+    arms = export_arms(None, studies, settings.master_key, unblinded=unblinded)
+    store = build_store(settings)
     bars: list[tqdm] = []
 
     def bar(name: str, total: int | None) -> Callable[[int], object]:
@@ -156,6 +170,7 @@ def export_command(
             free_text=free_text,  # type: ignore[arg-type]  # a click.Choice of keep, drop
             jobs=jobs,
             progress=bar,
+            arms=arms,
         )
     except Refused as exc:
         raise click.BadParameter(exc.message, param_hint=f"--{exc.field}") from None

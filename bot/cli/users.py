@@ -8,7 +8,7 @@ from bot.cli.root import cli, database_errors, settings_from_env
 
 # The console's roles (bot.console.accounts.ROLES, which tests/cli/test_command_table.py holds
 # this to), written out so that the options are built without importing the console.
-ROLES = ("admin", "researcher", "supervisor")
+ROLES = ("admin", "researcher", "statistician", "supervisor")
 
 
 @cli.group(name="users")
@@ -22,8 +22,9 @@ def users_group() -> None:
     "--role",
     type=click.Choice(ROLES),
     required=True,
-    help="admin: everything; researcher: participants, exports, takeover; "
-    "supervisor: alerts and the transcripts of alerted participants.",
+    help="admin: everything; researcher: participants, exports, takeover; statistician: "
+    "exports with a blinded study's arm codes and the study page, nothing else; supervisor: "
+    "alerts and the transcripts of alerted participants.",
 )
 @database_errors
 def add_user(email: str, role: str) -> None:

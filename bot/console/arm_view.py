@@ -58,6 +58,8 @@ def masked_timeline(timeline: Iterable[Any], shown_arm_text: str | None) -> list
     """The timeline with what names a hidden arm replaced (the events stay listed)."""
     masked = []
     for e in timeline:
+        if e.event_type == "participant.updated" and isinstance(e.data, dict):
+            e = _switch_masked(e)  # a stage-2 switch of intervention names the new arm
         if e.event_type not in NAMING or not isinstance(e.data, dict):
             masked.append(e)
             continue
@@ -69,6 +71,14 @@ def masked_timeline(timeline: Iterable[Any], shown_arm_text: str | None) -> list
             data.pop(key, None)
         masked.append(SimpleNamespace(**{**_fields(e), "data": data}))
     return masked
+
+
+def _switch_masked(e: Any) -> Any:
+    changes = e.data.get("changes")
+    if not isinstance(changes, dict) or "intervention" not in changes:
+        return e
+    data = {**e.data, "changes": {**changes, "intervention": HIDDEN}}
+    return SimpleNamespace(**{**_fields(e), "data": data})
 
 
 def masked_rows(rows: Iterable[Any]) -> list[Any]:

@@ -1,7 +1,10 @@
 """Exports from the console: `tandem export`'s files, streamed as they are read, and its
 codebook (of the interventions the participants are in); each download is recorded as
 `export.written` (as `tandem export` records its files) naming the staff member, by
-`bot.services.export`."""
+`bot.services.export`. A blinded study's arms are shown as the role may see them
+(bot.services.blinding.export_arms): admins and statisticians get the arms' codes, researchers
+no arm (the `arm` column left out, the intervention blank, and the files made of arms,
+allocations and events, refused)."""
 
 from __future__ import annotations
 
@@ -13,13 +16,13 @@ from flask import Response, current_app, render_template, request
 from bot.console import arm_view, study_forms
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
+from bot.reporting.arm_mask import ARM_FILES
 from bot.reporting.export import FILES
 from bot.services import export
+from bot.services.blinding import CODED_ROLES, export_arms
 from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
-# The files whose rows name a participant's arm (participant.allocated's data in events).
-ARM_FILES = ("participants", "allocations", "events")
 TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 CODEBOOK = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
 
@@ -41,9 +44,11 @@ def export_file(name: str, fmt: str) -> Any:
     if name in ARM_FILES and _blinded_here():
         return refused(
             403,
-            f"{name}.{fmt} names each participant's arm, and a study here is blinded for your "
-            "role: an admin exports it (or `tandem export`).",
+            f"{name}.{fmt} is made of each participant's arm, and a study here is blinded for "
+            "your role: an admin or statistician exports it with the arms' codes (or "
+            "`tandem export`). The other files leave the arm out.",
         )
+    arms = export_arms(arm_view.role(), arm_view.catalogue(), services().settings.master_key)
     try:
         # The stream runs after the request has ended: the actor is read now.
         body = export.file_stream(
@@ -53,6 +58,7 @@ def export_file(name: str, fmt: str) -> Any:
             since_text=request.args.get("since", "").strip(),
             actor=actor(),
             interventions=current_app.extensions["tandem_console"]["interventions"],
+            arms=arms,
         )
     except Refused as exc:
         return refused(404 if exc.kind == "not_found" else 400, str(exc))
@@ -73,8 +79,8 @@ def codebook_file(fmt: str) -> Any:
 
 def _blinded_here() -> bool:
     """Whether any study of this console hides its arms from this staff member's role (an
-    admin, who may unblind, exports them)."""
-    if arm_view.role() == "admin":
+    admin or statistician exports them, as codes)."""
+    if arm_view.role() in CODED_ROLES:
         return False
     studies = arm_view.catalogue()
     return any(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # admin: everything, users, erasing, unblinding one participant of a blinded study;
 # researcher: participants, exports, takeover, withdrawing, broadcasts;
+# statistician: the study page (allocation balance) and exports, with a blinded study's arm
+# codes (never names); no participant page, no change to anyone, no unblinding;
 # supervisor: alerts
 # and the transcripts of participants with an alert for supervisors (a crisis, a review item
 # or one texted to them; not an operational alert alone), checked per participant by the page.
@@ -20,11 +22,14 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "users",
             "unblind",
             "broadcasts",
+            "study",
         }
     ),
     "researcher": frozenset(
         {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
+        | {"study"}
     ),
+    "statistician": frozenset({"study", "export"}),
     "supervisor": frozenset({"alerts"}),
 }
 
@@ -35,4 +40,6 @@ def allowed(role: str | None, need: str) -> bool:
 
 def home(role: str) -> str:
     """The endpoint a role lands on after signing in."""
-    return "console.participants" if allowed(role, "participants") else "console.alerts"
+    if allowed(role, "participants"):
+        return "console.participants"
+    return "console.study" if allowed(role, "study") else "console.alerts"

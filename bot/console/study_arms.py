@@ -2,7 +2,8 @@
 stratum (stage 1), and the allocation balance (per stratum, the spread of the arms' counts
 divided by their ratio: 0 is exactly on the ratio). Arm names are shown as the staff member's
 role may see them (bot.services.blinding): a researcher of a blinded study sees each
-stratum's total only, an admin the arms' codes."""
+stratum's total only, an admin or statistician the arms'
+codes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 
 from bot.console import arm_view, study_forms
 from bot.console.blueprint import services
-from bot.services.blinding import blinded_for, shown_arm
+from bot.services.blinding import CODED_ROLES, blinded_for, shown_arm
 from bot.store.allocations import arm_counts
 
 ALL = "(all)"
@@ -55,7 +56,7 @@ def overview() -> list[StudyArms]:
             if not hidden:
                 label = shown_arm(arm_view.role(), slug, arm, studies, key) or arm
                 table.counts[(place, label)] = table.counts.get((place, label), 0) + n
-        if hidden and arm_view.role() == "admin":
+        if hidden and arm_view.role() in CODED_ROLES:
             table.hidden = False
             for (stratum, arm), n in counts.items():
                 label = shown_arm("admin", slug, arm, studies, key) or "?"

@@ -15,7 +15,7 @@ from bot.store.reads.attention import attention
 
 
 @console.route("/study")
-@requires("participants")
+@requires("study")
 def study() -> Any:
     store, now = services().store, services().clock.now()
     with store.reading() as conn:

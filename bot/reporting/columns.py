@@ -67,7 +67,12 @@ PARTICIPANT_FILE = (
     *timed("erased_at", "when their personal data was erased (blank if not)"),
     Column("erased_reason", "text", "why, as recorded"),
     Column("study", "text", "the study the participant was allocated in (blank if none)"),
-    Column("arm", "text", "the arm allocated (the latest stage's), by name"),
+    Column(
+        "arm",
+        "text",
+        "the arm allocated (the latest stage's), by name; a blinded study's as its code (or "
+        "left out, for a researcher)",
+    ),
     *timed("allocated_at", "when that allocation was made"),
     Column("stratum", "text", "the stratum the allocation was drawn in (blank if none)"),
 )
@@ -112,7 +117,7 @@ ALLOCATION_FILE = (
     PID,
     Column("study", "text", "the study"),
     Column("stage", "int", "the allocation's stage (1; 2 and on for re-randomisation)"),
-    Column("arm", "text", "the arm allocated, by name"),
+    Column("arm", "text", "the arm allocated, by name (a blinded study's: its code)"),
     Column("method", "choice", "how it was drawn", METHODS),
     Column("sequence", "text", "the allocation sequence drawn from"),
     Column("number", "int", "the allocation's number in that sequence"),

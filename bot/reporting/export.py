@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from functools import partial
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
+from bot.reporting.arm_mask import NAMES, ArmMask
 from bot.reporting.cells import (
     FORMULA_START,
     NEEDS_QUOTES,
@@ -179,11 +180,13 @@ def export(
     actor: str = "cli",
     documents: Mapping[str, str] | None = None,
     jobs: int = 1,
+    arms: ArmMask = NAMES,
 ) -> Counts:
     """Write participants, messages, results, retrievals and events files into `out_dir`,
     and each of `documents` (file name -> text, e.g. the codebook); returns the row counts.
     With `jobs` above 1 and no `participant_ids`, up to that many worker processes write the
-    per-participant files in parts (bot.store.jobs): the same files, sooner."""
+    per-participant files in parts (bot.store.jobs): the same files, sooner. `arms`: how a
+    blinded study's arms are shown (bot.reporting.arm_mask; by name unless given)."""
     if since is not None and since.tzinfo is None:
         raise ValueError("since must be timezone-aware")
     if jobs < 1:
@@ -206,11 +209,13 @@ def export(
         with store.snapshot() as conn, SortedRuns(out_dir) as runs:
             ids = _existing(conn, participant_ids)
             upto = last_seq(conn)
+            shape = replace(shape, arms=arms.with_participants(_studies(conn, ids)))
+            events_file = not pseudonymise and shape.arms.writes("events")
             out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             reads = _Reads(conn, store.sealer, upto, since, ids)
             chunks: list[_Part] = []
             if processes:
-                lines = not pseudonymise
+                lines = events_file
                 shares = chunk_shares(processes, count_participants(conn), PART_PARTICIPANTS)
                 spans = enumerate(_spans(conn, shares))
                 chunks = [_Part(n, s, out_dir, fmt, shape, since, upto, lines) for n, s in spans]
@@ -222,24 +227,25 @@ def export(
             written = [
                 _write_participants(reads, out_dir, fmt, shape, advance, counts, found, zones)
             ]
-            written.append(_write_allocations(out_dir, fmt, shape, counts, found, zones))
+            if shape.arms.writes("allocations"):
+                written.append(_write_allocations(out_dir, fmt, shape, counts, found, zones))
             written.append(_write_broadcasts(reads, out_dir, fmt, shape, counts))
             total = 0  # the events file's lines
-            if not pseudonymise:  # its count and the lines of no participant's events, now:
+            if events_file:  # its count and the lines of no participant's events, now:
                 # with workers, while they begin (not after them, when this process works alone)
-                _add_other_lines(reads, fmt, runs)
+                _add_other_lines(reads, fmt, runs, shape.arms)
                 total = _count_events(conn, upto, since, ids)
             if chunks:
                 written += _join_parts(parts, chunks, reads, advance, counts, runs)
             else:
-                every_line = None if pseudonymise else _event_lines(fmt, since, runs)
+                every_line = _event_lines(fmt, since, runs, shape.arms) if events_file else None
                 written += _write_per_participant(
                     reads, out_dir, fmt, shape, advance, counts, every_line
                 )
             books = _described(documents or {}, fmt, shape, found)
             for name, text in books.items():
                 written.append(document(out_dir, name, text))
-            if not pseudonymise:
+            if events_file:
                 written.append(_write_events(out_dir, fmt, advance, counts, runs, total))
     record = ExportWritten(
         format=fmt,
@@ -251,6 +257,7 @@ def export(
         participants=counts.participants,
         messages=counts.messages,
         events=counts.events,
+        arms=arms.shown,
     )
     store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
     return counts
@@ -518,7 +525,7 @@ def _write_span(
             )
             for name in PER_PARTICIPANT
         }
-        every = _event_lines(part.fmt, part.since, runs) if part.events else None
+        every = _event_lines(part.fmt, part.since, runs, part.shape.arms) if part.events else None
         records = participant_records(
             conn, sealer, PER_PARTICIPANT, (), part.upto, part.since,
             every=every, read_ahead=True, span=part.span,
@@ -572,15 +579,18 @@ def _remove_parts(out_dir: Path, fmt: Format) -> None:
         run.unlink(missing_ok=True)
 
 
-def _event_lines(fmt: Format, since: datetime | None, runs: SortedRuns) -> Callable[[Any], None]:
+def _event_lines(
+    fmt: Format, since: datetime | None, runs: SortedRuns, arms: ArmMask = NAMES
+) -> Callable[[Any], None]:
     """What takes each event row the per-participant files read: its events file line (if it
-    is from `since`) to `runs`."""
+    is from `since`) to `runs`, with a blinded study's arms masked (`arms`)."""
     text = _event_text(fmt)
     add = runs.add
+    masked = arms.event if arms.hidden else None
 
     def keep(raw: Any) -> None:
         if since is None or raw.occurred_at >= since:
-            add(raw.seq, text(raw))
+            add(raw.seq, text(masked(raw) if masked else raw))
 
     return keep
 
@@ -592,13 +602,14 @@ def _event_text(fmt: Format) -> Callable[[Any], str]:
     return lambda raw: json_line(EVENT_COLUMNS, event_record(raw))
 
 
-def _add_other_lines(reads: _Reads, fmt: Format, runs: SortedRuns) -> None:
+def _add_other_lines(reads: _Reads, fmt: Format, runs: SortedRuns, arms: ArmMask) -> None:
     """The events file's lines of the events of no participant exported (the system's, and a
-    stream without a participants row; none with `ids`), added to `runs`."""
+    stream without a participants row; none with `ids`), added to `runs`; a broadcast's arm
+    masked as `arms` says."""
     if not reads.ids:
         text = _event_text(fmt)
         for raw in _other_events(reads.conn, reads.sealer, reads.upto, reads.since):
-            runs.add(raw.seq, text(raw))
+            runs.add(raw.seq, text(arms.event(raw) if arms.hidden else raw))
 
 
 def _write_events(
@@ -640,6 +651,7 @@ class _Shape:
     options: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
     # decisions.csv's per-decision columns (`p_<option>`, `mod_<name>`): codebook.decision_names
     decided: Sequence[str] = ()
+    arms: ArmMask = NAMES  # how a blinded study's arms are shown (bot.reporting.arm_mask)
 
     def file_columns(self, name: str) -> tuple[str, ...]:
         """A per-participant file's columns as this shape writes them (decisions.csv's with
@@ -653,6 +665,7 @@ class _Shape:
         return self.record(with_undeclared(record, self.decided))
 
     def columns(self, columns: Sequence[str]) -> tuple[str, ...]:
+        columns = self.arms.columns(columns)
         if not self.pseudonymise:
             return tuple(columns)
         left_out = IDENTIFYING + (FREE_TEXT if self.free_text == "drop" else ())
@@ -661,6 +674,8 @@ class _Shape:
         )
 
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self.arms.hidden:
+            record = self.arms.record(record)
         if not self.pseudonymise:
             return record
         return {**record, "study_code": study_code(record["participant_id"])}
@@ -751,6 +766,16 @@ def _object_cell(value: dict[str, Any]) -> str:
 
 def event_record(raw: Any) -> dict[str, Any]:
     return dict(zip(EVENT_COLUMNS, event_values(raw), strict=True))
+
+
+def _studies(conn: Connection, ids: Sequence[str]) -> list[tuple[str, str | None]]:
+    """Each participant in a study (of `ids`, or all): their id and study (the arm mask's)."""
+    query = select(participants.c.participant_id, participants.c.study).where(
+        participants.c.study.is_not(None)
+    )
+    if ids:
+        query = query.where(participants.c.participant_id.in_(list(ids)))
+    return [(row[0], row[1]) for row in conn.execute(query)]
 
 
 def _existing(conn: Connection, participant_ids: Sequence[str]) -> list[str]:
@@ -910,6 +935,7 @@ def stream_file(
     since: datetime | None = None,
     actor: str = "cli",
     decided: Sequence[str] = (),
+    arms: ArmMask = NAMES,
 ) -> Iterator[str]:
     """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`,
     `decisions`, with its per-decision columns `decided`: codebook.decision_names, or
@@ -919,7 +945,7 @@ def stream_file(
     went away), it is recorded as `export.written` by `actor`, as `export` records its files,
     with the rows sent in its count (`export.written` counts participants, messages and events
     only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
-    rows = _file_lines(store, name, fmt, since, decided)
+    rows = _file_lines(store, name, fmt, since, decided, arms)
     sent = 0
     try:
         for text in rows:
@@ -938,17 +964,24 @@ def stream_file(
             pseudonymised=False,
             free_text="keep",
             since=since,
+            arms=arms.shown,
             **counted,
         )
         store.append(SYSTEM_STREAM, [NewEvent(record, meta={"actor": actor})])
 
 
 def _file_lines(
-    store: EventStore, name: str, fmt: Format, since: datetime | None, decided: Sequence[str]
+    store: EventStore,
+    name: str,
+    fmt: Format,
+    since: datetime | None,
+    decided: Sequence[str],
+    arms: ArmMask,
 ) -> Generator[str, None, None]:
     """A file's lines, read in one snapshot (closing the generator ends it)."""
-    shape = _Shape(False, "keep", decided=decided)
     with store.snapshot() as conn:
+        masked = arms.with_participants(_studies(conn, ()))
+        shape = _Shape(False, "keep", decided=decided, arms=masked)
         yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn), shape)
 
 
@@ -964,9 +997,9 @@ def _snapshot_lines(
     columns = shape.file_columns(name) if name in PER_PARTICIPANT else FILES[name]
     found = lifecycles(conn, sealer, upto, ()) if name in ("participants", "allocations") else {}
     if name == "participants":
-        columns = participant_columns(found)
+        columns = shape.columns(participant_columns(found))
     elif name == "allocations":
-        columns = allocation_columns(found)
+        columns = shape.columns(allocation_columns(found))
 
     def line(record: dict[str, Any]) -> str:
         if fmt == "jsonl":
@@ -977,11 +1010,11 @@ def _snapshot_lines(
         yield csv_line(columns)
     if name == "participants":
         for row in _participants(conn, ()):
-            yield line(participant_record(row, found.get(row["participant_id"])))
+            yield line(shape.record(participant_record(row, found.get(row["participant_id"]))))
     elif name == "allocations":
         zones = {row["participant_id"]: row["timezone"] for row in _participants(conn, ())}
         for record in allocation_records(found, zones):
-            yield line(record)
+            yield line(shape.record(record))
     elif name in PER_PARTICIPANT:
         as_text = name == "messages" and fmt == "csv"  # its rows made as text (message_lines)
         rows = participant_records(conn, sealer, (name,), (), upto, since, csv_messages=as_text)
@@ -989,10 +1022,11 @@ def _snapshot_lines(
             yield (
                 record
                 if as_text
-                else line(shape.decision(record) if name == "decisions" else record)
+                else line(shape.decision(record) if name == "decisions" else shape.record(record))
             )
     else:
-        for raw in _events(conn, sealer, upto, since, ()):
+        mask = shape.arms.event if shape.arms.hidden else (lambda raw: raw)
+        for raw in map(mask, _events(conn, sealer, upto, since, ())):
             yield event_line(raw) if fmt == "csv" else line(event_record(raw))
 
 

@@ -26,8 +26,9 @@ from bot.interventions.interpreter import decision_events, decision_timers, send
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
+from bot.services import stage2
 from bot.store.services import Services
-from bot.studies.catalogue import StudyCatalogue
+from bot.studies.catalogue import STUDIES, StudyCatalogue
 from modules import MODULES
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,20 @@ def check_study(settings: Settings, studies: StudyCatalogue) -> None:
         raise ConfigError([first, *problems])
 
 
+_STAGE2: dict[tuple[str | None, Path], stage2.Stage2] = {}
+
+
+def study_stage2(settings: Settings, root: Path = STUDIES) -> stage2.Stage2:
+    """The studies' second stages as the worker runs them (bot.services.stage2), for the
+    studies under `root` read against the interventions catalogue: one per process (the
+    worker threads share what it read)."""
+    key = (settings.master_key, root)
+    if key not in _STAGE2:
+        studies = StudyCatalogue(root, intervention_catalogue())
+        _STAGE2[key] = stage2.Stage2(studies, settings.master_key)
+    return _STAGE2[key]
+
+
 def build_handler(
     services: Services,
     *,
@@ -94,6 +109,9 @@ def build_handler(
             settings.public_base_url,
         ),
     )
+    # A study's stage-2 timer changes nothing in the conversation: the worker's commit runs
+    # stage 2 (bot.services.stage2) in the turn's transaction.
+    timer_turns.register(stage2.KIND, lambda fired: [])
     steps = modules.get("step")
     if steps is not None and hasattr(steps, "intervention"):  # the step module loads them
         seed = decision_timers.draw_seed(settings.master_key)

@@ -23,6 +23,7 @@ from typing import Any
 from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
 from bot.core import metrics
+from bot.services.stage2 import Stage2
 from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.broadcasts import BroadcastHeld, BroadcastStepRequested
@@ -30,7 +31,7 @@ from bot.store.event_types.work import WorkCompleted, WorkFailed, WorkParked
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
 from bot.store.ports import WorkQueue
 from bot.store.services import Services
-from bot.store.work_queue import StoreWorkQueue
+from bot.store.work_queue import StoreWorkQueue, Within
 from bot.timers.kinds import records
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,12 @@ class Worker:
         backoff: timedelta = timedelta(seconds=5),
         max_backoff: timedelta = timedelta(minutes=5),
         queue: WorkQueue | None = None,
+        stage2: Stage2 | None = None,
     ) -> None:
+        """`stage2` runs the studies' second stages (bot.services.stage2) in the turns that
+        set them off; None: the deployment's studies (`studies/`), read when first needed."""
         self.services = services
+        self._stage2 = stage2
         self.store = services.store
         self.queue: WorkQueue = queue if queue is not None else StoreWorkQueue(services.store)
         self.handler = handler
@@ -178,8 +183,9 @@ class Worker:
                 self._fail(item, f"{type(exc).__name__}: {exc}")
                 metrics.TURN_SECONDS.labels("failed").observe(perf_counter() - started)
                 return None
+            within = self._within(turn, decided)
             try:
-                committed = self._commit(stream, decided, version, release, item, head)
+                committed = self._commit(stream, decided, version, release, item, head, within)
                 metrics.TURN_SECONDS.labels("ok").observe(perf_counter() - started)
                 return committed
             except ConcurrencyError as exc:
@@ -202,6 +208,26 @@ class Worker:
         out = list(self.handler(turn))
         return [*out, WorkCompleted(work_id=turn.item["work_id"])]
 
+    def _within(self, turn: Turn, decided: list[EventData | NewEvent]) -> Within | None:
+        """What else the turn's commit does in its transaction: a study's stage 2 the turn
+        sets off (None for all other turns, the common case, decided without a read)."""
+        if not turn.participant.get("study"):
+            return None
+        stage2 = self.stage2
+        due = stage2.due(turn.participant, turn.timer, decided)
+        if due is None:
+            return None
+        pid, now = str(turn.participant["participant_id"]), turn.now
+        return lambda tx: stage2.run(tx, pid, due, now)
+
+    @property
+    def stage2(self) -> Stage2:
+        if self._stage2 is None:
+            from bot.runtime.routing import study_stage2
+
+            self._stage2 = study_stage2(self.services.settings)
+        return self._stage2
+
     def _commit(
         self,
         stream: str,
@@ -210,16 +236,17 @@ class Worker:
         release: str | None,
         item: dict[str, Any],
         head: dict[str, Any] | None,
+        within: Within | None = None,
     ) -> Next:
         """Append the decision; where only passive events moved the stream meanwhile, append it
         again behind them. With the participant's row (`head`, PostgreSQL), each try reads the
         row anew and goes in one flight (a busy participant's messages keep moving the stream,
         and the flight is what keeps their webhooks from waiting on this process), up to
         FLIGHTS tries; the last try locks and appends."""
-        tries = FLIGHTS if head is not None else 1  # before the last one, which locks
+        tries = FLIGHTS if head is not None and within is None else 1  # then one that locks
         for tried in range(1, tries + 1):
             try:
-                return self._append(stream, decided, version, release, item, head)
+                return self._append(stream, decided, version, release, item, head, within)
             except ConcurrencyError:
                 # read before the moves are loaded, so that its version is one they reach
                 head = self.queue.stored_row(stream) if head is not None and tried < tries else None
@@ -227,7 +254,7 @@ class Worker:
                 if any(not _passive(e) for e in moved):
                     raise
                 version = moved[-1].stream_version if head is None else int(head["version"])
-        return self._append(stream, decided, version, release, item, None)
+        return self._append(stream, decided, version, release, item, None, within)
 
     def _append(
         self,
@@ -237,6 +264,7 @@ class Worker:
         lease: str | None,
         item: dict[str, Any],
         head: dict[str, Any] | None,
+        within: Within | None = None,
     ) -> Next:
         """Append the decision at `version` (EventStore.append's ConcurrencyError if the stream
         moved); with `lease`, in the same transaction, read the next head item and release the
@@ -247,11 +275,24 @@ class Worker:
         lock the webhook waits for is never held while this low-priority process waits for a
         core."""
         if lease is None:
-            self.store.append(stream, decided, expected_version=version)
+            if within is None:
+                self.store.append(stream, decided, expected_version=version)
+                return None
+            with self.store.transaction() as tx:
+                tx.append(stream, decided, expected_version=version)
+                within(tx)
             return None
         with self._beat.paused() as beat:
             following = self.queue.complete_turn(
-                stream, decided, version, item, head, lease, self.name, self.services.clock.now
+                stream,
+                decided,
+                version,
+                item,
+                head if within is None else None,
+                lease,
+                self.name,
+                self.services.clock.now,
+                within,
             )
             if following is not None:
                 return following

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.reporting.arm_mask import NAMES, ArmMask
 from bot.studies.blinding import arm_code
 from bot.studies.catalogue import StudyCatalogue
 from bot.studies.seed import study_seed
 
 API_ROLE = "researcher"  # an API token acts as a researcher
-CODED_ROLES = ("admin",)  # shown a blinded study's arm codes
+CODED_ROLES = ("admin", "statistician")  # shown a blinded study's arm codes
 NO_ARMS_ROLES = ("supervisor",)
 
 
@@ -61,3 +62,30 @@ def shown_row(
         "arm": shown_arm(role, study, arm, studies, master_key),
         "intervention": None,
     }
+
+
+def export_arms(
+    role: str | None,
+    studies: StudyCatalogue | None,
+    master_key: str | None,
+    *,
+    unblinded: bool = False,
+) -> ArmMask:
+    """How an export by `role` shows the arms (bot.reporting.arm_mask): a blinded study's arms
+    as codes for admins, statisticians and the operator (`tandem export`, role None), or not
+    at all for researchers; `unblinded` (the operator's `--unblinded`): names everywhere. A
+    study that cannot be read is treated as blinded, its arms without codes (blank)."""
+    if unblinded:
+        return NAMES
+    open_studies: set[str] = set()
+    open_arms: set[str] = set()
+    codes: dict[str, dict[str, str]] = {}
+    for slug in studies.slugs() if studies is not None else []:
+        if studies is not None and studies.refusal(slug) is None and not studies.blinded(slug):
+            open_studies.add(slug)
+            open_arms |= set(studies.study(slug).arms)
+        elif studies is not None and studies.refusal(slug) is None and master_key:
+            seed = study_seed(slug, master_key)
+            codes[slug] = {arm: arm_code(seed, arm) for arm in studies.study(slug).arms}
+    omit = role not in (*CODED_ROLES, None)
+    return ArmMask(frozenset(open_studies), frozenset(open_arms), codes, omit=omit)

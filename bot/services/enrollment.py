@@ -28,6 +28,7 @@ from bot.interventions.validation import needs
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services.allocation import allocated
 from bot.services.refusal import Refused
+from bot.services.stage2 import stage2_timer
 from bot.services.study_joining import joined
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
 from bot.store.event_types import ParticipantEnrolled
@@ -237,6 +238,8 @@ def record(
                     runs = one.design.arms[drawn.arm].intervention
                     enrolled = one.enrolled.model_copy(update={"intervention": runs})
                     events = [enrolled, drawn]
+                    due = stage2_timer(one.study, one.design, drawn.arm, store.clock.now())
+                    events += [due] if due is not None else []
                     made = Enrolled(enrolled, drawn, one.design.blinded)
                 stream = participant_stream(one.participant_id)
                 tx.append(stream, [NewEvent(e, meta=meta) for e in events], 0)

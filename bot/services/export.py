@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from bot.reporting import codebook
+from bot.reporting.arm_mask import NAMES, ArmMask
 from bot.reporting.export import (
     FILES,
     SYSTEM_STREAM,
@@ -49,9 +50,11 @@ def to_folder(
     free_text: FreeText = "keep",
     jobs: int = 1,
     progress: Callable[[str, int | None], Callable[[int], object]] | None = None,
+    arms: ArmMask = NAMES,
 ) -> Counts:
     """Write every file and the codebook (of the interventions under `interventions` that the
-    exported participants are in) into `out_dir`, recorded as `export.written` by `actor`.
+    exported participants are in) into `out_dir`, recorded as `export.written` by `actor`;
+    a blinded study's arms as `arms` says (bot.services.blinding.export_arms).
     Refuses an unknown participant (field `participant`) and jobs where processes cannot fork
     (field `jobs`)."""
     try:
@@ -68,6 +71,7 @@ def to_folder(
             actor=actor,
             documents=codebook.documents(interventions, slugs),
             jobs=jobs,
+            arms=arms,
         )
     except UnknownParticipant as exc:
         raise Refused(str(exc), "participant") from None
@@ -83,6 +87,7 @@ def file_stream(
     since_text: str,
     actor: str,
     interventions: Path | None = None,
+    arms: ArmMask = NAMES,
 ) -> Iterator[str]:
     """One file (`participants`, `messages`, ...) as text, a row at a time, recorded as
     `export.written` by `actor` when the stream ends; decisions.csv's per-decision columns
@@ -102,7 +107,7 @@ def file_stream(
     if name == "decisions" and interventions is not None:
         books = codebook.documents(interventions, intervention_slugs(store))
         decided = codebook.decision_names(books)
-    return stream_file(store, name, fmt, since=since, actor=actor, decided=decided)
+    return stream_file(store, name, fmt, since=since, actor=actor, decided=decided, arms=arms)
 
 
 def codebook_download(store: EventStore, fmt: str, *, interventions: Path, actor: str) -> str:

@@ -19,7 +19,7 @@ from bot.store.event_store import AppendResult
 from bot.store.events import Event, EventData, NewEvent
 from bot.store.outbox_claims import Claimed
 from bot.store.recent import RecentWindows
-from bot.store.work_queue import TurnReads
+from bot.store.work_queue import TurnReads, Within
 
 Row = dict[str, Any]
 Send = TypeVar("Send")
@@ -94,9 +94,11 @@ class WorkQueue(Protocol):
         lease: str,
         holder: str,
         now: Callable[[], datetime],
+        within: Within | None = None,
     ) -> Row | None:
         """Append a turn's decision at `version` and, atomically, read the next head item
-        and release `lease` unless it is due: that item if due, else None (released)."""
+        and release `lease` unless it is due: that item if due, else None (released).
+        `within` runs in the same transaction after the append."""
         ...
 
 

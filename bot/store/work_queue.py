@@ -43,6 +43,8 @@ from bot.store.work_statements import (
 from bot.store.writes import select_row
 
 Row = dict[str, Any]
+# More of a turn, run in its commit's transaction after its events (a study's stage 2).
+Within = Callable[[Transaction], object]
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class StoreWorkQueue:
         lease: str,
         holder: str,
         now: Callable[[], datetime],
+        within: Within | None = None,
     ) -> Row | None:
         """Append a turn's decision at `version` and, in the same transaction, read the
         participant's next head item and release `lease` unless that item is due; the next
@@ -158,19 +161,23 @@ class StoreWorkQueue:
         moved. On PostgreSQL, given the participant's row as the turn read it (`head`, at
         `version`), the append is worked out before the participant's lock and sent with the
         next-item read and the COMMIT in one flight (bot.store.flight), so that the lock the
-        webhook waits for is never held while this low-priority process waits for a core."""
+        webhook waits for is never held while this low-priority process waits for a core.
+        `within` runs in the transaction after the append (a study's stage 2, which reads and
+        appends more): such a turn takes the participant's lock and appends, not a flight."""
         pid = stream.removeprefix(PARTICIPANT_PREFIX)
         try:
             with self.store.transaction() as tx:
                 _adopt_known_rows(tx, decided, item)
                 at = now()
-                if head is not None and tx.conn.dialect.name == "postgresql":
+                if within is None and head is not None and tx.conn.dialect.name == "postgresql":
                     staged = tx.stage(stream, decided, version, head)
                     params = {"pid": pid, "name": lease, "holder": holder, "now": at}
                     [found] = commit_in_one_flight(tx, [staged], [(NEXT_OR_RELEASE, params)])
                     following = found[0] if found else None
                 else:
                     tx.append(stream, decided, expected_version=version)
+                    if within is not None:
+                        within(tx)
                     following = next_or_release(tx.conn, pid, lease, holder, at)
                 if following is not None and following["available_at"] <= at:
                     return following

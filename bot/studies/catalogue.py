@@ -26,6 +26,9 @@ class StudyCatalogue:
 
     root: Path
     interventions: Catalogue
+    # False: read the studies against the interventions' names only (not loaded, validated or
+    # typed): enough to know arms and blinding (an export's), not to enroll or run stage 2.
+    typed: bool = True
     _read: dict[str, tuple[Study | None, list[Problem]]] = field(default_factory=dict)
     _blinded: dict[str, bool] = field(default_factory=dict)
 
@@ -38,6 +41,8 @@ class StudyCatalogue:
     def arm_interventions(self) -> ArmInterventions:
         """The usable interventions, each with its typed names and steps, so that a stage-2
         condition and trigger step are checked against the intervention they run in."""
+        if not self.typed:
+            return ArmInterventions(frozenset(self.interventions.slugs()))
         slugs = self.interventions.valid()
         loaded = {slug: load_intervention(self.interventions.root / slug) for slug in slugs}
         return ArmInterventions(

@@ -82,6 +82,13 @@ KINDS: dict[str, KindPolicy] = {
             summary="a `send:` message of an intervention, rendered when it is sent",
         ),
         KindPolicy(
+            "stage2",
+            None,
+            "ignore",
+            summary="a study's stage-2 re-randomisation is due (`stage2.at.after`; sends "
+            "nothing itself)",
+        ),
+        KindPolicy(
             "decision",
             None,
             "ignore",

@@ -5,7 +5,9 @@ is recorded with its reason and shows that participant's arm."""
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 
 import pytest
 from click.testing import CliRunner
@@ -178,19 +180,25 @@ def test_the_study_overview_counts_each_arm_per_stratum_and_the_balance(
     assert "<th>X" in admin_view.split("</section>")[0]
 
 
-def test_a_researcher_cannot_download_the_files_naming_arms_while_a_study_is_blinded(
+def test_a_researcher_gets_the_files_without_arms_and_not_those_made_of_arms(
     app: Flask,
 ) -> None:
-    enrolled(app, BLIND)
+    pid, arm = enrolled(app, BLIND)
     researcher, admin = staff(app, "researcher"), staff(app, "admin")
 
     refused = [
-        get(researcher, f"/console/export/{n}.csv").status_code
-        for n in ("participants", "allocations", "events")
+        get(researcher, f"/console/export/{n}.csv").status_code for n in ("allocations", "events")
     ]
+    participants = get(researcher, "/console/export/participants.csv")
     allowed = get(researcher, "/console/export/messages.csv")
     by_admin = get(admin, "/console/export/participants.csv")
 
-    assert refused == [403, 403, 403]
+    assert refused == [403, 403]
     assert allowed.status_code == 200
-    assert by_admin.status_code == 200 and BLIND in by_admin.get_data(as_text=True)
+    assert participants.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(participants.get_data(as_text=True))))
+    assert "arm" not in rows[0] and rows[0]["study"] == BLIND and rows[0]["intervention"] == ""
+    assert arm not in rows[0].values() and RUNS[arm] not in participants.get_data(as_text=True)
+    code = arm_code(study_seed(BLIND, TEST_MASTER_KEY), arm)
+    (row,) = csv.DictReader(io.StringIO(by_admin.get_data(as_text=True)))
+    assert (row["participant_id"], row["arm"]) == (pid, code)

@@ -10,7 +10,7 @@ from tests.web.researcher import AUTH, BASE, enroll, event_types
 
 KNOWN = (
     "known: cbt-reframe, demo, ema-craving, fit-motivation, habit-coach, health-intake, "
-    "ot-mentor, phq9-checkin, walk-control, walk-mrt"
+    "ot-mentor, phq9-checkin, smart-walk, walk-control, walk-mrt"
 )
 
 

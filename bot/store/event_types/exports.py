@@ -13,7 +13,7 @@ class ExportWritten(EventData):
     """An export was written (on the system stream; `meta.actor` says who made it)."""
 
     personal = fields()
-    plain = fields("files")
+    plain = fields("files", "arms")
 
     # md or json: the codebook alone, downloaded from the researcher console.
     format: Literal["csv", "jsonl", "md", "json"]
@@ -25,3 +25,6 @@ class ExportWritten(EventData):
     participants: int
     messages: int
     events: int
+    # How a blinded study's arms were shown: by name (operator `--unblinded`, or no blinded
+    # study), as codes (admins, statisticians, `tandem export`), or omitted (researchers).
+    arms: Literal["names", "codes", "omitted"] = "names"

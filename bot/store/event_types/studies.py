@@ -78,3 +78,20 @@ class AllocationsRevealed(EventData):
     by: str
     reason: str
     count: int
+
+
+@event("participant.stage2_assessed")
+class Stage2Assessed(EventData):
+    """A study's stage-2 trigger came for this participant (`trigger`: `step:<name>` or
+    `after:<duration>`) and its condition was evaluated: `met` true means they were
+    re-randomised (a `participant.allocated` of stage 2 follows in the same transaction),
+    false that they stay in their stage-1 arm. Recorded once: stage 2 is one decision. Holds
+    no arm, so blinding has nothing to hide in it."""
+
+    personal = fields()
+    plain = fields("study", "trigger", "condition")
+
+    study: str
+    trigger: str
+    condition: str
+    met: bool
