@@ -59,7 +59,6 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
-            from bot.services import readiness
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
@@ -74,10 +73,9 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
-                    # Readiness episodes and operator alerts: one process (the leader) checks.
-                    on_beat=lambda: readiness.check(
-                        self.services.store, self.services.settings, self.services.clock.now()
-                    ),
+                    # Readiness episodes, operator alerts and unknown senders' retention: one
+                    # process (the leader) checks.
+                    on_beat=self._leader_checks,
                 ),
             )
         log.info(
@@ -86,6 +84,19 @@ class Runtime:
             self.options.dispatchers,
             "campaigning" if self.options.scheduler else "off",
         )
+
+    def _leader_checks(self) -> None:
+        """The scheduler leader's periodic checks: readiness (and operator alerts), then the
+        unknown senders whose UNKNOWN_SENDER_RETENTION_DAYS ran out (each erasure recorded)."""
+        from bot.services import readiness, sender_erasure
+
+        store, settings, now = self.services.store, self.services.settings, self.services.clock
+        try:
+            readiness.check(store, settings, now.now())
+        finally:
+            sender_erasure.expire(
+                store, now.now(), settings.unknown_sender_retention_days, "retention"
+            )
 
     def _spawn(self, name: str, target: Callable[[threading.Event], None]) -> None:
         thread = threading.Thread(target=target, args=(self.stop_event,), name=name, daemon=True)
