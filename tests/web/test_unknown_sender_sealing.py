@@ -204,3 +204,21 @@ def test_retention_destroys_an_old_senders_key_and_not_a_recent_ones(
     assert keys[old] is None and keys[recent] is not None
     assert sender_erasure.expire(services.store, clock.now(), 30, "retention") == []
     assert check(services.store).clean
+
+
+def test_the_scheduler_leaders_periodic_check_applies_the_retention(
+    client: FlaskClient, services: Services, clock: FakeClock
+) -> None:
+    from bot.runtime.threads import Runtime
+
+    post(client, INBOUND, message("old news", sender=STRANGER))
+    [sender_id] = _senders(services.store)
+    runtime = Runtime(services, handler=None, messenger=None)  # type: ignore[arg-type]
+    runtime._leader_checks()
+    assert _bodies(services.store, sender_id) == ["old news"]  # 0 days old
+
+    clock.advance(timedelta(days=services.settings.unknown_sender_retention_days, seconds=1))
+    runtime._leader_checks()
+
+    assert _bodies(services.store, sender_id) == ["[erased]"]
+    assert _senders(services.store) == []
