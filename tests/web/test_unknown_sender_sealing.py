@@ -222,3 +222,15 @@ def test_the_scheduler_leaders_periodic_check_applies_the_retention(
 
     assert _bodies(services.store, sender_id) == ["[erased]"]
     assert _senders(services.store) == []
+
+
+def test_an_unknown_senders_text_still_counts_as_needing_a_human(
+    client: FlaskClient, services: Services, clock: FakeClock
+) -> None:
+    from bot.store.reads.attention import attention
+
+    post(client, INBOUND, message(SECRET, sender=STRANGER))
+
+    with services.store.reading() as conn:
+        counted = attention(conn, clock.now(), timedelta(days=1))
+    assert counted.needing_human == 1
