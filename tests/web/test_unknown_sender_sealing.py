@@ -22,7 +22,15 @@ from bot.store.replay import check
 from bot.store.schema import data_keys, events, sender_phones
 from bot.store.services import Services
 from tests.conftest import TEST_MASTER_KEY
-from tests.web.twilio_requests import INBOUND, client_with, enroll, message, post, rows
+from tests.web.twilio_requests import (
+    INBOUND,
+    client_with,
+    deliver_concurrently,
+    enroll,
+    message,
+    post,
+    rows,
+)
 
 STRANGER = "+12025550123"
 SECRET = "my HIV status is private"
@@ -234,3 +242,16 @@ def test_an_unknown_senders_text_still_counts_as_needing_a_human(
     with services.store.reading() as conn:
         counted = attention(conn, clock.now(), timedelta(days=1))
     assert counted.needing_human == 1
+
+
+def test_five_concurrent_first_messages_from_a_stranger_make_one_sender(
+    client: FlaskClient, services: Services
+) -> None:
+    form = message(SECRET, sender=STRANGER)
+
+    answers = deliver_concurrently(client.application, form)
+
+    assert answers == [200] * 5
+    [sender_id] = _senders(services.store)
+    assert _bodies(services.store, sender_id) == [SECRET]
+    assert len(_raw_rows(services.store)) == 1
