@@ -143,6 +143,8 @@ def test_tandem_erase_phone_erases_from_the_command_line(
         cli, ["erase", "--phone", STRANGER, "--reason", "x", "--requested-by", "other", "--yes"]
     )
     assert again.exit_code == 1 and "no unknown sender's messages are kept" in again.output
+    replayed = CliRunner().invoke(cli, ["replay", "--check"])
+    assert replayed.exit_code == 0, replayed.output
 
 
 def test_an_erased_participant_who_texts_again_is_sent_nothing_and_leaves_no_body(
