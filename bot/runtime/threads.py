@@ -75,7 +75,7 @@ class Runtime:
                     intervention_quiet_hours=quiet,
                     # Readiness episodes, operator alerts and unknown senders' retention: one
                     # process (the leader) checks.
-                    on_beat=self._leader_checks,
+                    on_beat=self._beat,
                 ),
             )
         log.info(
@@ -85,7 +85,7 @@ class Runtime:
             "campaigning" if self.options.scheduler else "off",
         )
 
-    def _leader_checks(self) -> None:
+    def _beat(self) -> None:
         """The scheduler leader's periodic checks: readiness (and operator alerts), then the
         unknown senders whose UNKNOWN_SENDER_RETENTION_DAYS ran out (each erasure recorded)."""
         from bot.services import readiness, sender_erasure

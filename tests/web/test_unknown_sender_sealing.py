@@ -224,11 +224,11 @@ def test_the_scheduler_leaders_periodic_check_applies_the_retention(
     post(client, INBOUND, message("old news", sender=STRANGER))
     [sender_id] = _senders(services.store)
     runtime = Runtime(services, handler=None, messenger=None)  # type: ignore[arg-type]
-    runtime._leader_checks()
+    runtime._beat()
     assert _bodies(services.store, sender_id) == ["old news"]  # 0 days old
 
     clock.advance(timedelta(days=services.settings.unknown_sender_retention_days, seconds=1))
-    runtime._leader_checks()
+    runtime._beat()
 
     assert _bodies(services.store, sender_id) == ["[erased]"]
     assert _senders(services.store) == []
