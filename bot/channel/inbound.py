@@ -1,5 +1,11 @@
 """What an inbound Twilio message records: the message, consent keywords, HELP, unknown senders.
 
+An unknown sender's message goes on a stream of their own (`sender:<id>`), sealed under a data
+key of its own, so that it can be erased (`tandem erase --phone`) and expires
+(UNKNOWN_SENDER_RETENTION_DAYS). An erased participant's number is no longer known (their
+phone's hash went with their key): what they send again is an unknown sender's, and is answered
+only as UNKNOWN_SENDER_POLICY says (never a STOP: docs/security.md).
+
 The web layer parses the form, looks the sender up and appends what `decide` returns in one
 transaction; nothing here touches Flask or the database.
 """
@@ -20,7 +26,7 @@ from bot.core.config import Settings
 from bot.core.phone_zone import choose_timezone
 from bot.store.event_types.messages import Media, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
-from bot.store.events import SYSTEM_STREAM, Event, EventData, new_id, participant_stream
+from bot.store.events import Event, EventData, new_id, participant_stream, sender_stream
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +102,13 @@ def decide(
     settings: Settings,
     now: datetime,
     history: History = tuple,
+    sender_id: str | None = None,
 ) -> Append:
-    """The one append an inbound message makes, keyed by its MessageSid."""
+    """The one append an inbound message makes, keyed by its MessageSid; `sender_id`: the
+    unknown sender this number already has a stream for (None: a new one)."""
     if participant is not None:
         return for_participant(inbound, participant, pending_timers, settings, now, history)
-    return for_unknown_sender(inbound, settings, now)
+    return for_unknown_sender(inbound, settings, now, sender_id)
 
 
 def for_participant(
@@ -139,9 +147,12 @@ def for_participant(
     )
 
 
-def for_unknown_sender(inbound: Inbound, settings: Settings, now: datetime) -> Append:
-    """UNKNOWN_SENDER_POLICY: record on the system stream (ignore), also answer (reply), or
-    enroll the sender and treat the message as theirs (enroll). STOP never replies or enrolls."""
+def for_unknown_sender(
+    inbound: Inbound, settings: Settings, now: datetime, sender_id: str | None = None
+) -> Append:
+    """UNKNOWN_SENDER_POLICY: record on the sender's own stream (ignore), also answer (reply),
+    or enroll the sender and treat the message as theirs (enroll). STOP never replies or
+    enrolls."""
     policy = settings.unknown_sender_policy
     stop = inbound.keyword is Keyword.STOP
     if policy == "enroll" and not stop:
@@ -154,7 +165,8 @@ def for_unknown_sender(inbound: Inbound, settings: Settings, now: datetime) -> A
         channel = inbound.sender.channel
         reply = settings.unknown_sender_reply
         events += outbound.to_address(str(inbound.sender), channel, reply, kind="notice")
-    return Append(SYSTEM_STREAM, events, idempotency_key=inbound.message.message_sid)
+    stream = sender_stream(sender_id or new_id())
+    return Append(stream, events, idempotency_key=inbound.message.message_sid)
 
 
 def _enrolled_with_message(

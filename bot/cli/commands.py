@@ -41,9 +41,11 @@ COMMANDS: dict[str, Entry] = {
         "Erase PARTICIPANT (an id or a phone number): their data key is destroyed, so every "
         "personal field of their events (phone, name, messages, profile, LLM prompts) reads "
         "`[erased]` in the API, transcripts, exports and replay; their stored rows are rebuilt "
-        "without it, unsent messages are suppressed and timers cancelled. Needs "
-        "TANDEM_MASTER_KEY. It cannot be undone: you are asked to type the participant id "
-        "unless --yes.",
+        "without it, unsent messages are suppressed and timers cancelled. With --phone NUMBER "
+        "instead: the messages of an unknown sender (a number that matches no participant, or "
+        "an erased participant texting again) are erased the same way, their key destroyed and"
+        " recorded as `sender.erased`. Needs TANDEM_MASTER_KEY. It cannot be undone: you are "
+        "asked to type the participant id (or the number) unless --yes.",
     ),
     "events": Entry(
         "bot.cli.events",
@@ -65,7 +67,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "maintenance": Entry(
         "bot.cli.maintenance",
-        "Rewrite the data_keys table (VACUUM FULL) and VACUUM every other table, so that no "
+        "Destroy the keys of unknown senders older than UNKNOWN_SENDER_RETENTION_DAYS, then "
+        "rewrite the data_keys table (VACUUM FULL) and VACUUM every other table, so that no "
         "data key destroyed by an erasure stays in the database files; recorded as "
         "`maintenance.completed`. Run it with the schema owner's DATABASE_URL (the app role may"
         " not VACUUM), from cron at least daily (docs/operations.md); it refuses as the app "

@@ -12,7 +12,8 @@ from bot.cli.root import cli, database_errors, settings_from_env
 @cli.command()
 @database_errors
 def maintenance() -> None:
-    """Rewrite the data_keys table (VACUUM FULL) and VACUUM every other table, so that no data
+    """Destroy the keys of unknown senders older than UNKNOWN_SENDER_RETENTION_DAYS, then
+    rewrite the data_keys table (VACUUM FULL) and VACUUM every other table, so that no data
     key destroyed by an erasure stays in the database files; recorded as
     `maintenance.completed`. Run it with the schema owner's DATABASE_URL (the app role may not
     VACUUM), from cron at least daily (docs/operations.md); it refuses as the app role."""
@@ -24,7 +25,11 @@ def maintenance() -> None:
     store = build_store(settings)
     try:
         try:
-            done = service.run(store, actor=f"cli:{getpass.getuser()}")
+            done = service.run(
+                store,
+                actor=f"cli:{getpass.getuser()}",
+                retention_days=settings.unknown_sender_retention_days,
+            )
         except Refused as exc:
             raise click.ClickException(str(exc)) from None
     finally:
@@ -37,5 +42,6 @@ def maintenance() -> None:
     )
     click.echo(
         f"rewritten: {', '.join(done.rewritten) or 'none'}; vacuumed {len(done.vacuumed)} "
-        f"tables; {done.erased_keys} destroyed data keys, {left}"
+        f"tables; {done.expired_senders} unknown senders' keys expired; "
+        f"{done.erased_keys} destroyed data keys, {left}"
     )

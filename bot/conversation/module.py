@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from bot.conversation import embeddings
 from bot.conversation.prompts import Prompt
 from bot.conversation.tone import tone_guide
 from bot.core.model_choice import ModelChoice
@@ -46,7 +47,7 @@ class Converse(Protocol):
 
 
 # model, texts -> one vector each (raises bot.conversation.embeddings.EmbeddingError)
-Embed = Callable[[str, Sequence[str]], list[list[float]]]
+Embed = embeddings.Embed
 
 
 class Structured(Protocol):

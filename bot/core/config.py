@@ -164,6 +164,11 @@ class Settings(BaseModel):
         "ignore", alias="UNKNOWN_SENDER_POLICY"
     )
     unknown_sender_reply: str = Field(DEFAULT_UNKNOWN_SENDER_REPLY, alias="UNKNOWN_SENDER_REPLY")
+    # How long an unknown sender's messages stay readable: their data key, made at their first
+    # message, is destroyed once older than this (docs/operations.md, Unknown senders).
+    unknown_sender_retention_days: int = Field(
+        30, ge=1, le=3650, alias="UNKNOWN_SENDER_RETENTION_DAYS"
+    )
     help_text: str = Field(DEFAULT_HELP_TEXT, alias="HELP_TEXT")
     # Researcher API: the text sent when a participant is unenrolled (empty = send none).
     unregister_notice: str = Field(DEFAULT_UNREGISTER_NOTICE, alias="UNREGISTER_NOTICE")

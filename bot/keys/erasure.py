@@ -17,10 +17,10 @@ from sqlalchemy import delete, select
 
 from bot.store import maintenance
 from bot.store.event_store import EventStore, Transaction
-from bot.store.events import REGISTRY, participant_stream
+from bot.store.events import REGISTRY, participant_stream, sender_stream
 from bot.store.personal import personal_fields
 from bot.store.projections import Row
-from bot.store.schema import events, participant_phones
+from bot.store.schema import events, participant_phones, sender_phones
 from bot.store.sealing import SEALED
 
 
@@ -33,10 +33,11 @@ class Sealing:
     unsealed: int
 
 
-def sealing_of(tx: Transaction, participant_id: str) -> Sealing:
-    """Count the participant's events with sealed and with plain personal fields."""
+def sealing_of(tx: Transaction, participant_id: str, stream_id: str | None = None) -> Sealing:
+    """Count the participant's events (or `stream_id`'s) with sealed and with plain personal
+    fields."""
     query = select(events.c.event_type, events.c.data).where(
-        events.c.stream_id == participant_stream(participant_id)
+        events.c.stream_id == (stream_id or participant_stream(participant_id))
     )
     sealed = unsealed = 0
     for event_type, data in tx.conn.execute(query):
@@ -52,12 +53,26 @@ def sealing_of(tx: Transaction, participant_id: str) -> Sealing:
 def shred(tx: Transaction, participant_id: str, now: datetime) -> int:
     """Destroy the participant's data key and phone hash, then rebuild every projection row
     their events feed; returns the rows rewritten. Runs inside the erasing transaction."""
-    store = tx.store
-    store.sealer.destroy(tx.conn, participant_id, now)
+    tx.store.sealer.destroy(tx.conn, participant_id, now)
     tx.conn.execute(
         delete(participant_phones).where(participant_phones.c.participant_id == participant_id)
     )
-    stream = tx.load(participant_stream(participant_id))  # opens as `[erased]` from here on
+    return rebuild(tx, participant_stream(participant_id))
+
+
+def shred_sender(tx: Transaction, sender_id: str, now: datetime) -> int:
+    """`shred` for an unknown sender: their data key and their number's hash destroyed, the
+    projection rows their events feed (an unsent notice's outbox row) rebuilt."""
+    tx.store.sealer.destroy(tx.conn, sender_id, now)
+    tx.conn.execute(delete(sender_phones).where(sender_phones.c.sender_id == sender_id))
+    return rebuild(tx, sender_stream(sender_id))
+
+
+def rebuild(tx: Transaction, stream_id: str) -> int:
+    """Fold again every projection row `stream_id`'s events feed, now that they open as
+    `[erased]`; returns the rows rewritten."""
+    store = tx.store
+    stream = tx.load(stream_id)  # opens as `[erased]` from here on
     rebuilt: dict[tuple[str, str], Row] = {}
     for projection in store.projections:
         for ev in stream:

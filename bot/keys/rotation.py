@@ -1,5 +1,6 @@
-"""Master key rotation: every data key re-wrapped, every phone hash re-keyed, in one
-transaction. The data keys themselves (and so every sealed event) do not change."""
+"""Master key rotation: every data key re-wrapped, every phone hash re-keyed (participants' and
+unknown senders'), in one transaction. The data keys themselves (and so every sealed event) do
+not change."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import insert, inspect, select, update
 
+from bot.core.addresses import parse_address
 from bot.store import key_check
-from bot.store.event_store import EventStore
-from bot.store.schema import data_keys, participant_phones, participants
+from bot.store.event_store import EventStore, Transaction
+from bot.store.events import sender_stream
+from bot.store.personal import ERASED
+from bot.store.schema import data_keys, participant_phones, participants, sender_phones
 from bot.store.sealing import SealedWithoutKey, Sealer
 
 
@@ -28,6 +32,8 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
     assert new.key_id is not None
     rewrapped = phones = 0
     with store.transaction() as tx:
+        # First, while the data keys are still wrapped by the old master key (it opens them).
+        phones += _rekey_senders(tx, new)
         rows = tx.conn.execute(select(data_keys).where(data_keys.c.wrapped.isnot(None))).all()
         for row in rows:
             if row.master_key_id == new.key_id:
@@ -51,6 +57,24 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
             phones += 1
         key_check.record(tx.conn, new, store.clock.now())
     return Rotated(rewrapped, phones, new.key_id)
+
+
+def _rekey_senders(tx: Transaction, new: Sealer) -> int:
+    """Re-key each unknown sender's phone hash: the number is read from their first message,
+    opened with the current master key (the hash alone cannot be re-keyed)."""
+    done = 0
+    for (sender_id,) in tx.conn.execute(select(sender_phones.c.sender_id)).all():
+        first = next(iter(tx.load(sender_stream(sender_id))), None)
+        address = getattr(first.data, "from_address", None) if first is not None else None
+        if not address or address == ERASED:
+            continue
+        tx.conn.execute(
+            update(sender_phones)
+            .where(sender_phones.c.sender_id == sender_id)
+            .values(phone_hmac=new.phones.digest(parse_address(address).e164))
+        )
+        done += 1
+    return done
 
 
 def index_missing_phones(store: EventStore) -> int:

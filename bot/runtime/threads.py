@@ -79,8 +79,8 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
-                    # Declared broadcasts, readiness episodes and operator alerts: one process
-                    # (the leader) makes and checks them.
+                    # Declared broadcasts, readiness episodes, operator alerts and unknown
+                    # senders' retention: one process (the leader) makes and checks them.
                     on_beat=self._beat,
                 ),
             )
@@ -92,8 +92,11 @@ class Runtime:
         )
 
     def _beat(self) -> None:
+        """The scheduler leader's periodic work: the studies' declared broadcasts, readiness
+        (and operator alerts), then the unknown senders whose UNKNOWN_SENDER_RETENTION_DAYS ran
+        out (each erasure recorded). Each runs even if one before it failed."""
         from bot.runtime.routing import intervention_catalogue
-        from bot.services import broadcast_schedules, readiness
+        from bot.services import broadcast_schedules, readiness, sender_erasure
         from bot.studies.catalogue import STUDIES, StudyCatalogue
 
         if self.studies is None:
@@ -104,7 +107,12 @@ class Runtime:
                 s.store, self.studies.interventions, self.studies, now, s.settings.operators()
             )
         finally:
-            readiness.check(s.store, s.settings, now)
+            try:
+                readiness.check(s.store, s.settings, now)
+            finally:
+                sender_erasure.expire(
+                    s.store, now, s.settings.unknown_sender_retention_days, "retention"
+                )
 
     def _spawn(self, name: str, target: Callable[[threading.Event], None]) -> None:
         thread = threading.Thread(target=target, args=(self.stop_event,), name=name, daemon=True)

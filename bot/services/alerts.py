@@ -20,6 +20,18 @@ from bot.store.events import SYSTEM_STREAM, Event, EventData, NewEvent, particip
 Via = Literal["api", "console"]
 NOTE_LIMIT = 4000
 NOT_FOUND = "Alert not found"
+ID_LIMIT = 36  # alert ids are UUIDs
+
+
+def _row(store: EventStore, alert_id: str) -> dict[str, Any]:
+    """The alert's row; an id no alert can have (a NUL, which PostgreSQL refuses to compare,
+    or longer than an id) is not found, rather than a query that fails."""
+    row = None
+    if "\0" not in alert_id and len(alert_id) <= ID_LIMIT:
+        row = store.projection_row("alerts", alert_id)
+    if row is None:
+        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    return row
 
 
 def acknowledge(store: EventStore, alert_id: str, *, actor: str, via: Via) -> dict[str, Any]:
@@ -53,9 +65,7 @@ def detail(store: EventStore, alert_id: str) -> dict[str, Any]:
     """The alert's row with `quote`, the message that raised it, read from the sealed event
     (`[erased]` once the participant is erased; None when no message raised it), and `texts`,
     the supervisor texts queued with it: to whom, when, and whether each was sent or failed."""
-    row = store.projection_row("alerts", alert_id)
-    if row is None:
-        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    row = _row(store, alert_id)
     pid = row["participant_id"]
     stream = store.load(participant_stream(pid)) if pid else []  # system: no message
     raised = next(
@@ -96,9 +106,7 @@ def _change(
 ) -> dict[str, Any]:
     """Decide on the alert as it stands under its stream's lock, so that two people pressing
     the same button append one event and the second is told why not."""
-    found = store.projection_row("alerts", alert_id)
-    if found is None:
-        raise Refused(NOT_FOUND, "alert_id", "not_found")
+    found = _row(store, alert_id)
     pid = found["participant_id"]
     stream = participant_stream(pid) if pid else SYSTEM_STREAM
     projection = next(p for p in store.projections if p.name == "alerts")

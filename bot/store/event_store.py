@@ -24,10 +24,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.base import Executable
 
 import bot.store.event_types  # noqa: F401  (importing the catalogue registers every type)
+from bot.core.addresses import parse_address
 from bot.core.clock import Clock, SystemClock
 from bot.core.storable import storable_json
 from bot.store.database import READ_ONLY
 from bot.store.direct import Direct
+from bot.store.event_types.messages import MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.events import (
     Event,
@@ -35,9 +37,10 @@ from bot.store.events import (
     NewEvent,
     encode,
     participant_of,
+    sender_of,
 )
 from bot.store.projections import Folding, Projection, Row, all_projections
-from bot.store.schema import PROJECTION_TABLES, events, participant_phones
+from bot.store.schema import PROJECTION_TABLES, events, participant_phones, sender_phones
 from bot.store.sealing import Sealer
 from bot.store.stored_rows import opened_scanned, row_to_event
 from bot.store.writes import (
@@ -338,6 +341,8 @@ class Transaction:
         for event in recorded:
             if isinstance(event.data, ParticipantEnrolled):
                 self._index_phone(event.data)
+            elif event.stream_version == 1 and isinstance(event.data, MessageReceived):
+                self._index_sender(event.stream_id, event.data)
         self.recorded.extend(recorded)
 
     def _insert(self, rows: list[dict[str, Any]]) -> list[int] | None:
@@ -373,6 +378,19 @@ class Transaction:
         )
         digest = self.store.sealer.phones.digest(enrolled.phone)
         self.conn.execute(insert(participant_phones).values(participant_id=pid, phone_hmac=digest))
+
+    def _index_sender(self, stream_id: str, received: MessageReceived) -> None:
+        """Keep the keyed hash by which an unknown sender's next message (and `tandem erase
+        --phone`) finds their stream, when their first message starts it. Unique: a second
+        stream started for the same number at once fails, and its webhook decides again."""
+        sender_id = sender_of(stream_id)
+        if sender_id is None:
+            return
+        digest = self.store.sealer.phones.digest(parse_address(received.from_address).e164)
+        try:
+            self.conn.execute(insert(sender_phones).values(sender_id=sender_id, phone_hmac=digest))
+        except IntegrityError as exc:
+            raise ConstraintViolation(f"sender_phones: {refusal(exc)}") from exc
 
     def _locked_version(self, stream_id: str) -> int:
         """Take the stream's lock (`lock`) and return its version."""

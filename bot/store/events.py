@@ -189,6 +189,11 @@ def stored_event(  # noqa: PLR0913 - an Event's fields, in their order
 
 
 PARTICIPANT_PREFIX = "participant:"
+# An unknown sender's stream (`sender:<sender id>`, a UUID): the messages of one phone number
+# that matches no participant, sealed under a data key of their own so that they can be erased
+# (`tandem erase --phone`) and expire (UNKNOWN_SENDER_RETENTION_DAYS). The number is found by
+# its keyed hash (`sender_phones`), never stored in plain.
+SENDER_PREFIX = "sender:"
 SYSTEM_STREAM = "system"
 
 
@@ -200,3 +205,20 @@ def participant_of(stream_id: str) -> str | None:
     if stream_id.startswith(PARTICIPANT_PREFIX):
         return stream_id[len(PARTICIPANT_PREFIX) :]
     return None
+
+
+def sender_stream(sender_id: str) -> str:
+    return f"{SENDER_PREFIX}{sender_id}"
+
+
+def sender_of(stream_id: str) -> str | None:
+    if stream_id.startswith(SENDER_PREFIX):
+        return stream_id[len(SENDER_PREFIX) :]
+    return None
+
+
+def key_owner(stream_id: str) -> str | None:
+    """Whose data key seals the personal fields of `stream_id`'s events: the participant's, or
+    the unknown sender's (both ids are UUIDs, one namespace in `data_keys`); None: no one's
+    (the system stream, a staff member's), stored plain."""
+    return participant_of(stream_id) or sender_of(stream_id)

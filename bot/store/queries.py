@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Select, and_, bindparam, select
 
 from bot.core.keys import PhoneHasher
 from bot.store.direct import Direct
-from bot.store.schema import outbox, participant_phones, participants, timers
+from bot.store.schema import (
+    data_keys,
+    outbox,
+    participant_phones,
+    participants,
+    sender_phones,
+    timers,
+)
 
 
 def _by_phone() -> Select:
@@ -48,6 +56,18 @@ def enrolled_with_phone(
     return dict(row._mapping) if row else None
 
 
+_SENDER_BY_PHONE = Direct(
+    select(sender_phones.c.sender_id).where(sender_phones.c.phone_hmac == bindparam("phone_hmac"))
+)
+
+
+def sender_with_phone(conn: Connection, phone: str, phones: PhoneHasher) -> str | None:
+    """The id of the unknown sender with this E.164 phone (whose key is not destroyed), found
+    by the phone's keyed hash, never by the number itself."""
+    rows = _SENDER_BY_PHONE.rows(conn, {"phone_hmac": phones.digest(phone)})
+    return str(rows[0]["sender_id"]) if rows else None
+
+
 # Read on every turn, and by every webhook that acts on timers: run on the driver's cursor.
 _PENDING_TIMERS = Direct(
     select(timers)
@@ -70,3 +90,22 @@ def pending_outbox(conn: Connection, participant_id: str) -> list[str]:
         )
     )
     return [r.outbox_id for r in conn.execute(query.order_by(outbox.c.position))]
+
+
+def pending_outbox_of_stream(conn: Connection, stream_id: str) -> list[str]:
+    """The ids of a stream's outbound messages not yet sent (an unknown sender's notices)."""
+    query = select(outbox.c.outbox_id).where(
+        and_(outbox.c.stream_id == stream_id, outbox.c.status.in_(("pending", "deferred")))
+    )
+    return [r.outbox_id for r in conn.execute(query.order_by(outbox.c.position))]
+
+
+def senders_keyed_before(conn: Connection, cutoff: datetime) -> list[str]:
+    """The unknown senders whose data key was made before `cutoff` and is not destroyed."""
+    query = (
+        select(sender_phones.c.sender_id)
+        .join(data_keys, data_keys.c.participant_id == sender_phones.c.sender_id)
+        .where(and_(data_keys.c.wrapped.isnot(None), data_keys.c.created_at < cutoff))
+        .order_by(sender_phones.c.sender_id)
+    )
+    return [row.sender_id for row in conn.execute(query)]

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, bindparam, select, text
 
 from bot.store.event_types.interventions import StepEntered
 from bot.store.event_types.messages import MessageQueued, MessageReceived
-from bot.store.events import Event, participant_of
+from bot.store.events import Event, key_owner
 from bot.store.schema import WINDOW_EVENT_TYPES, WINDOW_PREDICATE, events
 from bot.store.sealing import SEALED, Sealer
 from bot.store.stored_rows import row_to_event
@@ -133,7 +133,7 @@ class RecentWindows:
             return []
         with self._lock:
             known = self._windows.pop(stream_id, None)
-        pid = participant_of(stream_id)
+        pid = key_owner(stream_id)
         if known is not None and (
             (version is not None and known.through > version)
             or (known.sealed and (pid is None or not sealer.opens(conn, pid)))

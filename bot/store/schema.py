@@ -412,6 +412,17 @@ participant_phones = Table(
     Index("ix_participant_phones_phone_hmac", "phone_hmac"),
 )
 
+# Not a projection: an unknown sender's phone number as its keyed hash (HMAC under the master
+# key, never the number), by which their next message finds their stream (`sender:<id>`) and
+# `tandem erase --phone` finds what to erase; dropped when their data key is destroyed.
+sender_phones = Table(
+    "sender_phones",
+    metadata,
+    Column("sender_id", String(36), primary_key=True),
+    Column("phone_hmac", String(64), nullable=False),
+    Index("ix_sender_phones_phone_hmac", "phone_hmac", unique=True),
+)
+
 # Projection name -> table. Every projection in bot.store.projections has a table here.
 PROJECTION_TABLES: dict[str, Table] = {
     "participants": participants,

@@ -7,7 +7,9 @@ sealed payload keeps its plain fields and holds the rest in one `_sealed` entry:
 id (GCM associated data), so it cannot be moved to another event. Data keys live in the
 `data_keys` table, outside the append-only `events`, each wrapped (AES-GCM again, bound to the
 participant id) by a key derived from TANDEM_MASTER_KEY. Erasing a participant destroys their
-wrapped key: the events stay, and their personal fields read as `[erased]` for ever.
+wrapped key: the events stay, and their personal fields read as `[erased]` for ever. An unknown
+sender's stream (`sender:<id>`) is sealed the same way under a key of its own
+(`bot.store.events.key_owner`), destroyed by `tandem erase --phone` or by retention.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from sqlalchemy import Connection, insert, select, text, update
 
 from bot.core import keys
 from bot.store.database import json_loads
-from bot.store.events import REGISTRY, EventData, participant_of
+from bot.store.events import REGISTRY, EventData, key_owner
 from bot.store.personal import ERASED, erased_value, personal_fields
 from bot.store.schema import data_keys
 
@@ -109,7 +111,7 @@ class Sealer:
     ) -> tuple[dict[str, Any], dict[str, str]]:
         """The payload to store, and the escaped originals that may go in the plain meta.
         `fresh` holds the data keys made in this transaction (`remember` them after commit)."""
-        pid = participant_of(stream_id)
+        pid = key_owner(stream_id)
         if not self.enabled or pid is None:
             return data, dict(escaped)
         names = sorted(n for n in personal_fields(model) if data.get(n) is not None)
@@ -144,7 +146,7 @@ class Sealer:
             return Opened(dict(data), {}, [])
         plain = dict(data)
         sealed = plain.pop(SEALED)
-        pid = participant_of(stream_id)
+        pid = key_owner(stream_id)
         if not self.enabled:
             raise SealedWithoutKey(
                 f"event {event_id} holds sealed personal data: set TANDEM_MASTER_KEY to read it"
@@ -164,7 +166,7 @@ class Sealer:
         """The data key that opens the sealed payloads of `stream_id` now, for `open_with`; None
         where `open` itself must be called (no master key, not a participant's stream, the key
         erased or gone)."""
-        pid = participant_of(stream_id)
+        pid = key_owner(stream_id)
         if not self.enabled or pid is None:
             return None
         key = self._data_key(conn, pid)

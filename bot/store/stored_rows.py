@@ -18,7 +18,7 @@ from bot.store.events import (
     EventData,
     InvalidEventData,
     decode,
-    participant_of,
+    key_owner,
     stored_event,
 )
 from bot.store.scan import StoredEvent, batches, maker, scan_query, typed_four
@@ -132,7 +132,7 @@ def opened_scanned(
     for raw in batches(conn, scan_query(dialect, where, order_by), batch):
         if sealer.enabled:
             streams = {row[2] for row in raw}  # stream_id: a stream's rows, once
-            sealer.preload(conn, [pid for pid in map(participant_of, streams) if pid is not None])
+            sealer.preload(conn, [pid for pid in map(key_owner, streams) if pid is not None])
         yield from opened_raw(raw, dialect, sealer, conn)
 
 

@@ -29,18 +29,23 @@ api = APIBlueprint(
 )
 
 
+# Ids are UUIDs and kinds are words: anything else (a NUL, which PostgreSQL refuses to
+# compare, or junk) is a 400 naming the field, never a query that fails with a 500.
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+
 class AlertsQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     status: Status | None = Field(None, description="Only alerts in this status.")
-    participant_id: str | None = Field(None, max_length=36)
-    kind: str | None = Field(None, max_length=32)
+    participant_id: str | None = Field(None, pattern=UUID_PATTERN, description="A UUID.")
+    kind: str | None = Field(None, pattern=r"^[a-z_]{1,32}$", description="e.g. crisis")
     severity: Literal["info", "warning", "critical"] | None = None
     limit: int = Field(100, ge=1, le=1000)
 
 
 class AlertPath(BaseModel):
-    alert_id: str = Field(max_length=36)
+    alert_id: str = Field(pattern=UUID_PATTERN, description="The alert's id (a UUID).")
 
 
 class ResolveBody(BaseModel):

@@ -33,7 +33,7 @@ from bot.store.event_store import (
     Transaction,
 )
 from bot.store.events import participant_stream
-from bot.store.queries import enrolled_with_phone, pending_timers
+from bot.store.queries import enrolled_with_phone, pending_timers, sender_with_phone
 from bot.store.reads.outbox import reported_outbox_row
 from bot.web.current import services
 
@@ -138,7 +138,8 @@ def register(app: OpenAPI) -> None:
                 tx.conn, message.sender.e164, tx.store.sealer.phones, lock=True
             )
             if found is None:
-                return inbound.decide(message, None, [], svc.settings, now)
+                sender = sender_with_phone(tx.conn, message.sender.e164, tx.store.sealer.phones)
+                return inbound.decide(message, None, [], svc.settings, now, sender_id=sender)
             pid = found["participant_id"]
             participant = tx.adopt_head(participant_stream(pid), found)
             # Only STOP and START act on pending timers; other messages need not read them.

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0028"
-down_revision = "0021"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 

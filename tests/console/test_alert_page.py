@@ -39,6 +39,7 @@ def test_the_alert_page_quotes_the_message_until_the_participant_is_erased(
     after = get(client, "/console/alerts/a-1").get_data(as_text=True)
     assert ERASED in after and "need it" not in after
     assert get(client, "/console/alerts/nope").status_code == 404
+    assert get(client, "/console/alerts/%00").status_code == 404  # never a 500 (PostgreSQL)
 
 
 def _alert(services: Services, alert_id: str, *texts: MessageQueued) -> str:

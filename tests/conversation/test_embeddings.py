@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.embeddings import EmbeddingCache, EmbeddingError, checked
+from bot.conversation.embeddings import EmbeddingCache, EmbeddingError, checked, key
 from tests.fakes.openai_api import FakeOpenAI, fake_embedding
 from tests.llm_clients import chat_client
 
@@ -71,3 +71,32 @@ def test_a_failing_endpoint_is_an_embedding_error_and_nothing_is_cached(
 def test_vectors_that_are_not_what_was_asked_for_are_refused(answer: object) -> None:
     with pytest.raises(EmbeddingError):
         checked(answer, 2)
+
+
+def test_a_query_is_embedded_afresh_and_never_written_to_the_cache(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    cache = EmbeddingCache(chat_client(fake).embed, tmp_path)
+    cache("embedder", ["a library document"])
+
+    first = cache("embedder", ["my HIV status is private"], keep=False)
+    again = cache("embedder", ["my HIV status is private"], keep=False)
+
+    assert first == again == [fake_embedding("my HIV status is private", "embedder")]
+    assert len(fake.embedding_requests) == 3  # the query asked for each time
+    files = {p.name for p in tmp_path.rglob("*.json")}
+    assert files == {f"{key('embedder', 'a library document')}.json"}
+    assert not cache.path("embedder", "my HIV status is private").exists()
+
+
+def test_the_earlier_layout_which_held_queries_is_deleted_when_the_cache_opens(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    digest = key("embedder", "my HIV status is private")
+    earlier = tmp_path / digest[:2] / f"{digest}.json"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("[1.0, 2.0]")
+
+    EmbeddingCache(chat_client(fake).embed, tmp_path)
+
+    assert not earlier.exists() and not earlier.parent.exists()

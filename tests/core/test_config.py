@@ -163,3 +163,16 @@ def test_a_database_url_tandem_cannot_run_on_is_refused_without_repeating_it(url
 )
 def test_sqlite_and_postgresql_urls_are_accepted(url: str) -> None:
     assert load_settings({"DATABASE_URL": url}, env_file=None).database_url == url
+
+
+@pytest.mark.parametrize("days", ["0", "-3", "thirty", "3651"])
+def test_an_unknown_sender_retention_out_of_range_stops_the_start(days: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings({"UNKNOWN_SENDER_RETENTION_DAYS": days}, env_file=None)
+    assert any("UNKNOWN_SENDER_RETENTION_DAYS" in p for p in refused.value.problems)
+
+
+def test_unknown_senders_are_kept_30_days_unless_told() -> None:
+    assert load_settings({}, env_file=None).unknown_sender_retention_days == 30
+    chosen = load_settings({"UNKNOWN_SENDER_RETENTION_DAYS": "7"}, env_file=None)
+    assert chosen.unknown_sender_retention_days == 7

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.conversation.embeddings import EmbeddingCache
+from bot.conversation.embeddings import EmbeddingCache, key
 from bot.conversation.memory import Memory, fold
 from bot.interventions.interpreter.retrieval import retrieved
 from bot.interventions.language.loader import load_intervention
@@ -233,3 +233,19 @@ def test_retrieved_is_the_last_retrieval_of_each_name_whatever_came_before(
         expected = last[-1] if last else []
         assert [d["id"] for d in view[name]["documents"]] == expected
         assert view[name]["titles"] == [documents[i].title for i in expected]
+
+
+def test_what_a_participant_wrote_leaves_no_file_in_the_embeddings_cache(
+    embedded: tuple[Run, FakeOpenAI], tmp_path: Path
+) -> None:
+    run, fake = embedded
+    run.start()
+
+    run.say("a stroke at home")
+
+    texts = [t for r in fake.embedding_requests for t in r["input"]]
+    queries = [t for t in texts if "a stroke at home" in t]
+    documents = [t for t in texts if t not in queries]
+    assert queries and len(documents) == 4  # the library's four scenarios
+    cached = {p.stem for p in (tmp_path / "cache").rglob("*.json")}
+    assert cached == {key("fake-embedding-model", t) for t in documents}

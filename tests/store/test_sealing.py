@@ -16,8 +16,14 @@ from bot.store import stored_rows
 from bot.store.database import make_engine
 from bot.store.event_store import EventStore
 from bot.store.event_types import MessageReceived
-from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
-from bot.store.queries import enrolled_with_phone
+from bot.store.events import (
+    SYSTEM_STREAM,
+    new_id,
+    participant_of,
+    participant_stream,
+    sender_stream,
+)
+from bot.store.queries import enrolled_with_phone, sender_with_phone
 from bot.store.scan import maker, scan, scan_query
 from bot.store.schema import data_keys, events, participant_phones
 from bot.store.sealing import SealedWithoutKey, Sealer
@@ -120,6 +126,25 @@ def test_rotation_rewraps_every_data_key_and_rekeys_the_phone_lookup(
             assert enrolled_with_phone(conn, PHONE, store.sealer.phones) is None
             [key_id] = conn.execute(select(data_keys.c.master_key_id)).scalars()
         assert key_id == keys.key_id(NEW_KEY)
+    finally:
+        rotated.engine.dispose()
+
+
+def test_rotation_rekeys_an_unknown_senders_number_so_it_is_still_found(
+    store: EventStore, database_url: str
+) -> None:
+    sender_id = new_id()
+    store.append(sender_stream(sender_id), [received("SM7", body="who is this", phone=PHONE)])
+
+    done = rotate(store, NEW_KEY)
+
+    assert (done.rewrapped, done.phones) == (1, 1)
+    rotated = EventStore(make_engine(database_url), clock=FakeClock(), sealer=Sealer(NEW_KEY))
+    try:
+        with rotated.reading() as conn:
+            assert sender_with_phone(conn, PHONE, rotated.sealer.phones) == sender_id
+            assert sender_with_phone(conn, PHONE, store.sealer.phones) is None
+        assert rotated.load(sender_stream(sender_id))[0].data.body == "who is this"
     finally:
         rotated.engine.dispose()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from flask.testing import FlaskClient
 
 from bot.conversation.supervisors import short_code
@@ -81,4 +82,30 @@ def test_resolving_needs_a_note_and_closes_the_alert(client: FlaskClient, store:
 
 
 def test_an_unknown_alert_is_a_404(client: FlaskClient):
-    assert client.post("/alerts/nope/acknowledge", headers=AUTH).status_code == 404
+    unknown = "00000000-0000-4000-8000-000000000000"
+    assert client.post(f"/alerts/{unknown}/acknowledge", headers=AUTH).status_code == 404
+    assert client.get(f"/alerts/{unknown}", headers=AUTH).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/alerts?participant_id=%00",
+        "/alerts?participant_id=not-an-id",
+        "/alerts?kind=a%00b",
+        "/alerts/%00",
+        "/alerts/a%00b",
+        "/alerts/junk",
+    ],
+)
+def test_a_nul_or_junk_id_is_a_400_never_a_500(client: FlaskClient, url: str) -> None:
+    response = client.get(url, headers=AUTH)
+
+    assert response.status_code == 400, response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("action", ["acknowledge", "resolve"])
+def test_acting_on_a_junk_alert_id_is_a_400(client: FlaskClient, action: str) -> None:
+    response = client.post(f"/alerts/%00x/{action}", headers=AUTH, json={"note": "done"})
+
+    assert response.status_code == 400

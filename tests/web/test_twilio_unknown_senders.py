@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream
+from bot.store.events import SYSTEM_STREAM, participant_of, participant_stream, sender_of
 from bot.store.services import Services
 from tests.web.twilio_requests import (
     INBOUND,
@@ -21,7 +21,13 @@ STRANGER = "+12025550123"
 REPLY = "Wrong number: this line belongs to a research study."
 
 
-def test_ignore_records_the_message_on_the_system_stream_and_nothing_else(
+def _sender_stream(services: Services) -> str:
+    """The one unknown sender's stream (`sender:<id>`)."""
+    [stream] = {e.stream_id for e in services.store.read_all() if sender_of(e.stream_id)}
+    return stream
+
+
+def test_ignore_records_the_message_on_the_senders_stream_and_nothing_else(
     client: FlaskClient, services: Services
 ) -> None:
     form = message("who is this?", sender=STRANGER)
@@ -29,7 +35,8 @@ def test_ignore_records_the_message_on_the_system_stream_and_nothing_else(
     assert post(client, INBOUND, form).status_code == 200
     assert post(client, INBOUND, form).status_code == 200  # a redelivery
 
-    [event] = services.store.load(SYSTEM_STREAM)
+    assert services.store.load(SYSTEM_STREAM) == []
+    [event] = services.store.load(_sender_stream(services))
     assert (event.event_type, event.idempotency_key) == ("message.received", form["MessageSid"])
     assert event.data.from_address == STRANGER
     assert types(services.store) == ["message.received"]
@@ -52,9 +59,10 @@ def test_reply_also_queues_the_fixed_text_to_the_sender(services: Services) -> N
 
     post(client, INBOUND, message("hello?", sender=f"whatsapp:{STRANGER}"))
 
-    assert types(services.store, SYSTEM_STREAM) == ["message.received", "message.queued"]
+    stream = _sender_stream(services)
+    assert types(services.store, stream) == ["message.received", "message.queued"]
     [row] = rows(services.store, "outbox")
-    assert (row["stream_id"], row["participant_id"]) == (SYSTEM_STREAM, None)
+    assert (row["stream_id"], row["participant_id"]) == (stream, None)
     assert (row["to_address"], row["channel"], row["body"]) == (
         f"whatsapp:{STRANGER}",
         "whatsapp",
@@ -99,7 +107,7 @@ def test_enroll_never_enrolls_a_stop(services: Services) -> None:
     post(client, INBOUND, message("STOP", sender=STRANGER))
 
     assert rows(services.store, "participants") == []
-    assert types(services.store, SYSTEM_STREAM) == ["message.received"]
+    assert types(services.store, _sender_stream(services)) == ["message.received"]
 
 
 def test_enroll_treats_help_as_the_new_participants_keyword(services: Services) -> None:

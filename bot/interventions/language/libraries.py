@@ -13,7 +13,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,9 @@ import bm25s
 import numpy
 from bm25s.stopwords import STOPWORDS_EN
 
-from bot.conversation.embeddings import EmbeddingError
+from bot.conversation.embeddings import Embed, EmbeddingError
 from bot.interventions.language.format import Library as LibrarySpec
 
-# model, texts -> one vector each; raises EmbeddingError when they cannot be had
-Embed = Callable[[str, Sequence[str]], list[list[float]]]
 WORD = re.compile(r"\w\w+")
 STOPWORDS = frozenset(STOPWORDS_EN)
 RESERVED = ("id", "title", "tags")
@@ -150,7 +148,8 @@ class Library:
             with self._lock:
                 if self._vectors is None:
                     self._vectors = embed(self.model, [doc.text for doc in self.documents])
-            (wanted,) = embed(self.model, [query])
+            # the query is what a participant wrote: embedded, never cached
+            (wanted,) = embed(self.model, [query], keep=False)
         except EmbeddingError as exc:
             raise RankingError(str(exc)) from None
         if len(wanted) != len(self._vectors[0]):

@@ -19,3 +19,5 @@ class MaintenanceCompleted(EventData):
     erased_keys: int  # data keys destroyed so far (all erasures, whenever)
     # erasures a transaction older than them kept from the rewrite: the next run's
     pending_erasures: int = 0
+    # unknown senders whose keys this run destroyed (UNKNOWN_SENDER_RETENTION_DAYS ran out)
+    expired_senders: int = 0

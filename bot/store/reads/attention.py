@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
-from bot.store.events import SYSTEM_STREAM
+from bot.store.events import SENDER_PREFIX
 from bot.store.schema import events, participants, takeovers
 
 LEFT = ("participant.withdrawn", "participant.opted_out", "participant.unenrolled")
@@ -69,7 +69,7 @@ def _stuck(conn: Connection, since: datetime) -> int:
 def _needing_human(conn: Connection, since: datetime) -> int:
     received = and_(events.c.event_type == "message.received", events.c.recorded_at >= since)
     unknown = _count(
-        conn, select(func.count()).where(received, events.c.stream_id == SYSTEM_STREAM)
+        conn, select(func.count()).where(received, events.c.stream_id.like(f"{SENDER_PREFIX}%"))
     )
     left = (
         select(events.c.stream_id, func.max(events.c.recorded_at).label("at"))
