@@ -13,6 +13,7 @@ from flask import g
 
 from bot.console import study_forms
 from bot.console.blueprint import services
+from bot.services import blinding
 from bot.services.blinding import blinded_for, shown_arm
 from bot.store.event_types.studies import ParticipantUnblinded
 from bot.store.events import participant_stream
@@ -96,13 +97,8 @@ def masked_rows(rows: Iterable[Any]) -> list[Any]:
 
 def hidden_interventions() -> set[str]:
     """The interventions the arms of studies blinded for this role run: not offered as a
-    filter (a filter would sort participants by arm)."""
-    studies = catalogue()
-    hidden: set[str] = set()
-    for slug in study_forms.usable(studies):
-        if blinded_for(role(), slug, studies):
-            hidden |= {arm.intervention for arm in studies.study(slug).arms.values()}
-    return hidden
+    filter, nor counted apart (either would sort participants by arm)."""
+    return blinding.hidden_interventions(role(), catalogue())
 
 
 def _fields(e: Any) -> dict[str, Any]:

@@ -8,10 +8,12 @@ from typing import Any
 
 from flask import current_app, redirect, render_template, request, url_for
 
+from bot.console import arm_view
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 from bot.interventions.validation.catalogue import Catalogue
 from bot.services import broadcasts
+from bot.services.blinding import Viewer
 from bot.services.refusal import Refused
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ def broadcast_create() -> Any:
             actor=actor(),
             now=s.clock.now(),
             dry_run=dry_run,
+            viewer=_viewer(),
         )
     except Refused as exc:
         return _page(form, None, str(exc)), 400
@@ -82,10 +85,16 @@ def _request(form: dict[str, str]) -> dict[str, Any]:
 
 
 def _page(form: dict[str, str], planned: broadcasts.Planned | None, problem: str | None) -> str:
-    rows = broadcasts.listing(services().store)
+    rows = broadcasts.listing(services().store, viewer=_viewer())
     return render_template(
         "console/broadcasts.html", rows=rows, form=form, planned=planned, problem=problem
     )
+
+
+def _viewer() -> Viewer:
+    """The staff member's role, so that no arm of a study blinded for it is a filter."""
+    key = services().settings.master_key
+    return Viewer(arm_view.role() or "supervisor", arm_view.catalogue(), key)
 
 
 def _catalogue() -> Catalogue:

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import render_template
 
-from bot.console import charts, study_arms, study_numbers
+from bot.console import arm_view, charts, study_arms, study_numbers
 from bot.console.blueprint import console, services
 from bot.console.guard import requires
 from bot.services import readiness
@@ -31,9 +31,18 @@ def study() -> Any:
         degraded=[s for s in states if s.degraded],
         window_days=study_numbers.ACTIVE_WINDOW.days,
         status_chart=charts.bars(numbers.by_status),
-        intervention_chart=charts.bars(numbers.by_intervention),
+        intervention_chart=charts.bars(_by_intervention(numbers.by_intervention)),
         message_chart=charts.daily(numbers.days, numbers.messages),
         adherence_charts={
             name: charts.daily(numbers.days, series) for name, series in numbers.adherence.items()
         },
     )
+
+
+def _by_intervention(counts: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Participants per intervention, the interventions of arms blinded for this role counted
+    together (apart, they would give each arm's size)."""
+    hidden = arm_view.hidden_interventions()
+    shown = [(name, n) for name, n in counts if name not in hidden]
+    together = sum(n for name, n in counts if name in hidden)
+    return shown + ([(arm_view.HIDDEN, together)] if together else [])

@@ -7,6 +7,7 @@ Supervisors never see arms."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bot.reporting.arm_mask import NAMES, ArmMask
@@ -89,3 +90,79 @@ def export_arms(
             codes[slug] = {arm: arm_code(seed, arm) for arm in studies.study(slug).arms}
     omit = role not in (*CODED_ROLES, None)
     return ArmMask(frozenset(open_studies), frozenset(open_arms), codes, omit=omit)
+
+
+def hidden_interventions(role: str | None, studies: StudyCatalogue | None) -> set[str]:
+    """The interventions the arms of studies blinded for `role` run: a filter or a count by
+    one of them would sort participants by arm."""
+    hidden: set[str] = set()
+    if studies is None:
+        return hidden
+    for slug in studies.slugs():
+        if studies.refusal(slug) is None and blinded_for(role, slug, studies):
+            hidden |= {arm.intervention for arm in studies.study(slug).arms.values()}
+    return hidden
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who asks, for acts that must not sort participants by a blinded arm (broadcasts):
+    `role` None is the operator or the system itself (`tandem broadcast`, a study's declared
+    broadcasts), who may target arms."""
+
+    role: str | None
+    studies: StudyCatalogue | None
+    master_key: str | None = None
+
+    def conceals(self, study: str | None, arm: str | None = None) -> bool:
+        """Whether the role may not see `study`'s arms; with no study, whether `arm` is an arm
+        of some study blinded for the role."""
+        if self.role is None:
+            return False
+        if study:
+            return blinded_for(self.role, study, self.studies)
+        studies = self.studies
+        if studies is None:
+            return bool(arm)
+        return any(
+            studies.refusal(slug) is None
+            and arm in studies.study(slug).arms
+            and blinded_for(self.role, slug, studies)
+            for slug in studies.slugs()
+        )
+
+
+def concealed_filter(viewer: Viewer, filter: Mapping[str, Any]) -> str | None:
+    """Why `viewer` may not target this audience (an arm, or an arm's intervention, of a
+    study blinded for their role), or None."""
+    if viewer.role is None:
+        return None
+    study, arm, intervention = filter.get("study"), filter.get("arm"), filter.get("intervention")
+    if arm and viewer.conceals(study, arm):
+        where = f"study {study}" if study else "a study"
+        return (
+            f"the arms of {where} are concealed from your role ({viewer.role}): an admin can "
+            "send to an arm from `tandem broadcast`, or the study can declare the broadcast"
+        )
+    if intervention and intervention in hidden_interventions(viewer.role, viewer.studies):
+        return (
+            f"{intervention} is run by an arm of a study blinded for your role ({viewer.role}):"
+            " a broadcast to it would sort participants by arm"
+        )
+    return None
+
+
+def shown_filter(viewer: Viewer, filter: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A broadcast's filter as `viewer` may see it: a blinded study's arm as its code (admins,
+    statisticians) or hidden, and an arm's intervention hidden."""
+    if filter is None or viewer.role is None:
+        return dict(filter) if filter is not None else None
+    shown = dict(filter)
+    study = shown.get("study")
+    if shown.get("arm") and viewer.conceals(study, shown["arm"]):
+        code = shown_arm(viewer.role, study, shown["arm"], viewer.studies, viewer.master_key)
+        code = code if study else None
+        shown["arm"] = code or "(blinded)"
+    if shown.get("intervention") in hidden_interventions(viewer.role, viewer.studies):
+        shown["intervention"] = "(blinded)"
+    return shown

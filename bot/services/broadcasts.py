@@ -21,8 +21,8 @@ from typing import Any
 import jinja2
 
 from bot.interventions.validation.catalogue import Catalogue
+from bot.services import blinding, broadcast_steps
 from bot.services import broadcast_audience as audiences
-from bot.services import broadcast_steps
 from bot.services.refusal import Refused
 from bot.store.broadcast_plans import record_plan
 from bot.store.event_store import EventStore
@@ -61,12 +61,15 @@ def create(
     dry_run: bool = False,
     schedule: str | None = None,
     broadcast_id: str | None = None,
+    viewer: blinding.Viewer | None = None,
 ) -> Planned:
     """Check `request` (message or step, filter, send_at, whatsapp_template, title), find who
     it reaches and render their texts; unless `dry_run`, record the broadcast and its plan
     (`schedule` names the study's declared broadcast that makes it, if one does, with the id
     it derives: recording it twice is refused, bot.store.broadcast_plans).
-    Refused: a bad field, a step some recipient's intervention lacks, an audience of nobody."""
+    Refused: a bad field, a step some recipient's intervention lacks, an audience of nobody,
+    or (for a `viewer` whose role is blinded) an arm or an arm's intervention of a blinded
+    study: its count and samples would sort participants by arm."""
     step = None
     if request.get("step") not in (None, ""):
         if request.get("message"):
@@ -74,6 +77,10 @@ def create(
         step = broadcast_steps.check_step(request["step"])
     else:
         template = audiences.compile_message(str(request.get("message") or ""))
+    if viewer is not None:
+        concealed = blinding.concealed_filter(viewer, request.get("filter") or {})
+        if concealed:
+            raise Refused(concealed, "filter.arm")
     audience = audiences.check_audience(request.get("filter") or {}, catalogue)
     send_at = audiences.check_send_at(request.get("send_at"))
     whatsapp = _template_sid(request.get("whatsapp_template"))
@@ -155,22 +162,46 @@ def _rendered(
     return samples, failed
 
 
-def listing(store: EventStore, limit: int = 100) -> list[dict[str, Any]]:
-    """The latest broadcasts, each with its progress."""
-    return [_with_progress(store, row) for row in reads.broadcast_list(store, limit)]
+def listing(
+    store: EventStore, limit: int = 100, viewer: blinding.Viewer | None = None
+) -> list[dict[str, Any]]:
+    """The latest broadcasts, each with its progress (a filter as `viewer` may see it)."""
+    rows = reads.broadcast_list(store, limit)
+    return [_shown(_with_progress(store, row), viewer) for row in rows]
 
 
-def show(store: EventStore, broadcast_id: str) -> dict[str, Any]:
+def show(
+    store: EventStore, broadcast_id: str, viewer: blinding.Viewer | None = None
+) -> dict[str, Any]:
     """One broadcast and its progress: sent, held, failed, pending (and cancelled)."""
     row = reads.broadcast(store, broadcast_id)
     if row is None:
         raise Refused("no such broadcast", "broadcast_id", "not_found")
-    return _with_progress(store, row)
+    return _shown(_with_progress(store, row), viewer)
 
 
-def recipients(store: EventStore, broadcast_id: str) -> list[dict[str, Any]]:
-    """Each recipient of the broadcast with their state and reason."""
-    show(store, broadcast_id)
+def recipients_concealed(row: dict[str, Any], viewer: blinding.Viewer | None) -> bool:
+    """Whether the broadcast's recipients, listed, would show `viewer` who is in an arm of a
+    study blinded for their role (it was sent to that arm, or to an arm's intervention)."""
+    found = row.get("filter") or {}
+    return viewer is not None and blinding.concealed_filter(viewer, found) is not None
+
+
+def recipients(
+    store: EventStore, broadcast_id: str, viewer: blinding.Viewer | None = None
+) -> list[dict[str, Any]]:
+    """Each recipient of the broadcast with their state and reason; Refused for a `viewer`
+    from whom the list would reveal a blinded arm (recipients_concealed)."""
+    row = reads.broadcast(store, broadcast_id)
+    if row is None:
+        raise Refused("no such broadcast", "broadcast_id", "not_found")
+    if recipients_concealed(row, viewer):
+        raise Refused(
+            "this broadcast went to an arm of a study blinded for your role: its recipients "
+            "are not listed",
+            "broadcast_id",
+            "conflict",
+        )
     return [
         {
             "participant_id": r["participant_id"],
@@ -203,6 +234,12 @@ def cancel(
         idempotency_key="cancelled",
     )
     return show(store, broadcast_id)
+
+
+def _shown(row: dict[str, Any], viewer: blinding.Viewer | None) -> dict[str, Any]:
+    if viewer is None:
+        return row
+    return {**row, "filter": blinding.shown_filter(viewer, row.get("filter"))}
 
 
 def _with_progress(store: EventStore, row: dict[str, Any]) -> dict[str, Any]:

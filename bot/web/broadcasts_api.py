@@ -12,10 +12,11 @@ from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.services import broadcasts
+from bot.services.blinding import API_ROLE, Viewer
 from bot.services.refusal import Refused
 from bot.web import auth
 from bot.web.api_models import ErrorResponse, error_response
-from bot.web.current import services
+from bot.web.current import services, studies
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,7 @@ def broadcast_create(body: CreateBody) -> tuple[Response, int]:
             actor=_actor(),
             now=s.clock.now(),
             dry_run=body.dry_run,
+            viewer=_viewer(),
         )
     except Refused as exc:
         return error_response(CODES[exc.kind], str(exc))
@@ -142,7 +144,7 @@ def broadcast_create(body: CreateBody) -> tuple[Response, int]:
 @api.get("", summary="Broadcasts, newest first", responses={200: Envelope, **ERRORS})
 def broadcast_list(query: ListQuery) -> tuple[Response, int]:
     """The latest broadcasts, each with its progress (sent, held, failed, pending)."""
-    rows = broadcasts.listing(services().store, query.limit)
+    rows = broadcasts.listing(services().store, query.limit, _viewer())
     return jsonify({"status": "ok", "result": [_out(r) for r in rows]}), 200
 
 
@@ -152,13 +154,18 @@ def broadcast_list(query: ListQuery) -> tuple[Response, int]:
     responses={200: Envelope, 404: ErrorResponse, **ERRORS},
 )
 def broadcast_show(path: BroadcastPath) -> tuple[Response, int]:
-    """The broadcast, its progress, and each recipient held with the reason."""
-    store = services().store
+    """The broadcast, its progress, and each recipient held with the reason (`held` null for
+    a broadcast to an arm of a blinded study: the list would show who is in the arm)."""
+    store, viewer = services().store, _viewer()
     try:
-        row = broadcasts.show(store, path.broadcast_id)
+        row = broadcasts.show(store, path.broadcast_id, viewer)
+        stored = broadcasts.show(store, path.broadcast_id)
     except Refused as exc:
         return error_response(CODES[exc.kind], str(exc))
-    held = [r for r in broadcasts.recipients(store, path.broadcast_id) if r["state"] == "held"]
+    held = None
+    if not broadcasts.recipients_concealed(stored, viewer):
+        listed = broadcasts.recipients(store, path.broadcast_id)
+        held = [r for r in listed if r["state"] == "held"]
     return jsonify({"status": "ok", "result": {**_out(row), "held": held}}), 200
 
 
@@ -181,6 +188,11 @@ def broadcast_cancel(path: BroadcastPath, body: CancelBody) -> tuple[Response, i
 
 def _actor() -> str:
     return str(getattr(g, "actor", auth.INSECURE_ACTOR))
+
+
+def _viewer() -> Viewer:
+    """An API token acts as a researcher: no arm of a blinded study."""
+    return Viewer(API_ROLE, studies(), services().settings.master_key)
 
 
 def _out(row: dict[str, Any]) -> dict[str, Any]:
