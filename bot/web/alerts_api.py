@@ -35,7 +35,7 @@ class AlertsQuery(BaseModel):
     status: Status | None = Field(None, description="Only alerts in this status.")
     participant_id: str | None = Field(None, max_length=36)
     kind: str | None = Field(None, max_length=32)
-    severity: Literal["info", "warning", "critical"] | None = None
+    severity: Literal["info", "warning", "critical", "review"] | None = None
     limit: int = Field(100, ge=1, le=1000)
 
 
