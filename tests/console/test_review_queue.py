@@ -142,3 +142,13 @@ def test_a_supervisor_never_sees_an_operational_alert_nor_its_participant(
 @pytest.fixture
 def client_api(app: Flask) -> FlaskClient:
     return app.test_client()
+
+
+def test_the_study_page_counts_review_items_apart_from_open_alerts(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    _participant(services, _review())
+
+    page = get(signed_in("researcher"), "/console/study").get_data(as_text=True)
+
+    assert '<td id="open-reviews">1</td>' in page and '<td id="open-alerts">0</td>' in page

@@ -163,3 +163,19 @@ def test_a_database_url_tandem_cannot_run_on_is_refused_without_repeating_it(url
 )
 def test_sqlite_and_postgresql_urls_are_accepted(url: str) -> None:
     assert load_settings({"DATABASE_URL": url}, env_file=None).database_url == url
+
+
+@pytest.mark.parametrize("minutes", ["0", "-5", "1441", "soon"])
+def test_review_escalation_can_be_neither_off_nor_longer_than_a_day(minutes: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"REVIEW_ESCALATE_MINUTES": minutes}, env_file=None)
+    (problem,) = caught.value.problems
+    assert problem.startswith("REVIEW_ESCALATE_MINUTES")
+
+
+def test_review_items_escalate_after_an_hour_unless_told_otherwise() -> None:
+    assert load_settings({}, env_file=None).review_escalate_minutes == 60
+    assert (
+        load_settings({"REVIEW_ESCALATE_MINUTES": "20"}, env_file=None).review_escalate_minutes
+        == 20
+    )
