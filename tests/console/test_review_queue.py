@@ -152,3 +152,14 @@ def test_the_study_page_counts_review_items_apart_from_open_alerts(
     page = get(signed_in("researcher"), "/console/study").get_data(as_text=True)
 
     assert '<td id="open-reviews">1</td>' in page and '<td id="open-alerts">0</td>' in page
+
+
+def test_a_review_items_own_page_sends_to_the_queue_and_says_it_texts_nobody(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    _participant(services, _review())
+
+    page = get(signed_in("researcher"), "/console/alerts/r-1").get_data(as_text=True)
+
+    assert "a review item texts nobody" in page and 'href="/console/reviews"' in page
+    assert get(signed_in("supervisor"), "/console/alerts/r-1").status_code == 403
