@@ -16,6 +16,7 @@ from bot.services import reviews
 from tests.conversation.flow.conftest import SUPERVISOR, Conversation
 from tests.fakes.learned_line import TableLine
 from tests.fakes.openai_api import ScriptedReply
+from tests.web.test_erase import _postgres_hits, _raw_sqlite_bytes
 
 MIDDLE = "gave my console to my cousin, won't need it"
 HIGH = "tonight is the night, bottle is ready"
@@ -82,10 +83,11 @@ def test_an_alert_band_score_raises_the_crisis_alert_and_no_review_item(
 
 
 def test_an_unreviewed_item_becomes_a_crisis_alert_when_its_timer_fires_after_a_restart(
-    reviewed: Conversation,
+    reviewed: Conversation, request: pytest.FixtureRequest
 ) -> None:
     (item,) = reviewed.data("alert.raised")
     services = build_services(reviewed.services.settings, clock=reviewed.clock)
+    request.addfinalizer(services.close)
     restarted = _with_line(Conversation(services, reviewed.fake))
     restarted.pid = reviewed.pid
 
@@ -120,3 +122,17 @@ def test_an_item_cleared_as_not_a_crisis_does_not_escalate(reviewed: Conversatio
     assert reviewed.data("review.escalated") == [] and reviewed.queued("alert") == []
     (skipped,) = reviewed.data("timer.skipped")
     assert skipped.reason == "reviewed"
+
+
+def test_the_quoted_message_is_stored_sealed_only_even_once_escalated(
+    reviewed: Conversation, database_url: str
+) -> None:
+    reviewed.clock.advance(timedelta(minutes=45))
+    reviewed.fire_timers()
+    reviewed.run()
+    assert [a.quote for a in reviewed.data("alert.raised")] == [MIDDLE, MIDDLE]
+
+    if database_url.startswith("sqlite"):
+        assert MIDDLE.encode() not in _raw_sqlite_bytes(database_url)
+    else:
+        assert _postgres_hits(database_url, MIDDLE) == []
