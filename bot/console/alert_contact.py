@@ -1,6 +1,7 @@
 """From an alert's page, a supervisor writes to the participant and hands back: the takeover
-acts of `bot.services.takeover` (the same quiet hours, opt-out and one holder at a time),
-open to the `alerts` role for the participant of an alert for supervisors only."""
+acts of `bot.services.takeover` (the same opt-out and one holder at a time; the same quiet
+hours, except in answer to a crisis alert, which they never hold back), open to the `alerts`
+role for the participant of an alert for supervisors only."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def alert_message(alert_id: str) -> Any:
     if pid is None:
         return answer
     store, me = services().store, actor()
+    row = store.projection_row("alerts", alert_id)
+    crisis = row is not None and row["kind"] == "crisis"
     root = current_app.extensions["tandem_console"]["interventions"]
     try:
         held = store.projection_row("takeovers", pid)
@@ -43,6 +46,7 @@ def alert_message(alert_id: str) -> Any:
             now=services().clock.now(),
             default_quiet_hours=parse_quiet_hours(services().settings.quiet_hours),
             quiet_hours_by_intervention=quiet_hours_by_intervention(root),
+            crisis_alert_id=alert_id if crisis else None,  # quiet hours never hold it back
         )
     except Refused as exc:
         return _page(alert_id, exc.message, 409 if exc.kind == "conflict" else 400)

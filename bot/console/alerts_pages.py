@@ -10,8 +10,9 @@ from typing import Any
 from flask import redirect, render_template, request, url_for
 
 from bot.console.alert_contact import contact
-from bot.console.blueprint import console, services
+from bot.console.blueprint import console, services, supervisor_only
 from bot.console.guard import actor, refused, requires
+from bot.console.participant_page import for_supervisors
 from bot.services import alerts
 from bot.services.refusal import Refused
 from bot.store.reads.alerts_inbox import inbox_rows
@@ -45,6 +46,8 @@ def alert_page(alert_id: str) -> Any:
         row = alerts.detail(services().store, alert_id)
     except Refused:
         return refused(404, "No alert with this id.")
+    if not _may_see(row):
+        return _not_for_supervisors(row)
     no_phones = not services().settings.supervisor_phones
     return render_template("console/alert.html", a=row, no_phones=no_phones, **contact(row))
 
@@ -73,6 +76,9 @@ def resolve(alert_id: str) -> Any:
 
 def _answer(alert_id: str, act: Callable[[], object]) -> Any:
     """Carry out the act; a refusal is shown above the inbox."""
+    row = services().store.projection_row("alerts", alert_id)
+    if row is not None and not _may_see(row):
+        return _not_for_supervisors(row)
     try:
         act()
     except Refused as exc:
@@ -90,4 +96,27 @@ def _stale(message: str) -> tuple[str, int]:
 
 
 def _rows(status: str) -> list[dict[str, Any]]:
-    return inbox_rows(services().store, status)
+    return inbox_rows(services().store, status, supervisor=supervisor_only())
+
+
+def _may_see(row: dict[str, Any]) -> bool:
+    """A supervisor sees the alerts that ask supervisors to act; a review item is for the
+    review queue; an operational alert is for the research team and operators."""
+    return not supervisor_only() or (for_supervisors(row) and row["severity"] != "review")
+
+
+def _not_for_supervisors(row: dict[str, Any]) -> tuple[str, int]:
+    if row["severity"] == "review":
+        return refused(
+            403,
+            "This is a review item: clear it in the review queue.",
+            back=url_for("console.reviews"),
+            back_label="Review queue",
+        )
+    return refused(
+        403,
+        "This is an operational alert, for the research team and operators; your role sees "
+        "the alerts that ask supervisors to act.",
+        back=url_for("console.alerts"),
+        back_label="Alerts",
+    )

@@ -21,6 +21,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     participant_page,
     participant_unblind,
     participant_withdraw,
+    reviews_page,
     sender_erase,
     sign_in,
     study_page,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g
 
 from bot.console import guard, roles, security_headers
+from bot.store.reads import reviews
 from bot.store.reads.alerts_inbox import open_count
 from bot.store.services import Services
 
@@ -28,5 +29,13 @@ def _template_globals() -> dict[str, object]:
     return {
         "csrf_token": guard.csrf_token,
         "allowed": lambda need: g.get("staff") is not None and roles.allowed(g.staff["role"], need),
-        "open_alerts": lambda: open_count(services().store),
+        "open_alerts": lambda: open_count(services().store, supervisor=supervisor_only()),
+        "open_reviews": lambda: reviews.open_count(services().store),
     }
+
+
+def supervisor_only() -> bool:
+    """Whether the signed-in staff member sees only alerts that ask supervisors to act (a
+    role with alerts but not participants: supervisors)."""
+    staff = g.get("staff")
+    return staff is None or not roles.allowed(staff["role"], "participants")

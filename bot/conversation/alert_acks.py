@@ -30,6 +30,9 @@ def supervisor_actor(phone: str) -> str:
 
 def decide(inbound: Inbound, phone: str, alerts: Sequence[Mapping[str, Any]]) -> list[Append]:
     """The appends a supervisor's SMS makes; `alerts` are the alerts not yet resolved."""
+    alerts = [
+        a for a in alerts if a["severity"] != "review"
+    ]  # never texted, cleared in the console
     match = _ACK.fullmatch(inbound.message.body or "")
     acknowledged = None
     if match is None:

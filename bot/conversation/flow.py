@@ -38,15 +38,15 @@ from bot.conversation.context import prompt_variables
 from bot.conversation.crisis import continue_note, crisis_events, honest_messages
 from bot.conversation.debug_trace import TurnReport, trace_messages, wanted
 from bot.conversation.embeddings import EmbeddingCache
-from bot.conversation.escalation import escalation_timers
+from bot.conversation.learned import LearnedLine
 from bot.conversation.llm import ChatClient
 from bot.conversation.memory import remembered
 from bot.conversation.module import Converse, Module, ModuleContext, ModuleReply, Trigger
 from bot.conversation.prompts import PromptError
 from bot.conversation.redaction import RedactingClient, Redactor
+from bot.conversation.reviews import Routing, review_events, supervisor_events
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.safety_lines import LearnedSetup, three_lines
-from bot.conversation.supervisors import alert_texts
 from bot.conversation.timer_turns import handle_fired
 from bot.conversation.tool_loop import EMPTY_REPLY, LoopResult, run_tool_loop
 from bot.conversation.tooling import ToolContext, ToolSpec, resolve
@@ -61,6 +61,7 @@ from bot.store.event_types.conversation import StateTransitioned, TurnFailed
 from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.retries import TurnRetryDue
+from bot.store.event_types.safety import SafetyScored
 from bot.store.event_types.timers import TransitionRequested
 from bot.store.events import Event, EventData
 from bot.timers.reactions import on_inbound
@@ -88,6 +89,7 @@ class ConversationFlow:
         safety_message: str | None = None,
         max_rounds: int = 10,
         interventions: AppliedLookup | None = None,
+        learned_line: Callable[[], LearnedLine] | None = None,
     ) -> None:
         if DEFAULT_STATE not in modules:
             raise ValueError(f"the modules must include {DEFAULT_STATE!r}")
@@ -104,12 +106,21 @@ class ConversationFlow:
         )
         self.max_rounds = max_rounds
         self.classifier = SafetyClassifier.configured(client, settings)
-        self.learned = LearnedSetup.configured(settings)  # the model loads on first use
+        # the model loads on first use; `learned_line` loads another (a test's double)
+        self.learned = LearnedSetup.configured(settings, learned_line)
+        self.review_after = timedelta(minutes=settings.review_escalate_minutes)
         self.retry_delays = tuple(settings.turn_retry_minutes)
         self.debug_phones = set(settings.debuggers())
         self.alert_window = timedelta(minutes=settings.supervisor_alert_window_minutes)
         self.escalate_after = timedelta(minutes=settings.alert_escalate_minutes)
         self.escalation_phones = tuple(settings.escalation())
+        self.routing = Routing(
+            lambda participant: self.interventions.of(participant).supervisors,
+            self.escalation_phones,
+            self.alert_window,
+            self.escalate_after,
+            settings.public_base_url,
+        )
         self.options: dict[str, Any] = {
             "alert_window_minutes": settings.supervisor_alert_window_minutes,
             "prep_minutes": settings.prep_minutes,
@@ -150,6 +161,10 @@ class ConversationFlow:
             turn.trigger.event_id,
         )
         events += lines
+        if not screened.crisis:  # a review item only where no line raised the alert
+            for scored in (e for e in lines if isinstance(e, SafetyScored)):
+                if scored.band == "review":
+                    events += review_events(turn.participant, scored, self.review_after, turn.now)
         if screened.crisis:
             log.warning(
                 "participant %s: crisis rule %s", working.row["participant_id"], screened.rule
@@ -412,24 +427,14 @@ class ConversationFlow:
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:
             supervisors = self.interventions.of(turn.participant).supervisors
-            texts = alert_texts(
-                alerts,
-                participant_id,
-                supervisors,
-                turn.history(),
-                turn.now,
-                memory=remembered(turn.participant, turn.history()),
-                window=self.alert_window,
-                base_url=self.settings.public_base_url,
-            )
+            memory = remembered(turn.participant, turn.history())
+            texts = supervisor_events(turn.participant, alerts, self.routing, memory, turn.now)
             events += texts
-            if supervisors or self.escalation_phones:
-                events += escalation_timers(turn.participant, alerts, self.escalate_after, turn.now)
             log.info(
                 "participant %s: %d alert(s) for supervisors, %d text(s) queued%s",
                 participant_id,
                 len(alerts),
-                len(texts),
+                sum(isinstance(e, MessageQueued) for e in texts),
                 "" if supervisors else " (no SUPERVISOR_PHONES, none of its intervention)",
             )
         if report is not None and wanted(turn.participant, self.debug_phones):

@@ -3,19 +3,20 @@
 The phrase screen always runs (the fast floor); the LLM classifier runs when an LLM is
 configured (bot.conversation.classifier.both_lines); the learned line (bot.conversation.learned)
 runs in the worker when SAFETY_LEARNED is on. Any line reaching its alert raises the crisis
-alert, exactly as the phrase screen does. A learned score in the review band only records a
-`safety.scored` event with band `review`: the participant gets the normal reply, and the
-review item (a console queue, escalation) is a later step built on that event. Like the LLM
+alert, exactly as the phrase screen does. A learned score in the review band records a
+`safety.scored` event with band `review`, and the flow raises a review item for a person
+(bot.conversation.reviews): the participant gets the normal reply. Like the LLM
 classifier, the learned line never blocks a turn: if it fails, the other lines decide (logged).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.conversation.classifier import SafetyClassifier, both_lines, screened_event
-from bot.conversation.learned import LazyLine, Thresholds, band, read_card
+from bot.conversation.learned import LazyLine, LearnedLine, Thresholds, band, read_card
 from bot.conversation.safety import ScreenResult
 from bot.core.config import Settings
 from bot.store.event_types.safety import SafetyScored, SafetyScreened
@@ -33,9 +34,12 @@ class LearnedSetup:
     thresholds: Thresholds
 
     @classmethod
-    def configured(cls, settings: Settings) -> LearnedSetup | None:
+    def configured(
+        cls, settings: Settings, load: Callable[[], LearnedLine] | None = None
+    ) -> LearnedSetup | None:
         """None when SAFETY_LEARNED is off; thresholds from the settings, else the model card's
-        (chosen on the training corpus's cross-validation by `make safety-model`)."""
+        (chosen on the training corpus's cross-validation by `make safety-model`). `load`
+        gives another line than the shipped model (any `LearnedLine`), loaded on first use."""
         if not settings.safety_learned:
             return None
         card = read_card().thresholds
@@ -43,7 +47,7 @@ class LearnedSetup:
         review = settings.safety_review_threshold
         alert = card.alert if alert is None else alert
         review = min(card.review, alert) if review is None else review
-        return cls(LazyLine(), Thresholds(alert, review))
+        return cls(LazyLine() if load is None else LazyLine(load), Thresholds(alert, review))
 
 
 def scored_event(setup: LearnedSetup, text: str, message_event_id: str) -> SafetyScored:

@@ -85,6 +85,8 @@ def alert_texts(
     if not wanted or not supervisors:
         return []
     severity = max((a.severity for a in wanted), key=lambda s: _SEVERITY.get(s, 0))
+    if severity == "review":
+        return []  # a review item is read in the console's queue, never texted
     texted = memory.texted_by_severity() if memory is not None else last_texted(history)
     if any(
         _SEVERITY.get(s, 0) >= _SEVERITY[severity] and now - at < window for s, at in texted.items()

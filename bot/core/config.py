@@ -214,6 +214,9 @@ class Settings(BaseModel):
     safety_learned: bool = Field(False, alias="SAFETY_LEARNED")
     safety_alert_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_ALERT_THRESHOLD")
     safety_review_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_REVIEW_THRESHOLD")
+    # A review item (a score in the review band) nobody cleared within this many minutes
+    # becomes a crisis alert (docs/safety.md). Never off: at most a day, at least a minute.
+    review_escalate_minutes: float = Field(60.0, ge=1, le=1440, alias="REVIEW_ESCALATE_MINUTES")
     # A turn whose LLM call failed is tried again after these minutes, one retry each
     # ("2,10,30"; empty or "off" = never); after the last one an operator alert is raised.
     turn_retry_minutes: list[float] = Field(

@@ -7,14 +7,15 @@ settings), the modules and tools, the timer handlers and the flow.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.conversation import escalation, timer_turns
+from bot.conversation import escalation, reviews, timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
 from bot.conversation.daily_cycle.replies import on_reply
 from bot.conversation.flow import ConversationFlow
+from bot.conversation.learned import LearnedLine
 from bot.conversation.llm import ChatClient
 from bot.conversation.module import Module
 from bot.conversation.safety import CrisisScreen
@@ -27,6 +28,8 @@ from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByInterv
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
 from bot.services import stage2
+from bot.store.event_types.alerts import AlertRaised
+from bot.store.reads.reviews import raised_of
 from bot.store.services import Services
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from modules import MODULES
@@ -84,9 +87,11 @@ def build_handler(
     *,
     client: ChatClient | None = None,
     modules: Mapping[str, Module] | None = None,
+    learned_line: Callable[[], LearnedLine] | None = None,
 ) -> Handler:
     """The handler that runs every participant's turns; built once per process. `client` and
-    `modules` replace the configured LLM client and the module table (`tandem chat` does)."""
+    `modules` replace the configured LLM client and the module table (`tandem chat` does);
+    `learned_line` loads another learned crisis line than the shipped model (a test's double)."""
     settings = services.settings
     client = client or ChatClient.from_settings(settings)
     modules = MODULES if modules is None else modules
@@ -112,6 +117,13 @@ def build_handler(
     # A study's stage-2 timer changes nothing in the conversation: the worker's commit runs
     # stage 2 (bot.services.stage2) in the turn's transaction.
     timer_turns.register(stage2.KIND, lambda fired: [])
+    timer_turns.register(
+        reviews.KIND,
+        reviews.review_escalation_handler(
+            lambda alert_id: _review(services, alert_id), settings.review_escalate_minutes
+        ),
+        always=True,  # a review item escalates whatever became of the participant since
+    )
     steps = modules.get("step")
     if steps is not None and hasattr(steps, "intervention"):  # the step module loads them
         seed = decision_timers.draw_seed(settings.master_key)
@@ -138,6 +150,16 @@ def build_handler(
         tools=TOOLS,
         reply_parser=on_reply,
         interventions=interventions,
+        learned_line=learned_line,
     )
     log.info("conversation ready: modules %s, %r", ", ".join(modules), screen)
     return flow.handle
+
+
+def _review(services: Services, alert_id: str) -> tuple[Mapping[str, Any], AlertRaised] | None:
+    """A review item's alerts row and its opened `alert.raised` (None: no such review item)."""
+    row = services.store.projection_row("alerts", alert_id) if alert_id else None
+    if row is None or row["severity"] != "review":
+        return None
+    raised = raised_of(services.store, [row]).get(alert_id)
+    return (row, raised) if raised is not None else None

@@ -39,6 +39,7 @@ def acknowledge(store: EventStore, alert_id: str, *, actor: str, via: Via) -> di
     Returns the alert's row afterwards."""
 
     def decide(row: dict[str, Any]) -> EventData:
+        _not_a_review(row)
         if row["status"] != "open":
             raise Refused(_already(row["status"], row["acknowledged_by"]), "alert_id", "conflict")
         return AlertAcknowledged(alert_id=alert_id, by=actor, via=via)
@@ -54,6 +55,7 @@ def resolve(store: EventStore, alert_id: str, note: str, *, actor: str, via: Via
         raise Refused(f"write what was done, in 1 to {NOTE_LIMIT} characters", "note")
 
     def decide(row: dict[str, Any]) -> EventData:
+        _not_a_review(row)
         if row["status"] == "resolved":
             raise Refused(_already("resolved", row["resolved_by"]), "alert_id", "conflict")
         return AlertResolved(alert_id=alert_id, by=actor, via=via, note=note)
@@ -122,3 +124,15 @@ def _change(
 
 def _already(status: str, by: str | None) -> str:
     return f"the alert is already {status}" + (f" (by {by})" if by else "")
+
+
+def _not_a_review(row: dict[str, Any]) -> None:
+    """A review item is cleared by its own two verdicts (bot.services.reviews), never by an
+    acknowledgement or a note, so that it either escalates or is judged not a crisis."""
+    if row["severity"] == "review":
+        raise Refused(
+            "a review item is cleared as not a crisis or escalated to an alert, in the "
+            "console's review queue",
+            "alert_id",
+            "conflict",
+        )

@@ -5,7 +5,8 @@ A degraded state is something a participant feels while `/health` still says "he
 LLM failing (READY_FAILURES of its last READY_WINDOW calls), sends failing (the same of the
 last finished sends), turns failing (READY_FAILURES `turn.failed` within an hour), work items
 parked, timers more than 5 minutes overdue, alerts nobody acknowledged within
-ALERT_ESCALATE_MINUTES (60 when escalation is off).
+ALERT_ESCALATE_MINUTES (60 when escalation is off), review items nobody cleared 5 minutes past
+REVIEW_ESCALATE_MINUTES (their escalation did not happen: the worker or scheduler is down).
 
 `check` is run by the scheduler's leader at every beat: a state first seen is recorded
 (`readiness.degraded`), one no longer seen ends its episode (`readiness.restored`), and one
@@ -33,6 +34,7 @@ STATES = (
     "work_parked",
     "timers_overdue",
     "alerts_unattended",
+    "reviews_unattended",
 )
 # What an operator should look at first, per state (docs/operations.md, "When an alert fires").
 ADVICE = {
@@ -42,6 +44,8 @@ ADVICE = {
     "work_parked": "read the parked work items' errors (tandem events) and fix the cause",
     "timers_overdue": "check that a worker is running and one of them leads the scheduler",
     "alerts_unattended": "acknowledge or resolve the open alerts in the console",
+    "reviews_unattended": "clear the console's review queue, and check that a worker runs "
+    "and leads the scheduler (review items escalate by timer)",
 }
 
 
@@ -54,7 +58,11 @@ class State:
 
 def limits(settings: Settings) -> reads.Limits:
     unattended = settings.alert_escalate_minutes or 60.0
-    return reads.Limits(calls=settings.ready_window, unattended=timedelta(minutes=unattended))
+    return reads.Limits(
+        calls=settings.ready_window,
+        unattended=timedelta(minutes=unattended),
+        review_unattended=timedelta(minutes=settings.review_escalate_minutes + 5),
+    )
 
 
 def judge(f: reads.Figures, settings: Settings) -> list[State]:
@@ -89,6 +97,12 @@ def judge(f: reads.Figures, settings: Settings) -> list[State]:
             f.unattended_alerts > 0,
             f"{f.unattended_alerts} alerts open for more than "
             f"{int(window.unattended.total_seconds() // 60)} minutes",
+        ),
+        State(
+            "reviews_unattended",
+            f.unattended_reviews > 0,
+            f"{f.open_reviews} review items open, {f.unattended_reviews} of them for more than "
+            f"{int(window.review_unattended.total_seconds() // 60)} minutes",
         ),
     ]
 

@@ -18,7 +18,8 @@ from bot.reporting.transcript import zone
 from bot.services import participant_lock
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore, Transaction
-from bot.store.event_types.takeover import TakeoverEnded, TakeoverStarted
+from bot.store.event_types.messages import MessageQueued
+from bot.store.event_types.takeover import QuietHoursOverridden, TakeoverEnded, TakeoverStarted
 from bot.store.events import EventData
 from bot.timers import quiet_hours
 
@@ -72,11 +73,14 @@ def send_as_staff(
     now: datetime,
     default_quiet_hours: QuietHours | None,
     quiet_hours_by_intervention: Mapping[str, QuietHours | None],
+    crisis_alert_id: str | None = None,
 ) -> dict[str, Any]:
     """Queue `text` to the participant from the staff member holding the takeover; refused
     outside a takeover, to a participant who left or opted out, and inside their quiet hours
-    (their profile's, else their intervention's, else `default_quiet_hours`). `form_token`
-    makes a resent form a no-op."""
+    (their profile's, else their intervention's, else `default_quiet_hours`), except in answer
+    to a crisis alert about them (`crisis_alert_id`): a person replying to a crisis is never
+    held back by quiet hours, and the override is recorded (`takeover.quiet_hours_overridden`).
+    `form_token` makes a resent form a no-op."""
     text = text.strip()
     if not text or len(text) > MESSAGE_LIMIT:
         raise Refused(f"Write a message of 1 to {MESSAGE_LIMIT} characters.", "text")
@@ -91,21 +95,48 @@ def send_as_staff(
             )
         _check_reachable(row)
         quiet = quiet_hours.for_participant(row, default_quiet_hours, quiet_hours_by_intervention)
-        if quiet is not None and quiet.contains(now, zone(row["timezone"])):
-            local = now.astimezone(zone(row["timezone"]))
-            raise Refused(
-                f"It is {local:%H:%M} for the participant, inside their quiet hours "
-                f"({quiet.start:%H:%M}-{quiet.end:%H:%M}); the message was not "
-                "queued.",
-                kind="conflict",
+        message: list[EventData] = list(outbound.to_participant(row, text, kind="staff"))
+        if quiet is None or not quiet.contains(now, zone(row["timezone"])):
+            return message
+        local = now.astimezone(zone(row["timezone"]))
+        if _answers_a_crisis(store, tx, participant_id, crisis_alert_id):
+            assert crisis_alert_id is not None and isinstance(message[-1], MessageQueued)
+            override = QuietHoursOverridden(
+                alert_id=crisis_alert_id,
+                outbox_id=message[-1].outbox_id,
+                by=actor,
+                local_time=f"{local:%H:%M}",
+                quiet_hours=f"{quiet.start:%H:%M}-{quiet.end:%H:%M}",
             )
-        return list(outbound.to_participant(row, text, kind="staff"))
+            return [*message, override]
+        raise Refused(
+            f"It is {local:%H:%M} for the participant, inside their quiet hours "
+            f"({quiet.start:%H:%M}-{quiet.end:%H:%M}); the message was not "
+            "queued.",
+            kind="conflict",
+        )
 
     key = f"staff-message:{form_token}"
     after, _ = participant_lock.change(
         store, participant_id, decide, actor=actor, idempotency_key=key
     )
     return after
+
+
+def _answers_a_crisis(
+    store: EventStore, tx: Transaction, participant_id: str, alert_id: str | None
+) -> bool:
+    """Whether `alert_id` is a crisis alert about this participant (open or not: a supervisor
+    may still be talking the participant through it after acknowledging it)."""
+    if alert_id is None:
+        return False
+    projection = next(p for p in store.projections if p.name == "alerts")
+    alert = tx.row(projection, alert_id)
+    return (
+        alert is not None
+        and alert["kind"] == "crisis"
+        and (alert["participant_id"] == participant_id)
+    )
 
 
 def _check_reachable(row: Mapping[str, Any]) -> None:

@@ -55,6 +55,14 @@ KINDS: dict[str, KindPolicy] = {
             summary="an alert sent again, wider, if nobody acknowledged it (texts staff only)",
         ),
         KindPolicy(
+            "review_escalation",
+            None,
+            "ignore",
+            summary="a review item nobody cleared becomes a crisis alert (texts staff only; "
+            "fires for a paused, opted-out or withdrawn participant too)",
+            records_inactive=True,
+        ),
+        KindPolicy(
             "turn_retry",
             None,
             "defer",

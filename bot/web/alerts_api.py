@@ -40,7 +40,7 @@ class AlertsQuery(BaseModel):
     status: Status | None = Field(None, description="Only alerts in this status.")
     participant_id: str | None = Field(None, pattern=UUID_PATTERN, description="A UUID.")
     kind: str | None = Field(None, pattern=r"^[a-z_]{1,32}$", description="e.g. crisis")
-    severity: Literal["info", "warning", "critical"] | None = None
+    severity: Literal["info", "warning", "critical", "review"] | None = None
     limit: int = Field(100, ge=1, le=1000)
 
 

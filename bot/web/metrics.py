@@ -2,8 +2,8 @@
 TANDEM_API_TOKENS). What each process measured (bot.core.metrics: webhook, turn and LLM call
 latencies, LLM calls by outcome; summed over processes with PROMETHEUS_MULTIPROC_DIR) and what
 the database holds at scrape time, so every process answers the same: queue depths, outbox
-messages by status, timers due and overdue, open and unattended alerts, failed turns and each
-readiness state (1 = degraded)."""
+messages by status, timers due and overdue, open and unattended alerts and review items, failed
+turns and each readiness state (1 = degraded)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,13 @@ class DatabaseFigures:
                 "Timers over 5 minutes late",
                 f.overdue_timers,
             ),
-            "tandem_alerts_open": ("Alerts not resolved", f.open_alerts),
+            "tandem_alerts_open": ("Alerts not resolved (review items aside)", f.open_alerts),
             "tandem_alerts_unattended": ("Alerts unacknowledged in time", f.unattended_alerts),
+            "tandem_reviews_open": ("Review items nobody cleared yet", f.open_reviews),
+            "tandem_reviews_unattended": (
+                "Review items open past their escalation",
+                f.unattended_reviews,
+            ),
             "tandem_turns_failed_last_hour": (
                 "Turns failed in the last hour",
                 f.failed_turns,

@@ -176,3 +176,19 @@ def test_unknown_senders_are_kept_30_days_unless_told() -> None:
     assert load_settings({}, env_file=None).unknown_sender_retention_days == 30
     chosen = load_settings({"UNKNOWN_SENDER_RETENTION_DAYS": "7"}, env_file=None)
     assert chosen.unknown_sender_retention_days == 7
+
+
+@pytest.mark.parametrize("minutes", ["0", "-5", "1441", "soon"])
+def test_review_escalation_can_be_neither_off_nor_longer_than_a_day(minutes: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"REVIEW_ESCALATE_MINUTES": minutes}, env_file=None)
+    (problem,) = caught.value.problems
+    assert problem.startswith("REVIEW_ESCALATE_MINUTES")
+
+
+def test_review_items_escalate_after_an_hour_unless_told_otherwise() -> None:
+    assert load_settings({}, env_file=None).review_escalate_minutes == 60
+    assert (
+        load_settings({"REVIEW_ESCALATE_MINUTES": "20"}, env_file=None).review_escalate_minutes
+        == 20
+    )

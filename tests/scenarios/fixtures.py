@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.conversation import timer_turns
+from bot.conversation.learned import LearnedLine
 from bot.core.clock import FakeClock
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.twilio_api import FakeTwilio
@@ -33,14 +34,19 @@ def make_harness(
     database_url: str, llm: FakeOpenAI, twilio: FakeTwilio, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., Harness]]:
     """Harnesses with settings by their environment names (and, with `interventions`, the
-    interventions under that folder); the clock starts at 08:00 Toronto."""
+    interventions under that folder; with `learned`, that learned crisis line instead of the
+    shipped model); the clock starts at 08:00 Toronto."""
     # build_handler registers the daily cycle's timer handler globally; undo it after the test.
     monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     clock = FakeClock(local("08:00"))
     built: list[Harness] = []
 
-    def make(interventions: Path | None = None, **env: str) -> Harness:
-        harness = Harness(database_url, llm, twilio, clock, env, interventions)
+    def make(
+        interventions: Path | None = None,
+        learned: Callable[[], LearnedLine] | None = None,
+        **env: str,
+    ) -> Harness:
+        harness = Harness(database_url, llm, twilio, clock, env, interventions, learned)
         built.append(harness)
         return harness
 

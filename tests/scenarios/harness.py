@@ -10,7 +10,7 @@ timers, drains the work queue and the outbox until nothing moves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from werkzeug.test import TestResponse
 
 from bot.channel.dispatcher import Dispatcher
 from bot.channel.factory import build_messenger
+from bot.conversation.learned import LearnedLine
 from bot.core.clock import FakeClock
 from bot.core.config import load_settings
 from bot.interventions.interpreter.applied import INTERVENTIONS
@@ -87,9 +88,11 @@ class Harness:
         clock: FakeClock,
         env: Mapping[str, str] | None = None,
         interventions: Path | None = None,
+        learned: Callable[[], LearnedLine] | None = None,
     ) -> None:
         self.database_url, self.llm, self.twilio, self.clock = database_url, llm, twilio, clock
         self.env, self.interventions = dict(env or {}), interventions
+        self.learned = learned  # another learned crisis line than the shipped model
         values = {
             **BASE_ENV,
             "DATABASE_URL": database_url,
@@ -110,7 +113,7 @@ class Harness:
         app = create_app(self.services, catalogue)
         app.testing = True
         self.client = app.test_client()
-        handler = build_handler(self.services, modules=modules)
+        handler = build_handler(self.services, modules=modules, learned_line=learned)
         self.worker = Worker(self.services, handler, "scenario-worker")
         messenger = build_messenger(self.settings)
         self.dispatcher = Dispatcher(self.services, messenger, "scenario-dispatcher")
@@ -136,6 +139,7 @@ class Harness:
             self.clock,
             {**self.env, **env},
             self.interventions,
+            self.learned,
         )
         fresh.pid, fresh.phone = self.pid, self.phone
         self.family.append(fresh)

@@ -130,7 +130,9 @@ def _alert_raised(new: MemoryDoc, data: AlertRaised, ev: Event) -> None:
         new["crisis"] = ev.stream_version
     if data.notify_supervisors:
         new["alerted_at"] = _later(new["alerted_at"], ev.occurred_at)
-        raised = data.model_dump(mode="json")
+        # without its quote: the participant's words stay sealed in the event only (the
+        # memory is a plain column), and nothing read from the memory needs them
+        raised = data.model_dump(mode="json", exclude={"quote"})
         entry: Alert = {"alert_id": data.alert_id, "raised": raised, "closed": False}
         new["alerts"] = [*new["alerts"], entry][-SMALL_RING:]
 

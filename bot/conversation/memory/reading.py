@@ -129,6 +129,8 @@ class Memory:
         return {kind for kind, at in kept.items() if at > version}
 
     def alert(self, alert_id: str) -> tuple[AlertRaised, bool] | None:
+        """One of the last alerts for supervisors (without its quote, kept sealed in the
+        event only) and whether it was closed."""
         for found in self.m["alerts"]:
             if found["alert_id"] == alert_id:
                 return AlertRaised.model_validate(found["raised"]), found["closed"]

@@ -25,3 +25,19 @@ class TakeoverEnded(EventData):
     plain = fields("by")
 
     by: str
+
+
+@event("takeover.quiet_hours_overridden")
+class QuietHoursOverridden(EventData):
+    """A staff message answering a crisis alert (`alert_id`) was sent inside the participant's
+    quiet hours (`quiet_hours`, at `local_time` for them): a person replying to a crisis is
+    never held back by them. Recorded with the message (`outbox_id`), by whom."""
+
+    personal = fields()
+    plain = fields("by", "local_time", "quiet_hours")
+
+    alert_id: str
+    outbox_id: str
+    by: str
+    local_time: str
+    quiet_hours: str

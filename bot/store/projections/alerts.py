@@ -1,8 +1,15 @@
-"""The `alerts` projection: every alert and where it stands (open → acknowledged → resolved)."""
+"""The `alerts` projection: every alert and where it stands (open → acknowledged → resolved).
+A review item is resolved by its dismissal or escalation, the note saying which."""
 
 from __future__ import annotations
 
-from bot.store.event_types.alerts import AlertAcknowledged, AlertRaised, AlertResolved
+from bot.store.event_types.alerts import (
+    AlertAcknowledged,
+    AlertRaised,
+    AlertResolved,
+    ReviewDismissed,
+    ReviewEscalated,
+)
 from bot.store.events import Event
 from bot.store.projections import Projection, Row
 
@@ -24,7 +31,11 @@ COLUMNS = (
     "resolution_note",
     "updated_at",
 )
-TYPES = {cls.event_type for cls in (AlertRaised, AlertAcknowledged, AlertResolved)}
+TYPES = {
+    cls.event_type
+    for cls in (AlertRaised, AlertAcknowledged, AlertResolved, ReviewDismissed, ReviewEscalated)
+}
+NOT_A_CRISIS = "not a crisis"
 
 
 def key(event: Event) -> str | None:
@@ -72,6 +83,21 @@ def apply(row: Row | None, event: Event) -> Row | None:
             "resolved_by": data.by,
             "resolved_at": at,
             "resolution_note": data.note,
+            "updated_at": at,
+        }
+    if isinstance(data, ReviewDismissed | ReviewEscalated):  # only ever about a review item
+        note = (
+            NOT_A_CRISIS
+            if isinstance(data, ReviewDismissed)
+            else f"escalated to crisis alert {data.crisis_alert_id}"
+            + (f" (unreviewed after {data.minutes:g} minutes)" if data.minutes is not None else "")
+        )
+        return {
+            **row,
+            "status": "resolved",
+            "resolved_by": data.by,
+            "resolved_at": at,
+            "resolution_note": note,
             "updated_at": at,
         }
     return row

@@ -20,12 +20,14 @@ FAILED = ("failed", "undelivered")
 @dataclass(frozen=True)
 class Limits:
     """How far back and how late: the last `calls` LLM calls and sends, failed turns within
-    `turn_window`, timers more than `late` past due, alerts open for more than `unattended`."""
+    `turn_window`, timers more than `late` past due, alerts open for more than `unattended`,
+    review items open for more than `review_unattended`."""
 
     calls: int = 10
     turn_window: timedelta = timedelta(hours=1)
     late: timedelta = timedelta(minutes=5)
     unattended: timedelta = timedelta(minutes=60)
+    review_unattended: timedelta = timedelta(minutes=65)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class Figures:
     pending_sends: int
     due_timers: int
     overdue_timers: int
-    open_alerts: int
+    open_alerts: int  # review items aside
     unattended_alerts: int
+    open_reviews: int
+    unattended_reviews: int
     sends_by_status: dict[str, int]
     llm_by_outcome: dict[str, int]
 
@@ -65,7 +69,9 @@ def figures(conn: Connection, now: datetime, limits: Limits = Limits()) -> Figur
     )
     sends = conn.execute(select(last_sends.c.status)).scalars().all()
     scheduled = timers.c.status == "scheduled"
-    unacknowledged = alerts.c.status == "open"
+    review = alerts.c.severity == "review"
+    unacknowledged = and_(alerts.c.status == "open", ~review)
+    open_review = and_(alerts.c.status != "resolved", review)
     by_status = conn.execute(select(outbox.c.status, func.count()).group_by(outbox.c.status))
     ok = events.c.data["ok"].as_boolean()
     by_outcome = conn.execute(
@@ -89,9 +95,13 @@ def figures(conn: Connection, now: datetime, limits: Limits = Limits()) -> Figur
         pending_sends=_count(conn, outbox, outbox.c.status == "pending"),
         due_timers=_count(conn, timers, and_(scheduled, timers.c.due_at <= now)),
         overdue_timers=_count(conn, timers, and_(scheduled, timers.c.due_at < now - limits.late)),
-        open_alerts=_count(conn, alerts, alerts.c.status != "resolved"),
+        open_alerts=_count(conn, alerts, and_(alerts.c.status != "resolved", ~review)),
         unattended_alerts=_count(
             conn, alerts, and_(unacknowledged, alerts.c.raised_at < now - limits.unattended)
+        ),
+        open_reviews=_count(conn, alerts, open_review),
+        unattended_reviews=_count(
+            conn, alerts, and_(open_review, alerts.c.raised_at < now - limits.review_unattended)
         ),
         sends_by_status={str(s): int(n) for s, n in by_status},
         llm_by_outcome=_outcomes(by_outcome),

@@ -24,7 +24,8 @@ class Overview:
     adherence: dict[str, dict[str, list[int]]]  # question -> answered/missed per day
     active: int
     replied_recently: int
-    open_alerts: int
+    open_alerts: int  # review items aside
+    open_reviews: int
     failed_sends: int
     parked_work: int
 
@@ -98,7 +99,12 @@ def overview(conn: Connection, now: datetime) -> Overview:
         replied_recently=_count(
             conn, participants, and_(active, participants.c.last_inbound_at >= now - ACTIVE_WINDOW)
         ),
-        open_alerts=_count(conn, alerts, alerts.c.status != "resolved"),
+        open_alerts=_count(
+            conn, alerts, and_(alerts.c.status != "resolved", alerts.c.severity != "review")
+        ),
+        open_reviews=_count(
+            conn, alerts, and_(alerts.c.status != "resolved", alerts.c.severity == "review")
+        ),
         failed_sends=_count(conn, outbox, outbox.c.status.in_(("failed", "undelivered"))),
         parked_work=_count(conn, work_items, work_items.c.status == "parked"),
     )

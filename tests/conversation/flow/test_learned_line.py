@@ -39,7 +39,7 @@ def test_a_message_only_the_learned_line_catches_raises_the_crisis_alert(
     assert conversation.fake.requests == []
 
 
-def test_a_review_band_score_records_a_review_verdict_and_the_normal_reply(
+def test_a_review_band_score_records_a_review_verdict_a_review_item_and_the_normal_reply(
     make_conversation: Callable[..., Conversation],
 ) -> None:
     conversation = make_conversation(
@@ -54,7 +54,8 @@ def test_a_review_band_score_records_a_review_verdict_and_the_normal_reply(
     (scored,) = conversation.data("safety.scored")
     assert (scored.band, scored.alert_threshold, scored.review_threshold) == ("review", 1.0, 0.0)
     assert 0.0 <= scored.score < 1.0
-    assert conversation.data("alert.raised") == []
+    (item,) = conversation.data("alert.raised")  # for a person: tests/.../test_review_items.py
+    assert (item.kind, item.severity, item.notify_supervisors) == ("review", "review", False)
     assert conversation.bodies() == ["Lovely walk!"]
 
 
