@@ -59,28 +59,28 @@ def learned_sections(
 ) -> list[tuple[str, dict[tuple[str, str], Score]]]:
     """(title, scores) for the learned line alone and with the screen, at both thresholds."""
     verdicts = score_all(learned, [item.text for item in labelled])
-    alert_only = Thresholds(thresholds.alert, thresholds.alert)  # no review band
 
-    def learned_at(limits: Thresholds) -> Callable[[str], str | None]:
+    def learned_at(bands: tuple[str, ...]) -> Callable[[str], str | None]:
         def flagged(text: str) -> str | None:
-            found = verdict_band(verdicts[text], limits) != "none"
+            found = verdict_band(verdicts[text], thresholds) in bands
             return verdicts[text].category if found else None
 
         return flagged
 
-    def combined(limits: Thresholds) -> Callable[[str], str | None]:
-        alone = learned_at(limits)
+    def combined(bands: tuple[str, ...]) -> Callable[[str], str | None]:
+        alone = learned_at(bands)
         return lambda text: screen.check(text).category or alone(text)
 
     model = f"model {learned.version}"
     alert, review = thresholds.alert, thresholds.review
+    alert_only, either = ("alert",), ("alert", "review")
     sections = (
         (f"learned alone, alert only: {model}, alert >= {alert}", alert_only, learned_at),
-        (f"learned alone, alert + review: {model}, review >= {review}", thresholds, learned_at),
+        (f"learned alone, alert + review: {model}, review >= {review}", either, learned_at),
         (f"phrase + learned, alert only: alert >= {alert}", alert_only, combined),
-        (f"phrase + learned, alert + review: review >= {review}", thresholds, combined),
+        (f"phrase + learned, alert + review: review >= {review}", either, combined),
     )
-    return [(title, evaluate(labelled, make(limits))) for title, limits, make in sections]
+    return [(title, evaluate(labelled, make(bands))) for title, bands, make in sections]
 
 
 def everyday_rates(

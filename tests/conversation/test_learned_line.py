@@ -216,13 +216,14 @@ def test_the_committed_model_was_trained_on_the_committed_training_corpus() -> N
     assert card.version.endswith(card.raw["weights_sha256"][:12])
 
 
-def test_no_held_out_v3_crisis_line_is_in_the_training_corpus() -> None:
+@pytest.mark.parametrize("name", ["heldout_v3.tsv", "heldout_v4.tsv"])
+def test_no_held_out_crisis_line_is_in_the_training_corpus(name: str) -> None:
     # Short controls ("yes", "oui", a common idiom) do recur by chance (docs/safety.md lists
     # them); a crisis line shared with training would inflate the reported recall.
     examples, _ = safety_train.read_training()
     training = {e.item.text.casefold() for e in examples}
-    lines = (CORPUS / "heldout_v3.tsv").read_text(encoding="utf-8").splitlines()
-    crisis = {i.text.casefold() for i in read_corpus(lines, "v3") if i.category != "none"}
+    lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
+    crisis = {i.text.casefold() for i in read_corpus(lines, name) if i.category != "none"}
 
     assert len(crisis) > 250
     assert not training & crisis
