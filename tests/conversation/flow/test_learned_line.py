@@ -54,6 +54,8 @@ def test_a_review_band_score_records_a_review_verdict_and_the_normal_reply(
     (scored,) = conversation.data("safety.scored")
     assert (scored.band, scored.alert_threshold, scored.review_threshold) == ("review", 1.0, 0.0)
     assert 0.0 <= scored.score < 1.0
+    # The review score the band was read from is recorded beside the crisis score.
+    assert scored.review_score is not None and scored.score <= scored.review_score <= 1.0
     assert conversation.data("alert.raised") == []
     assert conversation.bodies() == ["Lovely walk!"]
 
