@@ -1,7 +1,8 @@
 """Benchmark the learned crisis line's cost per message against the phrase screen alone.
 
-Messages are the repository's own corpora (everyday.txt, heldout_v3.tsv, one message per line,
-as the worker sees them: one at a time). In alternating rounds each message is screened by the
+Messages are the repository's own corpora (everyday.txt and every fifth line of the training
+corpus, short replies and long messages alike; no held-out file is read), scored one at a time
+as the worker sees them. In alternating rounds each message is screened by the
 phrase screen alone, then by the phrase screen and the learned line (bot.conversation.learned,
 one message per call as in the worker). It prints p50 and p95 per message of each and of the
 learned line's added cost, in wall time and in the thread's CPU time, the learned line's
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import percentile  # noqa: E402
 from bot.conversation.safety import CrisisScreen  # noqa: E402
-from bot.conversation.safety_eval import read_corpus  # noqa: E402
+from bot.conversation.safety_train import read_training  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "safety_corpus"
 TARGET_P95_MS = 30.0
@@ -44,8 +45,8 @@ print(json.dumps({{"startup_s": loaded, "rss_mb": rss() - before}}))
 
 def messages() -> list[str]:
     everyday = (CORPUS / "everyday.txt").read_text(encoding="utf-8").splitlines()
-    labelled = read_corpus((CORPUS / "heldout_v3.tsv").read_text(encoding="utf-8").splitlines())
-    return [m for m in everyday if m.strip()] + [item.text for item in labelled]
+    training = [example.item.text for example in read_training()[0]][::5]
+    return [m for m in everyday if m.strip() and not m.startswith("#")] + training
 
 
 def startup(threads: int) -> dict[str, float]:

@@ -5,7 +5,8 @@ alone?"): `tandem safety scan < messages.txt`. Every input line gives one output
 blank lines included: {"text": ..., "crisis": true|false (an alert from the phrase screen or the
 learned line), "review": true|false (the learned line's review band, no alert), "rule": id or
 null, "category": name or null, "language": the rule's (or the model's) language or null,
-"score": the learned line's score or null, "line": `phrase`, `learned` or null, the line that
+"score": the learned line's crisis score or null, "review_score": its review score (what the
+review threshold applies to) or null, "line": `phrase`, `learned` or null, the line that
 decided}. `--phrase-only` leaves the learned line out (its score is then null).
 
 `tandem safety eval` also scores the learned line (bot.conversation.learned) alone and together

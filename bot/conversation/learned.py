@@ -8,9 +8,13 @@ embedding model) and a multi-class softmax (six classes: five crisis categories 
 trained by bot.conversation.safety_train (`make safety-model`) and stored in safety_model/.
 
 The crisis score is 1 - P(none); the category is the most probable crisis class; the language
-comes from a second small softmax over the same embedding. `band` turns a score into the
-triage decision: `alert` (a crisis alert, as the phrase screen raises), `review` (recorded for a
-person to look at; the participant gets the normal reply) or `none`.
+comes from a second small softmax over the same embedding. A model trained with the training-only
+class `everyday` (ordinary texts to a coach, apart from the hard negatives that share words with
+a crisis) also gives a review score, 1 - P(everyday): a message that reads like a crisis *or*
+like one of its look-alikes is worth a person's look, an ordinary text is not. `band` turns the
+two scores into the triage decision: `alert` (the crisis score reaches the alert threshold: a
+crisis alert, as the phrase screen raises), `review` (the review score reaches the review
+threshold: recorded for a person to look at; the participant gets the normal reply) or `none`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from numpy.typing import NDArray
 
 MODEL_DIR = Path(__file__).with_name("safety_model")
 NONE = "none"
+EVERYDAY = "everyday"
 Band = Literal["alert", "review", "none"]
 Matrix = NDArray[np.float32]
 
@@ -35,12 +40,19 @@ Matrix = NDArray[np.float32]
 @dataclass(frozen=True, slots=True)
 class LearnedVerdict:
     """One message's score (0..1, higher is more likely a crisis), its most likely crisis
-    category and language, and the model version that produced them."""
+    category and language, the model version that produced them, and the review score (None:
+    the model has no `everyday` class, and the crisis score stands for it)."""
 
     score: float
     category: str
     language: str | None
     version: str
+    review_score: float | None = None
+
+    @property
+    def review(self) -> float:
+        """The score the review threshold applies to."""
+        return self.score if self.review_score is None else self.review_score
 
 
 class LearnedLine(Protocol):
@@ -61,24 +73,33 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """Scores at or above `alert` raise a crisis alert; from `review` up to `alert`, a review
-    verdict. `review` equal to `alert` means no review band."""
+    """A crisis score at or above `alert` raises a crisis alert; below it, a review score at or
+    above `review` gives a review verdict. For a model whose review score is its crisis score,
+    `review` at or above `alert` means no review band."""
 
     alert: float
     review: float
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.review <= self.alert <= 1.0:
-            raise ValueError(f"need 0 <= review <= alert <= 1, got {self.review}, {self.alert}")
+        if not (0.0 <= self.review <= 1.0 and 0.0 <= self.alert <= 1.0):
+            raise ValueError(
+                f"need thresholds in 0..1, got review {self.review}, alert {self.alert}"
+            )
 
 
-def band(score: float, thresholds: Thresholds) -> Band:
-    """The triage decision for one score."""
+def band(score: float, thresholds: Thresholds, review_score: float | None = None) -> Band:
+    """The triage decision for one message: the crisis score against the alert threshold, then
+    the review score (the crisis score when the model gives none) against the review threshold."""
     if score >= thresholds.alert:
         return "alert"
-    if score >= thresholds.review:
+    if (score if review_score is None else review_score) >= thresholds.review:
         return "review"
     return "none"
+
+
+def verdict_band(verdict: LearnedVerdict, thresholds: Thresholds) -> Band:
+    """`band` for a learned verdict."""
+    return band(verdict.score, thresholds, verdict.review_score)
 
 
 class E5Embedder:
@@ -147,6 +168,7 @@ class LinearLine:
             version,
         )
         self._none = category.classes.index(NONE)
+        self._everyday = category.classes.index(EVERYDAY) if EVERYDAY in category.classes else None
 
     def score(self, text: str) -> LearnedVerdict:
         return self.score_many([text])[0]
@@ -165,12 +187,19 @@ class LinearLine:
         self, category: NDArray[np.float64], language: NDArray[np.float64]
     ) -> LearnedVerdict:
         crisis = category.copy()
+        calm = category[self._none]
         crisis[self._none] = -1.0
+        review = None
+        if self._everyday is not None:
+            calm += category[self._everyday]
+            crisis[self._everyday] = -1.0
+            review = float(1.0 - category[self._everyday])
         return LearnedVerdict(
-            score=float(1.0 - category[self._none]),
+            score=float(1.0 - calm),
             category=self.category.classes[int(crisis.argmax())],
             language=self.language.classes[int(language.argmax())],
             version=self.version,
+            review_score=review,
         )
 
 

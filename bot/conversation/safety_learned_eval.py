@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.conversation.learned import LearnedVerdict, LinearLine, Thresholds, band
+from bot.conversation.learned import LearnedVerdict, LinearLine, Thresholds, verdict_band
 from bot.conversation.safety import CrisisScreen, ScreenResult
 from bot.conversation.safety_eval import Labelled, Score, evaluate
 
@@ -22,7 +22,7 @@ def scan_verdict(
     text: str, screened: ScreenResult, scored: LearnedVerdict | None, thresholds: Thresholds
 ) -> dict[str, Any]:
     """One `scan` line: the phrase screen decides when it fires, else the learned line's band."""
-    decided = band(scored.score, thresholds) if scored is not None else "none"
+    decided = verdict_band(scored, thresholds) if scored is not None else "none"
     verdict: dict[str, Any] = {
         "text": text,
         "crisis": screened.crisis or decided == "alert",
@@ -31,6 +31,7 @@ def scan_verdict(
         "category": screened.category,
         "language": screened.language,
         "score": None if scored is None else round(scored.score, 4),
+        "review_score": None if scored is None else round(scored.review, 4),
         "line": "phrase" if screened.crisis else None,
     }
     if not screened.crisis and scored is not None and decided != "none":
@@ -59,22 +60,27 @@ def learned_sections(
     """(title, scores) for the learned line alone and with the screen, at both thresholds."""
     verdicts = score_all(learned, [item.text for item in labelled])
 
-    def learned_at(limit: float) -> Callable[[str], str | None]:
-        return lambda text: verdicts[text].category if verdicts[text].score >= limit else None
+    def learned_at(bands: tuple[str, ...]) -> Callable[[str], str | None]:
+        def flagged(text: str) -> str | None:
+            found = verdict_band(verdicts[text], thresholds) in bands
+            return verdicts[text].category if found else None
 
-    def combined(limit: float) -> Callable[[str], str | None]:
-        alone = learned_at(limit)
+        return flagged
+
+    def combined(bands: tuple[str, ...]) -> Callable[[str], str | None]:
+        alone = learned_at(bands)
         return lambda text: screen.check(text).category or alone(text)
 
     model = f"model {learned.version}"
     alert, review = thresholds.alert, thresholds.review
+    alert_only, either = ("alert",), ("alert", "review")
     sections = (
-        (f"learned alone, alert only: {model}, alert >= {alert}", alert, learned_at),
-        (f"learned alone, alert + review: {model}, review >= {review}", review, learned_at),
-        (f"phrase + learned, alert only: alert >= {alert}", alert, combined),
-        (f"phrase + learned, alert + review: review >= {review}", review, combined),
+        (f"learned alone, alert only: {model}, alert >= {alert}", alert_only, learned_at),
+        (f"learned alone, alert + review: {model}, review >= {review}", either, learned_at),
+        (f"phrase + learned, alert only: alert >= {alert}", alert_only, combined),
+        (f"phrase + learned, alert + review: review >= {review}", either, combined),
     )
-    return [(title, evaluate(labelled, make(limit))) for title, limit, make in sections]
+    return [(title, evaluate(labelled, make(bands))) for title, bands, make in sections]
 
 
 def everyday_rates(
@@ -82,7 +88,7 @@ def everyday_rates(
 ) -> list[str]:
     """Review-band and alert rates on unlabelled everyday messages, per cent and per 1,000."""
     verdicts = score_all(learned, messages)
-    bands = [band(verdicts[m].score, thresholds) for m in messages]
+    bands = [verdict_band(verdicts[m], thresholds) for m in messages]
     phrase = sum(screen.check(m).crisis for m in messages)
     rows = []
     for name, count in (

@@ -3,7 +3,7 @@
 The phrase screen always runs (the fast floor); the LLM classifier runs when an LLM is
 configured (bot.conversation.classifier.both_lines); the learned line (bot.conversation.learned)
 runs in the worker when SAFETY_LEARNED is on. Any line reaching its alert raises the crisis
-alert, exactly as the phrase screen does. A learned score in the review band records a
+alert, exactly as the phrase screen does. A learned review score in the review band records a
 `safety.scored` event with band `review`, and the flow raises a review item for a person
 (bot.conversation.reviews): the participant gets the normal reply. Like the LLM
 classifier, the learned line never blocks a turn: if it fails, the other lines decide (logged).
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.conversation.classifier import SafetyClassifier, both_lines, screened_event
-from bot.conversation.learned import LazyLine, LearnedLine, Thresholds, band, read_card
+from bot.conversation.learned import LazyLine, LearnedLine, Thresholds, read_card, verdict_band
 from bot.conversation.safety import ScreenResult
 from bot.core.config import Settings
 from bot.store.event_types.safety import SafetyScored, SafetyScreened
@@ -46,7 +46,7 @@ class LearnedSetup:
         alert = settings.safety_alert_threshold
         review = settings.safety_review_threshold
         alert = card.alert if alert is None else alert
-        review = min(card.review, alert) if review is None else review
+        review = card.review if review is None else review
         return cls(LazyLine() if load is None else LazyLine(load), Thresholds(alert, review))
 
 
@@ -56,7 +56,8 @@ def scored_event(setup: LearnedSetup, text: str, message_event_id: str) -> Safet
     return SafetyScored(
         message_event_id=message_event_id,
         score=round(verdict.score, 4),
-        band=band(verdict.score, setup.thresholds),
+        review_score=None if verdict.review_score is None else round(verdict.review_score, 4),
+        band=verdict_band(verdict, setup.thresholds),
         category=verdict.category,
         language=verdict.language,
         alert_threshold=setup.thresholds.alert,

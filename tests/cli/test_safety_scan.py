@@ -29,7 +29,7 @@ def test_each_line_gets_a_verdict_in_order_blank_lines_included() -> None:
     )
 
     none = {"crisis": False, "review": False, "rule": None, "category": None, "language": None}
-    unscored = {"score": None}
+    unscored = {"score": None, "review_score": None}
     assert verdicts == [
         {
             "text": "I want to kill myself",
@@ -60,7 +60,8 @@ def test_each_line_gets_a_verdict_in_order_blank_lines_included() -> None:
 def test_an_intervention_screens_with_its_own_phrases_as_well() -> None:
     text = "I'll just stop eating altogether\nI want to die\n"
 
-    assert [v["rule"] for v in scan(text)] == [None, "en.suicide.direct"]
+    # The phrase catalogue alone has no phrase for the first (the learned line may flag it).
+    assert [v["rule"] for v in scan(text, "--phrase-only")] == [None, "en.suicide.direct"]
     assert [v["rule"] for v in scan(text, "--intervention", "fit-motivation")] == [
         "intervention.extra",
         "en.suicide.direct",
@@ -133,6 +134,8 @@ def test_the_learned_line_scores_every_non_blank_line_beside_the_screen() -> Non
     assert verdicts[1]["score"] is None and verdicts[1]["line"] is None
     assert 0.0 <= verdicts[2]["score"] < 0.5
     assert verdicts[2]["crisis"] is verdicts[2]["review"] is False
+    # The review score (1 - P(everyday)) is never below the crisis score (1 - P(none or everyday))
+    assert all(v["review_score"] >= v["score"] for v in (verdicts[0], verdicts[2]))
 
 
 @pytest.mark.parametrize(
@@ -148,3 +151,21 @@ def test_a_silent_screen_leaves_the_verdict_to_the_learned_band(
 
     assert (verdict["crisis"], verdict["review"], verdict["line"]) == (crisis, review, line)
     assert verdict["category"] == ("abuse" if line else None)
+
+
+@pytest.mark.parametrize(
+    ("score", "review_score", "crisis", "review"),
+    [(0.9, 0.95, True, False), (0.2, 0.95, False, True), (0.6, 0.85, False, False)],
+)
+def test_with_a_review_score_the_band_is_read_from_it(
+    score: float, review_score: float, crisis: bool, review: bool
+) -> None:
+    scored = LearnedVerdict(score, "suicide", "en", "v", review_score)
+
+    verdict = scan_verdict("x", ScreenResult(crisis=False), scored, Thresholds(0.8, 0.9))
+
+    assert (verdict["crisis"], verdict["review"], verdict["review_score"]) == (
+        crisis,
+        review,
+        review_score,
+    )

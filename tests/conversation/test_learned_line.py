@@ -55,9 +55,61 @@ def test_a_score_at_the_alert_threshold_alerts_and_the_band_below_it_is_review()
     ]
 
 
-def test_a_review_threshold_above_the_alert_threshold_is_refused() -> None:
-    with pytest.raises(ValueError, match="review <= alert"):
-        Thresholds(alert=0.5, review=0.6)
+def test_a_threshold_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="in 0..1"):
+        Thresholds(alert=1.2, review=0.6)
+    with pytest.raises(ValueError, match="in 0..1"):
+        Thresholds(alert=0.9, review=-0.1)
+
+
+def test_with_a_review_score_the_review_threshold_applies_to_it_not_to_the_crisis_score() -> None:
+    limits = Thresholds(alert=0.8, review=0.9)
+
+    assert band(0.85, limits, review_score=0.95) == "alert"  # the crisis score decides first
+    assert band(0.2, limits, review_score=0.95) == "review"  # a look-alike: a person looks
+    assert band(0.7, limits, review_score=0.89) == "none"  # an ordinary text
+
+
+def test_an_everyday_class_gives_the_review_score_and_leaves_the_crisis_score_and_category() -> (
+    None
+):
+    classes = ("everyday", "none", "suicide")
+    head = Head(classes, np.eye(3) * 3.0, np.zeros(3))
+    language = Head(("en", "es"), np.array([[1.0, 0, 0], [0, 1.0, 0]]), np.zeros(2))
+
+    class Fixed:
+        name = "fixed"
+
+        def embed(self, texts: Sequence[str]) -> Matrix:
+            return np.tile(np.array([[0.2, 1.0, 0.5]], dtype=np.float32), (len(texts), 1))
+
+    verdict = LinearLine(Fixed(), head, language, "v2").score("anything")
+
+    p = np.exp([0.6, 3.0, 1.5]) / np.exp([0.6, 3.0, 1.5]).sum()
+    assert verdict.score == pytest.approx(p[2])  # 1 - P(none) - P(everyday)
+    assert verdict.review_score == pytest.approx(1 - p[0])
+    assert verdict.category == "suicide"
+
+
+def test_a_scenario_and_its_translations_share_a_cross_validation_group() -> None:
+    def example(source: str, category: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", category, source[:2], line), False, source)
+
+    examples = [
+        *(example("en_scenes.tsv", "suicide", n) for n in range(2, 7)),
+        *(example("pt_scenes.tsv", "suicide", n) for n in range(2, 7)),
+        example("pt_scenes.tsv", "abuse", 7),
+        example("en_suicide.tsv", "suicide", 9),
+        example("en_suicide.tsv", "suicide", 10),
+        example("es_suicide.tsv", "suicide", 9),
+    ]
+
+    groups = safety_train.groups(examples)
+
+    assert groups[0] == groups[3] == groups[5] == groups[8]  # first four of each, both languages
+    assert groups[4] == groups[9] != groups[0]  # the fifth scenario starts the next group
+    assert groups[10] not in groups[:10]  # another category
+    assert len({groups[11], groups[12], groups[13]}) == 3  # first batch: blocks of a file
 
 
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
@@ -106,13 +158,17 @@ def _examples(seed: int, crisis_mean: float) -> tuple[np.ndarray, list[safety_tr
 
 def test_chosen_thresholds_hold_the_false_alarm_and_review_targets_on_the_scores_they_saw() -> None:
     scores, examples = _examples(seed=7, crisis_mean=0.5)
-    none = np.array([e.item.category == "none" for e in examples])
     everyday = np.array([e.everyday for e in examples])
+    hard = np.array([e.item.category == "none" for e in examples]) & ~everyday
 
-    alert, review = safety_train.choose_thresholds(scores, examples)
+    # A review score above the crisis score, as 1 - P(everyday) is above 1 - P(none) - P(everyday)
+    review_scores = np.minimum(1.0, scores + np.random.default_rng(3).uniform(0, 0.2, len(scores)))
 
-    assert (scores[none] >= alert).mean() <= safety_train.ALERT_FALSE_ALARMS
-    in_band = (scores[everyday] >= review) & (scores[everyday] < alert)
+    alert, review = safety_train.choose_thresholds(scores, examples, review_scores)
+
+    assert (scores[hard] >= alert).mean() <= safety_train.ALERT_FALSE_ALARMS
+    assert (scores[hard] >= alert).mean() > safety_train.ALERT_FALSE_ALARMS / 2
+    in_band = (review_scores[everyday] >= review) & (scores[everyday] < alert)
     assert in_band.mean() <= safety_train.REVIEW_RATE
     # Not trivially safe: the band holds some everyday texts, and the alert is not at 1.
     assert in_band.mean() > safety_train.REVIEW_RATE / 2 and alert < 1.0
@@ -160,13 +216,14 @@ def test_the_committed_model_was_trained_on_the_committed_training_corpus() -> N
     assert card.version.endswith(card.raw["weights_sha256"][:12])
 
 
-def test_no_held_out_v3_crisis_line_is_in_the_training_corpus() -> None:
+@pytest.mark.parametrize("name", ["heldout_v3.tsv", "heldout_v4.tsv"])
+def test_no_held_out_crisis_line_is_in_the_training_corpus(name: str) -> None:
     # Short controls ("yes", "oui", a common idiom) do recur by chance (docs/safety.md lists
     # them); a crisis line shared with training would inflate the reported recall.
     examples, _ = safety_train.read_training()
     training = {e.item.text.casefold() for e in examples}
-    lines = (CORPUS / "heldout_v3.tsv").read_text(encoding="utf-8").splitlines()
-    crisis = {i.text.casefold() for i in read_corpus(lines, "v3") if i.category != "none"}
+    lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
+    crisis = {i.text.casefold() for i in read_corpus(lines, name) if i.category != "none"}
 
     assert len(crisis) > 250
     assert not training & crisis

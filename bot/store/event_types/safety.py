@@ -46,9 +46,10 @@ class SafetyClassified(EventData):
 
 @event("safety.scored")
 class SafetyScored(EventData):
-    """The learned line's verdict (bot.conversation.learned): its crisis score, the band it
-    falls in (`alert` raised a crisis alert, `review` asks a person to look, `none`), the most
-    likely category and language, the thresholds applied and the model version that scored."""
+    """The learned line's verdict (bot.conversation.learned): its crisis score, its review score
+    (None for a model without one: the crisis score stands for it), the band it falls in
+    (`alert` raised a crisis alert, `review` asks a person to look, `none`), the most likely
+    category and language, the thresholds applied and the model version that scored."""
 
     personal = fields()
     plain = fields("line", "category", "language", "band", "model_version")
@@ -56,6 +57,7 @@ class SafetyScored(EventData):
     message_event_id: str
     line: str = "learned"
     score: float
+    review_score: float | None = None
     band: Literal["alert", "review", "none"]
     category: str | None = None
     language: str | None = None
