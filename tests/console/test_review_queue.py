@@ -47,7 +47,10 @@ def _participant(services: Services, *alerts: AlertRaised) -> str:
     return person.participant_id
 
 
-def _review(alert_id: str = "r-1") -> AlertRaised:
+REVIEW_ID = "5b0c3f2e-6a1d-4c8e-9f7a-2d4b6e8a1c3f"
+
+
+def _review(alert_id: str = REVIEW_ID) -> AlertRaised:
     return AlertRaised(
         alert_id=alert_id,
         kind="review",
@@ -66,7 +69,7 @@ def test_a_supervisor_reads_the_quoted_item_and_clears_it_as_not_a_crisis(
     page = get(client, "/console/reviews").get_data(as_text=True)
     assert WORDS.replace("'", "&#39;") in page and 'id="open-reviews-count"' in page
 
-    assert post(client, "/console/reviews/r-1/dismiss").status_code == 302
+    assert post(client, f"/console/reviews/{REVIEW_ID}/dismiss").status_code == 302
 
     (dismissed,) = [
         e
@@ -74,7 +77,7 @@ def test_a_supervisor_reads_the_quoted_item_and_clears_it_as_not_a_crisis(
         if e.event_type == "review.dismissed"
     ]
     assert (dismissed.data.by, dismissed.data.via) == ("staff:supervisor@example.org", "console")
-    row = services.store.projection_row("alerts", "r-1")
+    row = services.store.projection_row("alerts", REVIEW_ID)
     assert (row["status"], row["resolution_note"]) == ("resolved", "not a crisis")
     after = get(client, "/console/reviews").get_data(as_text=True)
     assert "Nothing to review." in after and 'id="open-reviews-count"' not in after
@@ -87,7 +90,7 @@ def test_escalating_raises_a_crisis_alert_quoting_the_message_and_texts_supervis
     pid = _participant(services, _review())
     client = signed_in("supervisor")
 
-    assert post(client, "/console/reviews/r-1/escalate").status_code == 302
+    assert post(client, f"/console/reviews/{REVIEW_ID}/escalate").status_code == 302
 
     stream = services.store.load(participant_stream(pid))
     (escalated,) = [e.data for e in stream if e.event_type == "review.escalated"]
@@ -109,7 +112,7 @@ def test_escalating_raises_a_crisis_alert_quoting_the_message_and_texts_supervis
     inbox = get(client, "/console/alerts").get_data(as_text=True)
     assert 'id="open-alerts-count"' in inbox and "escalated by staff:supervisor" in inbox
 
-    again = post(client, "/console/reviews/r-1/dismiss")
+    again = post(client, f"/console/reviews/{REVIEW_ID}/dismiss")
     assert again.status_code == 409 and "already cleared" in again.get_data(as_text=True)
 
 
@@ -118,10 +121,10 @@ def test_a_review_item_is_not_acknowledged_or_resolved_as_an_alert(
 ) -> None:
     _participant(services, _review())
 
-    answer = client_api.post("/alerts/r-1/acknowledge", headers=AUTH)
+    answer = client_api.post(f"/alerts/{REVIEW_ID}/acknowledge", headers=AUTH)
 
     assert answer.status_code == 409 and "review queue" in answer.get_data(as_text=True)
-    assert services.store.projection_row("alerts", "r-1")["status"] == "open"
+    assert services.store.projection_row("alerts", REVIEW_ID)["status"] == "open"
 
 
 def test_a_supervisor_never_sees_an_operational_alert_nor_its_participant(
@@ -159,7 +162,7 @@ def test_a_review_items_own_page_sends_to_the_queue_and_says_it_texts_nobody(
 ) -> None:
     _participant(services, _review())
 
-    page = get(signed_in("researcher"), "/console/alerts/r-1").get_data(as_text=True)
+    page = get(signed_in("researcher"), f"/console/alerts/{REVIEW_ID}").get_data(as_text=True)
 
     assert "a review item texts nobody" in page and 'href="/console/reviews"' in page
-    assert get(signed_in("supervisor"), "/console/alerts/r-1").status_code == 403
+    assert get(signed_in("supervisor"), f"/console/alerts/{REVIEW_ID}").status_code == 403
