@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from bot.reporting.export import export
@@ -63,6 +64,10 @@ def test_three_prompts_a_day_and_a_weekly_summary_of_the_participants_numbers(
         rows = list(csv.DictReader(file))
     completed = [r for r in rows if r["status"] == "completed"]
     assert [int(r["total"]) for r in completed] == RATINGS
-    # each unanswered prompt is abandoned when the next one starts (the last: still open)
-    assert sum(r["status"] == "abandoned" for r in rows) == 3 * 14 - 1
+    # each unanswered prompt is abandoned by its timer after 30 minutes of silence
+    assert sum(r["status"] == "abandoned" for r in rows) == 3 * 14
+    abandoned = h.events("instrument.abandoned")
+    assert {e.data.reason for e in abandoned} == {"silence"}
+    for event in abandoned:
+        assert event.occurred_at - event.data.started_at == timedelta(minutes=30)
     assert not h.requests

@@ -59,7 +59,7 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems += _form(dotted, intervention)
         elif root == "arm":
             problems += _arm(rest[0], intervention)
-        elif root in ("instruments", "answered"):
+        elif root in ("instruments", "answered", "abandoned"):
             problems += _answered(dotted, intervention)
     return problems
 
@@ -78,7 +78,8 @@ def _arm(name: str, intervention: Intervention) -> list[str]:
 
 
 def _answered(dotted: str, intervention: Intervention) -> list[str]:
-    """`instruments.<name>.last.…` and `answered.<name>` must be names the intervention has."""
+    """`instruments.<name>.last.…`, `answered.<name>` and `abandoned.<name>` must be names
+    the intervention has."""
     root, name = dotted.split(".")[:2]
     declared = intervention.config.instruments
     if root == "instruments" and name not in declared:
