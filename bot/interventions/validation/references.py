@@ -12,6 +12,7 @@ from bot.interventions.language.expressions import ConditionError, is_expression
 from bot.interventions.language.format import Action
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.problems import unknown
+from bot.interventions.language.series_start import start_problems
 from bot.interventions.language.typecheck import (
     assignable,
     condition_type_problems,
@@ -154,13 +155,16 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
 
 def repeat_problems(repeat: Any, intervention: Intervention) -> list[str]:
     """A `repeat:` that is not a recurring schedule (docs/schedules.md), or whose windows or
-    times fall in the intervention's quiet hours without `quiet_hours: defer`."""
+    times fall in the intervention's quiet hours without `quiet_hours: defer`, or whose
+    `from:` is no event of this intervention (bot.interventions.language.series_start)."""
     recurrence, problems = recurrence_problems(repeat)
     if recurrence is None:
         return [
             f"repeat: {'.'.join(map(str, path)) + ': ' if path else ''}{m}" for path, m in problems
         ]
-    return [f"repeat: {p}" for p in window_quiet_problems(recurrence, intervention.quiet_hours())]
+    found = start_problems(recurrence.start_from, intervention)
+    found += window_quiet_problems(recurrence, intervention.quiet_hours())
+    return [f"repeat: {p}" for p in found]
 
 
 def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:
