@@ -46,6 +46,9 @@ class StepModule:
     # them in); None leaves that name unchecked.
     modules: Collection[str] | None = None
     _loaded: dict[str, tuple[Intervention | None, str]] = field(default_factory=dict)
+    # An administration abandoned on silence by its timer runs a turn (trigger "abandoned"):
+    # the step's `abandoned.*` transitions (bot.conversation.flow).
+    continues_after_abandon: bool = True
 
     @property
     def tools(self) -> Sequence[str]:

@@ -10,7 +10,9 @@ out; the worker appends them with `work.completed` in one transaction.
   → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
 - enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
 - timer: the kind's handler (bot.conversation.timer_turns); `transition.requested` becomes
-  `state.transitioned` (source timer) if the conversation is not there already; a debug trace
+  `state.transitioned` (source timer) if the conversation is not there already; an
+  administration abandoned on silence lets the step module go on (trigger "abandoned": its
+  `abandoned.*` transitions, the new step's message, or nothing); a debug trace
   if the timer sent the participant something or moved the conversation; `turn.retry_due`
   runs the failed turn again.
 - broadcast: a broadcast's `broadcast.step_requested` moves the conversation into the step
@@ -58,6 +60,7 @@ from bot.core.model_choice import ModelChoice
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.broadcasts import BroadcastHeld, BroadcastStepRequested
 from bot.store.event_types.conversation import StateTransitioned, TurnFailed
+from bot.store.event_types.instruments import InstrumentAbandoned
 from bot.store.event_types.messages import MessageKind, MessageQueued, MessageReceived
 from bot.store.event_types.participants import ParticipantEnrolled
 from bot.store.event_types.retries import TurnRetryDue
@@ -228,6 +231,8 @@ class ConversationFlow:
         due = next((e for e in events if isinstance(e, TurnRetryDue)), None)
         if due is not None:
             return self._retry(turn, working, events, due)
+        if self._continues_after(working, events):
+            return self._converse(turn, working, events, "abandoned", None, [])
         report = None
         if working.state != state_before or any(
             isinstance(e, MessageQueued) and e.to_participant for e in events
@@ -235,6 +240,14 @@ class ConversationFlow:
             kind = turn.timer["kind"] if turn.timer else "?"
             report = TurnReport(state_before, working.state, f"timer {kind}", (), events)
         return self._finish(turn, events, report)
+
+    def _continues_after(self, working: Working, events: Sequence[EventData]) -> bool:
+        """Whether a timer abandoned an administration on silence in a conversation whose
+        module goes on by itself (the step module: its `abandoned.*` transitions)."""
+        module = self.modules.get(working.state or "")
+        return getattr(module, "continues_after_abandon", False) and any(
+            isinstance(e, InstrumentAbandoned) and e.reason == "silence" for e in events
+        )
 
     def _retry(
         self, turn: Turn, working: Working, events: list[EventData], due: TurnRetryDue
@@ -323,10 +336,14 @@ class ConversationFlow:
         kind: MessageKind = "greeting" if trigger == "enrolled" else "reply"
         if start is not None:
             return self._finish(turn, events + _started(working.row, start, text, failure), None)
+        delays: tuple[float, ...] = self.retry_delays
+        if trigger == "abandoned":  # nothing to say is fine; a failure is not tried again
+            kind, delays = "notice", ()
+            failure = result.error
         if failure:
             log.warning("participant %s: turn failed (%s)", working.row["participant_id"], failure)
             failed, text = turn_retry.failed_turn(
-                working.row, failure, reply, trigger, current, retry, self.retry_delays, turn.now
+                working.row, failure, reply, trigger, current, retry, delays, turn.now
             )
             events += failed
         if text:

@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from bot.conversation.debug_trace import ToolLine
     from bot.conversation.tool_loop import LoopResult
 
-Trigger = Literal["inbound", "enrolled", "broadcast"]
+# "abandoned": an administration left unanswered was abandoned by its timer, and the step
+# module checks the step's transitions (bot.conversation.flow); "broadcast": a broadcast starts
+# a step (bot.services.broadcast_steps).
+Trigger = Literal["inbound", "enrolled", "broadcast", "abandoned"]
 ENROLLED = (
     "The participant has just been enrolled and has not written anything yet. Send your first "
     "message: greet them (by name if you know it), say in a sentence what this chat is for, "

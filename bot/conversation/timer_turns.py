@@ -265,10 +265,24 @@ def measurement_timeout(fired: FiredTimer) -> list[EventData]:
     ]
 
 
+def abandoned(current: Mapping[str, Any], reason: str) -> InstrumentAbandoned:
+    """`instrument.abandoned` of the administration in progress (`step_counters.administering`)."""
+    return InstrumentAbandoned(
+        administration_id=str(current["administration_id"]),
+        instrument=str(current["instrument"]),
+        number=int(current.get("number") or 1),
+        mode=current.get("mode") or "one-per-message",
+        started_at=datetime.fromisoformat(str(current["started_at"])),
+        reason=reason,
+        answers=dict(current.get("answers") or {}),
+    )
+
+
 @handles("instrument")
 def instrument(fired: FiredTimer) -> list[EventData]:
-    """Send an administration's first message and record that it started (its id is the
-    timer's); an administration still in progress is abandoned ("superseded") first."""
+    """Send an administration's first message, record that it started (its id is the
+    timer's) and time its abandonment on silence; an administration still in progress is
+    abandoned ("superseded") first."""
     gone = schedule_gone(fired)
     if gone is not None:
         return gone
@@ -278,21 +292,12 @@ def instrument(fired: FiredTimer) -> list[EventData]:
     events: list[EventData] = []
     current = counters.get("administering")
     if current:
-        events.append(
-            InstrumentAbandoned(
-                administration_id=str(current["administration_id"]),
-                instrument=str(current["instrument"]),
-                number=int(current.get("number") or 1),
-                mode=current.get("mode") or "one-per-message",
-                started_at=datetime.fromisoformat(str(current["started_at"])),
-                reason="superseded",
-                answers=dict(current.get("answers") or {}),
-            )
-        )
+        events.append(abandoned(current, "superseded"))
     sent = _send(fired, "question")
     if not sent:
         return [*events, fired.skipped("nothing to send")]
     known = (counters.get("instruments") or {}).get(name) or {}
+    minutes = float(payload.get("abandon_minutes") or 120)
     started = InstrumentStarted(
         administration_id=fired.timer_id,
         instrument=name,
@@ -301,6 +306,28 @@ def instrument(fired: FiredTimer) -> list[EventData]:
         item=payload.get("item"),
         outbox_id=sent[-1].outbox_id,  # type: ignore[attr-defined]  # _send returns to_participant's MessageQueued events
         timer_id=fired.timer_id,
-        abandon_minutes=float(payload.get("abandon_minutes") or 120),
+        abandon_minutes=minutes,
     )
-    return [*events, *sent, started]
+    due = fired.now + timedelta(minutes=minutes)
+    silence = one_shot.instrument_abandon(fired.participant, fired.timer_id, name, due)
+    return [*events, *sent, started, silence]
+
+
+@handles("instrument_abandon")
+def instrument_abandon(fired: FiredTimer) -> list[EventData]:
+    """Abandon the administration ("silence") if nothing was answered for its
+    `abandon_minutes`; one that ended already is "finished", and one answered since is timed
+    again from its last answer. The conversation engine then runs the step's transitions
+    (`abandoned.<instrument>`), bot.conversation.flow."""
+    counters = fired.participant.get("step_counters") or {}
+    current = counters.get("administering")
+    wanted = str(fired.payload.get("administration_id") or "")
+    if not current or str(current.get("administration_id")) != wanted:
+        return [fired.skipped("finished")]
+    last = datetime.fromisoformat(str(current.get("last_at") or current["started_at"]))
+    due = last + timedelta(minutes=float(current.get("abandon_minutes") or 120))
+    if fired.now < due:
+        name = str(current["instrument"])
+        again = one_shot.instrument_abandon(fired.participant, wanted, name, due)
+        return [fired.skipped("answered since"), again]
+    return [abandoned(current, "silence")]

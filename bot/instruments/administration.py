@@ -229,7 +229,9 @@ class _Reading:
             final=final,
         )
         if final:
-            return Administered([rejected, self.abandoned("reasks")], reply=GIVEN_UP)
+            return Administered(
+                [rejected, self.abandoned("reasks")], reply=GIVEN_UP, abandoned=True
+            )
         return Administered([rejected], reply=f"Sorry, I could not read that: {problem}.\n{again}")
 
     def completed(self, events: list[EventData], answers: dict[str, Any]) -> Administered:

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.instruments.administration import attach
 from bot.interventions.language.format import FieldSpec
 from bot.interventions.language.intervention import Intervention, Source
 from bot.interventions.language.loader import read_intervention
@@ -247,7 +248,74 @@ def decisions(intervention: Intervention) -> Iterable[Variable]:
         )
 
 
-SOURCES: list[Source_] = [questions, judgements, profile, notes, forms, decisions]
+_KINDS = {"integer": "int", "yes/no": "bool"}
+
+
+def instruments(intervention: Intervention) -> Iterable[Variable]:
+    """`instruments.<name>.last.*` (the last completed administration) and `.week.*`, each with
+    the instruments.csv column that holds it (rows of that instrument)."""
+    config = intervention.sources.get("config")
+    if intervention.instruments is None or config is None:
+        return
+    names = intervention.config.instruments
+    for name, spec in intervention.instruments.types().items():
+        instrument = name.split(".")[1]
+        file, line = where(intervention, config, "instruments", names.index(instrument))
+        low, high = spec.bounds
+        yield Variable(
+            intervention=intervention.slug,
+            name=name,
+            kind="instrument",
+            type=_KINDS.get(spec.kind, spec.kind),
+            description=_result_description(name),
+            options={option: "" for option in spec.options},
+            min=low,
+            max=high,
+            optional=spec.optional,
+            file=file,
+            line=line,
+            appears_in=_result_column(name, instrument),
+        )
+
+
+def _result_column(name: str, instrument: str) -> str:
+    """Where `instruments.<instrument>.last.<rest>` is in the export."""
+    rest = name.split(".", 3)[3]
+    rows = f"(instrument == {instrument}, status == completed"
+    if name.split(".")[2] == "week":
+        return f"not a column: from instruments.csv total {rows}, ended in the 7 days before)"
+    rows += "; `last` is the latest such row)"
+    column = {"administered_at": "ended_utc"}.get(rest, rest)
+    if rest.startswith("items."):
+        column = f'answers["{rest[6:]}"]'
+    elif rest.startswith("subscales."):
+        column = f'subscales["{rest.split(".")[1]}"]["{rest.split(".")[2]}"]'
+    return f"instruments.csv {column} {rows}"
+
+
+def _result_description(name: str) -> str:
+    parts = name.split(".")
+    what, rest = parts[2], ".".join(parts[3:])
+    if what == "week":
+        figure = {"count": "how many", "mean": "the mean total of", "min": "the lowest total of"}
+        return (
+            f"{figure.get(rest, 'the highest total of')} the administrations completed in the 7 "
+            "days before it is read"
+        )
+    column = next((c for c in INSTRUMENT_COLUMNS if c.name == rest), None)
+    if column is not None:
+        return f"the last completed administration: {column.description}"
+    if rest == "administered_at":
+        return "when the last administration was completed (ISO 8601 with the UTC offset)"
+    if rest.startswith("items."):
+        return (
+            f"the last completed administration's answer to item {rest[6:]}, as recorded "
+            "(a scale code or number, yes/no, a choice's code; none if skipped)"
+        )
+    return f"the last completed administration: subscale {rest.split('.')[1]}'s {parts[-1]}"
+
+
+SOURCES: list[Source_] = [questions, judgements, profile, notes, forms, decisions, instruments]
 FILES: dict[str, Sequence[Column]] = {
     "participants.csv": PARTICIPANT_FILE,
     "allocations.csv": ALLOCATION_FILE,
@@ -354,6 +422,8 @@ def documents(root: Path, slugs: Iterable[str]) -> dict[str, str]:
     unavailable: dict[str, str] = {}
     for slug in sorted(set(slugs)):
         intervention, problems = read_intervention(root / slug)
+        if intervention is not None and not problems:
+            intervention, problems = attach(intervention)  # its instruments' result names
         if intervention is None or problems:
             unavailable[slug] = str(problems[0]) if problems else "cannot be read"
         else:

@@ -84,6 +84,13 @@ KINDS: dict[str, KindPolicy] = {
             "sent however late)",
         ),
         KindPolicy(
+            "instrument_abandon",
+            None,
+            "defer",
+            summary="an administration left unanswered for its `abandon_after_minutes` is "
+            "abandoned, and the step's `abandoned.*` transitions run (deferred past quiet hours)",
+        ),
+        KindPolicy(
             "send",
             None,
             "defer",

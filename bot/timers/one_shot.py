@@ -134,6 +134,20 @@ def instrument(participant: Mapping[str, Any], due_at: datetime, opening: Any) -
     )
 
 
+def instrument_abandon(
+    participant: Mapping[str, Any], administration_id: str, name: str, due_at: datetime
+) -> TimerScheduled:
+    """Abandon administration `administration_id` of instrument `name` at `due_at` if nothing
+    was answered since (the handler re-arms itself from the last answer otherwise)."""
+    return scheduled(
+        participant,
+        "instrument_abandon",
+        due_at,
+        scope=administration_id,
+        payload={"administration_id": administration_id, "instrument": name},
+    )
+
+
 def asks(timer_kind: str, payload: Mapping[str, Any], name: str) -> bool:
     """Whether a timer is a one-off ask of question `name` (a `measurement` timer of it: an
     occurrence of a daily schedule of the question carries its schedule's id, one of a

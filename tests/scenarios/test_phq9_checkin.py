@@ -95,19 +95,29 @@ def test_an_administration_due_in_quiet_hours_is_sent_when_they_end_and_a_miss_e
     occasion = h.timers(kind="instrument", status="fired")[1]["payload"]["series"]
     planned = datetime.fromisoformat(occasion["planned"]).astimezone(TORONTO)
     assert (planned, occasion["deferred"]) == (local("21:30", days=14), True)
-    assert [a.reason for a in h.data("instrument.abandoned")] == ["superseded"]
+    # each is abandoned by its timer after 120 minutes of silence, and the step says so
+    abandoned = h.events("instrument.abandoned")
+    assert [e.data.reason for e in abandoned] == ["silence", "silence"]
+    assert [e.occurred_at.astimezone(TORONTO).hour for e in abandoned] == [10, 10]
+    told = [m for m in h.outbound() if m.startswith("We will leave these questions for now")]
+    assert len(told) == 2
     assert len(h.timers(kind="instrument", status="scheduled")) == 1  # the series goes on
 
 
-def test_silence_abandons_an_administration_and_the_message_goes_to_the_step(
+def test_silence_abandons_an_administration_by_timer_and_the_step_goes_on(
     make_harness: Callable[..., Harness],
 ) -> None:
     h = make_harness(INTERVENTION="phq9-checkin")
     h.enroll()
+    h.advance(timedelta(minutes=30))
     h.text("1")
-    h.advance(timedelta(hours=3))  # longer than abandon_after_minutes (120)
-    h.text("hello again")
-    abandoned = h.data("instrument.abandoned")
-    assert [(a.reason, a.answers) for a in abandoned] == [("silence", {"i1": 1})]
+    answered_at = h.clock.now()
+    h.advance(timedelta(hours=3))  # longer than abandon_after_minutes (120) after the answer
+    abandoned = h.events("instrument.abandoned")
+    assert [(e.data.reason, e.data.answers) for e in abandoned] == [("silence", {"i1": 1})]
+    assert abandoned[0].occurred_at == answered_at + timedelta(minutes=120)  # not from the start
     assert h.participant()["step_counters"]["administering"] is None
-    assert h.outbound()[-1].startswith("Hi there!")  # the step answered the message
+    assert h.participant()["current_step"] == "between"  # `to: between when: abandoned.phq9`
+    assert h.outbound()[-1].startswith("We will leave these questions for now")
+    h.text("hello again")
+    assert h.outbound()[-1].startswith("Thanks for your message. Your next check-in")

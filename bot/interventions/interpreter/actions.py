@@ -18,6 +18,7 @@ from bot.conversation.memory import remembered
 from bot.interventions.interpreter.conditions import condition, holds
 from bot.interventions.interpreter.failures import ConditionFailure
 from bot.interventions.interpreter.questions import numbered
+from bot.interventions.interpreter.series_anchor import series_anchor
 from bot.interventions.language.expressions import ConditionError, is_expression
 from bot.interventions.language.format import Action
 from bot.interventions.language.intervention import Intervention
@@ -159,14 +160,12 @@ def _ask(action: Action, situation: Situation) -> list[EventData]:
 
 def _repeated(action: Action, situation: Situation, timer: TimerScheduled) -> list[EventData]:
     """A recurring schedule of the ask or administration `timer` would make once
-    (bot.timers.series): its first occasion's timer, counted from enrollment (`from:
-    enrollment`) or from now (`from:` the event that runs the action)."""
+    (bot.timers.series): its first occasion's timer, counted from its `from:` (enrollment by
+    default; bot.interventions.interpreter.series_anchor)."""
     repeat = dict(action.repeat or {})
     participant = situation.participant
-    anchor = situation.now
-    if str(repeat.get("from") or "enrollment") == "enrollment":
-        enrolled = participant.get("enrolled_at")
-        anchor = enrolled if isinstance(enrolled, datetime) else situation.now
+    written = str(repeat.get("from") or "enrollment")
+    anchor = series_anchor(written, participant, situation.data, situation.history, situation.now)
     here = quiet_hours.for_participant(participant, situation.intervention.quiet_hours())
     return series.first(participant, timer.kind, timer.payload, repeat, anchor, here, new_id())
 

@@ -18,9 +18,10 @@ from bot.conversation.transcript_llm import PREFIXES, inbound_text, shown
 from bot.interventions.interpreter.forms import forms_data
 from bot.interventions.language.intervention import Intervention
 from bot.store.event_types.alerts import AlertRaised
-from bot.store.event_types.instruments import InstrumentCompleted
+from bot.store.event_types.instruments import InstrumentAbandoned, InstrumentCompleted
 from bot.store.event_types.interventions import MeasurementRecorded, StepEntered, StepReplied
 from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.event_types.timers import TimerFired
 from bot.store.events import Event
 from bot.timers.one_shot import zone_of
 
@@ -34,6 +35,7 @@ ROOTS = (
     "forms",
     "instruments",
     "answered",
+    "abandoned",
     "arm",
 )
 STEP_KEYS = ("name", "title", "turns", "minutes", "visits")
@@ -121,6 +123,7 @@ def data(
         "arm": intervention.arms.of(row.get("study"), row.get("arm")),
         "instruments": instruments_data(intervention, row, now),
         "answered": answered(intervention, history),
+        "abandoned": abandoned(intervention, history),
     }
 
 
@@ -135,20 +138,38 @@ def instruments_data(
     return intervention.instruments.data(stored, now)
 
 
+def this_turn(history: Sequence[Event]) -> list[Event]:
+    """The events since what set off this turn: the last message received or timer fired."""
+    start = len(history)
+    while start and not isinstance(history[start - 1].data, MessageReceived | TimerFired):
+        start -= 1
+    return list(history[start:])
+
+
 def answered(intervention: Intervention, history: Sequence[Event]) -> dict[str, bool]:
     """`answered.<question>`, `answered.<instrument>` and `answered.instrument`: true only
-    for what was answered (a measurement recorded, an administration completed) after the
-    last message received, that is, in the turn that reads it."""
+    for what was answered (a measurement recorded, an administration completed) in the turn
+    that reads it (after the last message received or timer fired)."""
     found = {slug: False for slug in intervention.questions}
     found |= {name: False for name in intervention.config.instruments}
     found["instrument"] = False
-    for event in reversed(history):
-        if isinstance(event.data, MessageReceived):
-            break
+    for event in this_turn(history):
         if isinstance(event.data, MeasurementRecorded) and event.data.measurement in found:
             found[event.data.measurement] = True
         if isinstance(event.data, InstrumentCompleted):
             found[event.data.instrument] = found["instrument"] = True
+    return found
+
+
+def abandoned(intervention: Intervention, history: Sequence[Event]) -> dict[str, bool]:
+    """`abandoned.<instrument>` and `abandoned.instrument`: true only in the turn in which an
+    administration of it was abandoned on silence (its timer) or after its re-asks; one
+    superseded by the next administration is not (that turn runs no transitions)."""
+    found = dict.fromkeys((*intervention.config.instruments, "instrument"), False)
+    for event in this_turn(history):
+        data = event.data
+        if isinstance(data, InstrumentAbandoned) and data.reason != "superseded":
+            found[data.instrument] = found["instrument"] = True
     return found
 
 

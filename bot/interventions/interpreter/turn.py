@@ -2,7 +2,9 @@
 
 On a message from the participant: a reply to an instrument being administered is read
 deterministically (bot.instruments through the intervention's port) and answered with the
-next item; on completion the step's transitions are checked, as for a `moves_on` question.
+next item; on completion (or abandonment) the step's transitions are checked, as for a
+`moves_on` question. An administration abandoned on silence by its timer runs a turn of its
+own (trigger "abandoned") that checks the step's transitions and nothing else.
 Otherwise an answer to a pending question is recorded (and thanked
 or clarified, or, for a `moves_on` question, followed by the step's transition that now holds)
 instead of a turn; otherwise the turn is counted, the step's form (if any) reads the message
@@ -171,11 +173,13 @@ class _Turn:
             if inbound:
                 self.emit([TurnTaken(step=self.i.root, turn=self.progress.turns + 1)])
             return self.reply()
+        if self.turn.trigger == "abandoned":
+            return self.after_abandonment()
         if inbound:
             administered = self.administered()
             if administered is not None and administered.reply is not None:
                 move = None
-                if administered.completed:
+                if administered.completed or administered.abandoned:
                     step = self.i.steps[str(self.progress.step)]
                     move = transition_move(step, self.data())
                 if move is None:
@@ -219,6 +223,17 @@ class _Turn:
             self.enter(move, None)
             history = self.working.history
             self.emit(decision_schedule.first_timers(self.i, self.working.row, self.now, history))
+        return self.reply()
+
+    def after_abandonment(self) -> StepResult:
+        """An administration abandoned on silence by its timer: the step's transition that
+        now holds (`abandoned.<instrument>`), whose step speaks; nothing to say if none does
+        (the participant stays, and the abandonment is recorded)."""
+        step = self.i.steps[str(self.progress.step)]
+        move = transition_move(step, self.data())
+        if move is None:
+            return self.result
+        self.hop(move)
         return self.reply()
 
     def decision_points(self) -> None:

@@ -28,11 +28,13 @@ class Opening:
 @dataclass
 class Administered:
     """What a reply to an administration decided: its events, the reply to send (None: the
-    message is not about the administration) and whether the administration ended complete."""
+    message is not about the administration) and whether the administration ended complete,
+    or was abandoned (after its re-asks)."""
 
     events: list[EventData] = field(default_factory=list)
     reply: str | None = None
     completed: bool = False
+    abandoned: bool = False
 
 
 class Instruments(Protocol):

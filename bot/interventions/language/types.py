@@ -142,7 +142,8 @@ def arm_types(intervention: Intervention) -> dict[str, Type]:
 
 def answered_types(intervention: Intervention) -> dict[str, Type]:
     """`instruments.<name>.last.*` (their types come from bot.instruments, through the
-    intervention's port) and `answered.*`: yes/no, true only in the turn that answered."""
+    intervention's port), `answered.*` and `abandoned.*`: yes/no, true only in the turn that
+    answered (or abandoned)."""
     types: dict[str, Type] = {}
     if intervention.instruments is not None:
         types |= intervention.instruments.types()
@@ -151,6 +152,8 @@ def answered_types(intervention: Intervention) -> dict[str, Type]:
     for name in intervention.config.instruments:
         types[f"answered.{name}"] = YES_NO
     types["answered.instrument"] = YES_NO
+    for name in (*intervention.config.instruments, "instrument"):
+        types[f"abandoned.{name}"] = YES_NO
     return types
 
 

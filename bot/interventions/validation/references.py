@@ -12,6 +12,7 @@ from bot.interventions.language.expressions import ConditionError, is_expression
 from bot.interventions.language.format import Action
 from bot.interventions.language.intervention import Intervention
 from bot.interventions.language.problems import unknown
+from bot.interventions.language.series_start import start_problems
 from bot.interventions.language.typecheck import (
     assignable,
     condition_type_problems,
@@ -59,7 +60,7 @@ def name_problems(names: Iterable[str], intervention: Intervention) -> list[str]
             problems += _form(dotted, intervention)
         elif root == "arm":
             problems += _arm(rest[0], intervention)
-        elif root in ("instruments", "answered"):
+        elif root in ("instruments", "answered", "abandoned"):
             problems += _answered(dotted, intervention)
     return problems
 
@@ -78,7 +79,8 @@ def _arm(name: str, intervention: Intervention) -> list[str]:
 
 
 def _answered(dotted: str, intervention: Intervention) -> list[str]:
-    """`instruments.<name>.last.…` and `answered.<name>` must be names the intervention has."""
+    """`instruments.<name>.last.…`, `answered.<name>` and `abandoned.<name>` must be names
+    the intervention has."""
     root, name = dotted.split(".")[:2]
     declared = intervention.config.instruments
     if root == "instruments" and name not in declared:
@@ -153,13 +155,16 @@ def action_problems(action: Action, intervention: Intervention) -> list[str]:
 
 def repeat_problems(repeat: Any, intervention: Intervention) -> list[str]:
     """A `repeat:` that is not a recurring schedule (docs/schedules.md), or whose windows or
-    times fall in the intervention's quiet hours without `quiet_hours: defer`."""
+    times fall in the intervention's quiet hours without `quiet_hours: defer`, or whose
+    `from:` is no event of this intervention (bot.interventions.language.series_start)."""
     recurrence, problems = recurrence_problems(repeat)
     if recurrence is None:
         return [
             f"repeat: {'.'.join(map(str, path)) + ': ' if path else ''}{m}" for path, m in problems
         ]
-    return [f"repeat: {p}" for p in window_quiet_problems(recurrence, intervention.quiet_hours())]
+    found = start_problems(recurrence.start_from, intervention)
+    found += window_quiet_problems(recurrence, intervention.quiet_hours())
+    return [f"repeat: {p}" for p in found]
 
 
 def set_problems(key: str, value: Any, intervention: Intervention) -> list[str]:

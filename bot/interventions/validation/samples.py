@@ -87,6 +87,7 @@ def sample_data(intervention: Intervention, step: str | None = None) -> dict[str
             name: True
             for name in (*intervention.questions, *intervention.config.instruments, "instrument")
         },
+        "abandoned": dict.fromkeys((*intervention.config.instruments, "instrument"), True),
     }
 
 

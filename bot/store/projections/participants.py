@@ -219,12 +219,13 @@ PROJECTION = Projection(
 
 
 # Interventions (the step module). `step_counters` holds where the participant is: `step`,
-# `turns` and `entered_at` of this visit, `visits` per step, the return `stack`, `total_turns`,
-# `interrupted_at` (total_turns when each interrupt was entered), `measurements` (latest value
-# per question), `asking` (the question awaiting an answer), `decisions` (per decision, the
-# number of its points made so far: the index of a point that comes `on:` an event) and
-# `outcome_questions` (per decision point whose outcome question was asked and whose window is
-# open, "decision:index": the question's `outbox_id` and, once answered, its `value`).
+# `turns` and `entered_at` of this visit, `visits` per step, `last_entered` (per step, when
+# the participant last entered it: a schedule's `from: <step>.entered`), the return `stack`,
+# `total_turns`, `interrupted_at` (total_turns when each interrupt was entered), `measurements`
+# (latest value per question), `asking` (the question awaiting an answer), `decisions` (per
+# decision, the number of its points made so far: the index of a point that comes `on:` an
+# event) and `outcome_questions` (per decision point whose outcome question was asked and whose
+# window is open, "decision:index": the question's `outbox_id` and, once answered, its `value`).
 def _counters(row: Row, **changes: Any) -> Row:
     return {**row, "step_counters": {**(row.get("step_counters") or {}), **changes}}
 
@@ -240,9 +241,14 @@ def _step_entered(row: Row, event: Event) -> Row:
     if data.via == "interrupt":
         interrupted[data.step] = counters.get("total_turns", 0)
     entered = (data.entered_at or event.occurred_at).isoformat()
+    last_entered = {
+        **(counters.get("last_entered") or {}),
+        data.step: event.occurred_at.isoformat(),
+    }
     moved = {**row, "current_step": data.step}
     return _counters(
         moved,
+        last_entered=last_entered,
         step=data.step,
         turns=data.turns,
         entered_at=entered,
