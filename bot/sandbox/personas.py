@@ -27,6 +27,8 @@ from bot.interventions.language.loader import parse_yaml
 from bot.interventions.language.problems import InterventionError, Problem
 
 NUMBERED = re.compile(r"^\s*(\d+)[.)]\s", re.MULTILINE)
+# A scale asked for in words: "a number from 0 to 10", "Reply 1 (never) to 5 (always)", "1-7".
+SCALE = re.compile(r"(?<![\d.])(\d{1,3})(?:\s*\([^)]*\))?\s*(?:-|–|to)\s*(\d{1,3})(?!\d|\.\d)")
 # A message that asks for an answer (replied to at the persona's full rate, not `statements`).
 ASKS = re.compile(r"reply with (a number|anything)|\?\s*$", re.IGNORECASE | re.MULTILINE)
 
@@ -197,10 +199,11 @@ class Player:
             return self._said(Reply(rng.choice(persona.chatter), after, "chatter"))
         answers, pick = persona.answers, draws[3]
         if pick < answers.invalid:
-            return self._said(Reply(str(len(options) + 1 + rng.randrange(5)), after, "invalid"))
+            wrong = max(int(o) for o in options) + 1 + rng.randrange(5)
+            return self._said(Reply(str(wrong), after, "invalid"))
         if pick < answers.invalid + answers.off_topic:
             return self._said(Reply(rng.choice(persona.off_topic_lines), after, "off_topic"))
-        return self._said(Reply(str(rng.randrange(len(options)) + 1), after, "answer"))
+        return self._said(Reply(rng.choice(options), after, "answer"))
 
     def _said(self, reply: Reply) -> Reply:
         self.said.append(reply)
@@ -215,12 +218,15 @@ class Player:
 
 
 def options_in(text: str) -> list[str]:
-    """The numbered options a message offers ("1. Sleep"), empty when it asks for none; a
-    message that asks for a number but lists none inline counts as one option per number
-    written later (none here: the cohort hands each message separately)."""
+    """The valid answers a message asks for: its numbered options ("1. Sleep") or the numbers
+    of the last scale it names ("from 0 to 10"); empty when it asks for neither."""
     numbers = [int(m) for m in NUMBERED.findall(text)]
     if numbers:
         return [str(n) for n in numbers]
+    scales = [(int(a), int(b)) for a, b in SCALE.findall(text) if int(a) < int(b) <= 100]
+    if scales:
+        low, high = scales[-1]
+        return [str(n) for n in range(low, high + 1)]
     return []
 
 

@@ -7,8 +7,10 @@ run's events as `tandem events` prints them from the run's own database."""
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,17 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli.main import cli
-from bot.sandbox.personas import PersonaError, load_personas, read_persona
+from bot.sandbox.personas import (
+    Answers,
+    Persona,
+    PersonaError,
+    Player,
+    Replies,
+    load_personas,
+    options_in,
+    read_persona,
+)
+from tests.conftest import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = Path(__file__).parent / "simulated" / "planted"
@@ -191,3 +203,40 @@ def test_llm_personas_and_studies_are_refused_clearly(tmp_path: Path) -> None:
     )
     assert study.exit_code == 1
     assert "is a study" in study.output and "planned" in study.output
+
+
+def test_postgresql_gives_the_report_sqlite_gives(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """--database runs on the database given; the report does not depend on which."""
+    url = fresh_database("postgresql", request, tmp_path)
+    args = ["demo", "--personas", str(ROOT / "personas"), "--participants", "8", "--days", "2"]
+    on_postgres = simulate(tmp_path / "pg", *args, "--database", url)
+    on_sqlite = simulate(tmp_path / "lite", *args)
+    assert not (tmp_path / "pg" / "simulation.db").exists()
+    assert (tmp_path / "lite" / "simulation.db").exists()
+    assert on_postgres == on_sqlite
+    assert on_postgres["burden"]["per_participant_per_day"]["total"] > 0
+
+
+def test_a_scripted_persona_answers_from_the_question_and_keeps_its_hours() -> None:
+    """Answers come from the numbered options or the scale asked for; a reply due outside the
+    persona's active hours waits for them; STOP ends replies; drop-out silences for good."""
+    assert options_in("Pick one:\n1. Sleep\n2. Moving more\n3. Stress") == ["1", "2", "3"]
+    assert options_in("Reply 0 (none) to 10 (the worst)") == [str(n) for n in range(11)]
+    assert options_in("Just reply with a number from 1 to 5.") == ["1", "2", "3", "4", "5"]
+    assert options_in("take a 10-minute walk at 8 am") == []
+    start = datetime(2026, 1, 5, 3, 0, tzinfo=UTC)  # 03:00 in London: outside 08:00-22:00
+    keen = Persona(description="keen", answers=Answers(valid=1, invalid=0, off_topic=0))
+    keen = keen.model_copy(update={"replies": Replies(probability=1)})
+    player = Player("keen", keen, random.Random(1), start)
+    answers = [player.reply("Reply 1 to 3", start) for _ in range(50)]
+    assert all(a is not None and a.text in {"1", "2", "3"} for a in answers)
+    assert {a.text for a in answers if a} == {"1", "2", "3"}
+    assert all(a and start + a.after >= datetime(2026, 1, 5, 8, 0, tzinfo=UTC) for a in answers)
+    stopper = Player("stop", keen.model_copy(update={"stop": 1.0}), random.Random(2), start)
+    first = stopper.reply("How are you?", start)
+    assert first is not None and first.text == "STOP"
+    assert stopper.reply("How are you?", start) is None
+    gone = Player("gone", keen.model_copy(update={"dropout_per_day": 1.0}), random.Random(3), start)
+    assert gone.reply("How are you?", start) is None
