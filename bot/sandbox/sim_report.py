@@ -156,7 +156,8 @@ def burden(facts: Facts) -> dict[str, Any]:
             hours[e.occurred_at.astimezone(facts.zones[n]).hour] += 1
             proactive = queued.get("kind") not in ANSWERS
             if proactive and facts.quiet and facts.quiet.contains(e.occurred_at, facts.zones[n]):
-                violations.append({"participant": n, "at": e.occurred_at.isoformat()})
+                kind = queued.get("kind")
+                violations.append({"participant": n, "at": e.occurred_at.isoformat(), "kind": kind})
     flat = [x for row in per_day for x in row]
     return {
         "per_participant_per_day": {
