@@ -122,8 +122,9 @@ def steps(facts: Facts) -> dict[str, Any]:
 
 
 def dropoff(facts: Facts) -> dict[str, Any]:
-    """Per persona: where each participant stopped answering (the first question asked after
-    their last message, and the step they were in), and how many never replied."""
+    """Per persona: where each participant stopped answering (the first question or
+    questionnaire asked after their last message, and the step they were in), and how many
+    never replied."""
     by_persona: dict[str, Counter[str]] = defaultdict(Counter)
     for n, events in enumerate(facts.events):
         step, last_in, stopped = None, -1, None
@@ -132,13 +133,22 @@ def dropoff(facts: Facts) -> dict[str, Any]:
                 step = e.data.model_dump()["step"]
             elif e.event_type == "message.received":
                 last_in, stopped = i, None
-            elif e.event_type == "measurement.asked" and stopped is None and i > last_in:
-                stopped = f"question {e.data.model_dump()['measurement']} (step {step})"
-        where = stopped or "answered to the end"
+            elif (asked := _asked(e)) and stopped is None and i > last_in:
+                stopped = f"{asked} (step {step})"
+        where = stopped or ("answered to the end" if last_in >= 0 else "nothing asked")
         if last_in < 0:
             where = f"never replied; {where}"
         by_persona[facts.run.names[n]][where] += 1
     return {name: dict(sorted(c.items())) for name, c in sorted(by_persona.items())}
+
+
+def _asked(e: Event) -> str | None:
+    """What an event asks the participant (a question, a questionnaire), or None."""
+    if e.event_type == "measurement.asked":
+        return f"question {e.data.model_dump()['measurement']}"
+    if e.event_type == "instrument.started":
+        return f"instrument {e.data.model_dump().get('instrument')}"
+    return None
 
 
 def burden(facts: Facts) -> dict[str, Any]:

@@ -240,3 +240,21 @@ def test_a_scripted_persona_answers_from_the_question_and_keeps_its_hours() -> N
     assert stopper.reply("How are you?", start) is None
     gone = Player("gone", keen.model_copy(update={"dropout_per_day": 1.0}), random.Random(3), start)
     assert gone.reply("How are you?", start) is None
+
+
+def test_instruments_and_decision_points_get_their_sections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ema-craving administers a questionnaire, walk-mrt has decision points: each report has
+    its feature's section (the demo's has neither), counted from the run's events."""
+    args = ["--personas", str(ROOT / "personas"), "--participants", "6", "--days", "2"]
+    ema = simulate(tmp_path / "ema", "ema-craving", *args)
+    started = events_of(tmp_path / "ema", "instrument.started", monkeypatch)
+    assert ema["instruments"]["craving"]["started"] == len(started) > 0
+    assert "decisions" not in ema
+    walk = simulate(tmp_path / "walk", "walk-mrt", *args)
+    made = events_of(tmp_path / "walk", "decision.made", monkeypatch)
+    assert sum(walk["decisions"]["walk_prompt"].values()) == len(made) > 0
+    drawn = Counter(e["data"]["option"] for e in made if e["data"]["available"])
+    assert {k: v for k, v in walk["decisions"]["walk_prompt"].items() if k[0] != "("} == drawn
+    assert "instruments" not in walk
