@@ -252,6 +252,11 @@ def test_instruments_and_decision_points_get_their_sections(
     started = events_of(tmp_path / "ema", "instrument.started", monkeypatch)
     assert ema["instruments"]["craving"]["started"] == len(started) > 0
     assert "decisions" not in ema
+    # Quiet hours 22:00-08:00: everyone is enrolled at 09:00 UTC, 04:00 in New York, and the
+    # greeting goes out at once; the count is those greetings, and nothing else.
+    new_york = ema["summary"]["personas"]["sporadic"]  # the persona in America/New_York
+    assert ema["burden"]["quiet_hours_violations"] == new_york > 0
+    assert {v["kind"] for v in ema["burden"]["violations"]} == {"greeting"}
     walk = simulate(tmp_path / "walk", "walk-mrt", *args)
     made = events_of(tmp_path / "walk", "decision.made", monkeypatch)
     assert sum(walk["decisions"]["walk_prompt"].values()) == len(made) > 0
