@@ -263,3 +263,14 @@ def test_instruments_and_decision_points_get_their_sections(
     drawn = Counter(e["data"]["option"] for e in made if e["data"]["available"])
     assert {k: v for k, v in walk["decisions"]["walk_prompt"].items() if k[0] != "("} == drawn
     assert "instruments" not in walk
+
+
+def test_the_runs_database_exports_like_a_studys(
+    demo: tuple[Path, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, found = demo
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{report / 'simulation.db'}")
+    result = CliRunner().invoke(cli, ["export", "--out", str(tmp_path / "export")])
+    assert result.exit_code == 0, result.output
+    rows = (tmp_path / "export" / "participants.csv").read_text().splitlines()
+    assert len(rows) - 1 == found["summary"]["participants"]
