@@ -90,6 +90,10 @@ COMMANDS: dict[str, Entry] = {
         "bot.cli.run",
         "Run everything with one command: the web app, workers, the dispatcher and the scheduler.",
     ),
+    "simulate": Entry(
+        "bot.cli.simulate",
+        "Rehearse TARGET (an intervention folder or slug) with synthetic participants.",
+    ),
     "study": Entry(
         "bot.cli.study",
         "Studies (studies/<slug>/study.yaml): audit their allocations, unblind a participant.",

@@ -11,6 +11,7 @@ points' times and draws, which follow from the id (docs/decisions.md), repeat ru
 
 from __future__ import annotations
 
+import heapq
 import shutil
 import tempfile
 import uuid
@@ -59,11 +60,19 @@ class Delivered:
     at: datetime
 
 
+@dataclass(frozen=True)
+class Later:
+    """A reply sent at `at` (after the message it answers), not at once."""
+
+    text: str
+    at: datetime
+
+
 class Persona(Protocol):
     """A simulated participant: told each message they are sent, returns their reply (sent
-    at once) or None."""
+    at once, or `Later`) or None."""
 
-    def receive(self, message: Delivered) -> str | None: ...
+    def receive(self, message: Delivered) -> str | Later | None: ...
 
 
 class CohortError(SandboxError):
@@ -82,6 +91,9 @@ class Cohort:
         *,
         seed: int = 0,
         timezone: str = "UTC",
+        timezones: Sequence[str] | None = None,
+        database_url: str | None = None,
+        keep: bool = False,
     ) -> None:
         self.root, self.slug = locate(intervention)
         problems = intervention_catalogue(self.root).problems(self.slug)
@@ -90,8 +102,12 @@ class Cohort:
             raise CohortError(f"intervention {self.slug!r} cannot be used:\n{lines}")
         self.personas, self.seed, self.timezone = list(personas), seed, timezone
         self.clock = FakeClock(start)
+        self.timezones = list(timezones) if timezones else [timezone] * len(self.personas)
+        self.keep = keep  # a database kept (a simulation's run) is not thrown away on close
         self.folder = Path(tempfile.mkdtemp(prefix="tandem-cohort-"))
-        self.database_url = f"sqlite:///{self.folder / 'cohort.db'}"
+        self.database_url = database_url or f"sqlite:///{self.folder / 'cohort.db'}"
+        self._later: list[tuple[datetime, int, int, str]] = []  # replies due, in order
+        self._seq = 0
         self.settings = settings.model_copy(update={"database_url": self.database_url})
         self.services = build_services(self.settings, clock=self.clock, sandbox=True)
         self.store = self.services.store
@@ -127,7 +143,9 @@ class Cohort:
         enrolled = []
         for n in range(len(self.personas)):
             asked = enrollment.Enrollment(
-                phone=f"+{FIRST_PHONE + n}", timezone=self.timezone, intervention=self.slug
+                phone=f"+{FIRST_PHONE + n}",
+                timezone=self.timezones[n],
+                intervention=self.slug,
             )
             event = enrollment.enrolled_event(asked, self.settings, "cli")
             event = event.model_copy(update={"participant_id": self.participant_id(n)})
@@ -139,8 +157,9 @@ class Cohort:
 
     def run_until(self, until: datetime) -> None:
         """Move the clock to `until`, firing each timer at its own due time on the way."""
-        while (due := next_scheduled_due(self.store)) is not None and due <= until:
+        while (due := self._next_due()) is not None and due <= until:
             self.clock.set(max(due, self.clock.now()))
+            self._say_due()
             self.settle()
         self.clock.set(max(until, self.clock.now()))
         self.settle()
@@ -156,9 +175,16 @@ class Cohort:
                 if (n := self._by_address.get(message.to_address)) is not None
                 and (reply := self._deliver(n, message.body or "")) is not None
             ]
-            if not replies:
+            now: list[tuple[int, str]] = []
+            for n, reply in replies:
+                if isinstance(reply, Later):
+                    self._seq += 1
+                    heapq.heappush(self._later, (reply.at, self._seq, n, reply.text))
+                else:
+                    now.append((n, reply))
+            if not now:
                 return
-            for n, text in replies:
+            for n, text in now:
                 self.say(n, text)
         raise CohortError(f"personas still replying after {MAX_EXCHANGES} exchanges")
 
@@ -193,7 +219,8 @@ class Cohort:
     def close(self) -> None:
         """Throw the database away and put back the timer handlers found at the start."""
         self.services.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
         timer_turns.HANDLERS.clear()
         timer_turns.HANDLERS.update(self._handlers)
 
@@ -203,7 +230,19 @@ class Cohort:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _deliver(self, n: int, text: str) -> str | None:
+    def _next_due(self) -> datetime | None:
+        """The next moment something happens: a timer due or a reply sent."""
+        due = [d for d in (next_scheduled_due(self.store),) if d is not None]
+        due += [self._later[0][0]] if self._later else []
+        return min(due, default=None)
+
+    def _say_due(self) -> None:
+        """Send the replies whose moment has come, in the order they were written."""
+        while self._later and self._later[0][0] <= self.clock.now():
+            _, _, n, text = heapq.heappop(self._later)
+            self.say(n, text)
+
+    def _deliver(self, n: int, text: str) -> str | Later | None:
         self.delivered += 1
         return self.personas[n].receive(
             Delivered(n, self.participant_ids[n], text, self.clock.now())

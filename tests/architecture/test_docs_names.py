@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md"])
 
 # DESIGN.md §10 plans these; a doc may name one only with this marker on the same line.
-PLANNED = frozenset({"study", "broadcast", "simulate", "analyze", "maintenance"})
+PLANNED = frozenset({"study", "broadcast", "soak", "analyze", "maintenance"})
 PLANNED_MARKER = "(planned)"
 
 # docs/promptpipe.md maps PromptPipe's own variables onto Tandem's: those are not Tandem's.
@@ -100,9 +100,9 @@ def test_every_tandem_command_named_in_the_docs_exists() -> None:
 
 
 def test_an_unbuilt_command_is_refused_unless_marked_planned() -> None:
-    lines = [("x.md", 1, "run `tandem simulate interventions/demo`"), ("x.md", 2, "`tandem web`")]
-    lines.append(("x.md", 3, "`tandem simulate interventions/demo` (planned)"))
-    assert unknown_commands(lines, cli) == ["x.md:1: tandem simulate", "x.md:2: tandem web"]
+    lines = [("x.md", 1, "run `tandem soak interventions/demo`"), ("x.md", 2, "`tandem web`")]
+    lines.append(("x.md", 3, "`tandem soak interventions/demo` (planned)"))
+    assert unknown_commands(lines, cli) == ["x.md:1: tandem soak", "x.md:2: tandem web"]
 
 
 def test_a_subcommand_named_in_the_docs_is_checked_under_its_group() -> None:

@@ -82,6 +82,21 @@ def test_every_command_works_or_refuses_clearly_with_no_llm_and_no_twilio(
     tandem(
         "erase", pid, "--reason", "asked", "--requested-by", "participant", "--yes", codes=(0, 1)
     )
+    no_personas = tandem("simulate", "demo", "--report", str(tmp_path / "nobody"), codes=(1,))
+    assert "no such personas folder" in no_personas.output
+    simulated = tandem(
+        "simulate",
+        str(ROOT / "interventions" / "demo"),
+        "--personas",
+        str(ROOT / "personas"),
+        "--participants",
+        "3",
+        "--days",
+        "1",
+        "--report",
+        str(tmp_path / "sim"),
+    )
+    assert "quiet-hours violations: 0" in simulated.output
     tandem("serve", "--help")
     tandem("worker", "--help")
 

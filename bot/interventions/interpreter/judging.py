@@ -26,7 +26,10 @@ from bot.store.event_types.interventions import (
 )
 from bot.store.events import EventData
 
-TEMPLATE_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError)
+# What a template may raise at run time, as validation's _RENDER_ERRORS: a division by zero for
+# one answer (found by `tandem simulate`) is a template failure, not a work item retried and
+# parked with nothing recorded in the participant's stream.
+TEMPLATE_ERRORS = (jinja2.TemplateError, RenderError, ValueError, TypeError, ArithmeticError)
 
 
 def render(intervention: Intervention, key: str, context: Mapping[str, Any]) -> Rendered:

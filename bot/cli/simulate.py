@@ -1,0 +1,89 @@
+"""`tandem simulate`: rehearse an intervention with synthetic participants (docs/simulate.md)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from bot.cli.root import cli, settings_from_env
+
+
+@cli.command()
+@click.argument("target")
+@click.option(
+    "--personas",
+    "personas",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("personas"),
+    show_default=True,
+    help="A folder of personas (<name>.yaml).",
+)
+@click.option("--participants", type=int, default=50, show_default=True)
+@click.option("--days", type=int, default=14, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("simulation"),
+    show_default=True,
+    help="The folder for report.json, report.html and (without --database) simulation.db.",
+)
+@click.option(
+    "--database",
+    metavar="URL",
+    help="Run on this (empty) database instead of a new SQLite file in the report folder.",
+)
+def simulate(  # noqa: PLR0913 - the command's options
+    target: str,
+    personas: Path,
+    participants: int,
+    days: int,
+    seed: int,
+    report: Path,
+    database: str | None,
+) -> None:
+    """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
+
+    Scripted personas (PERSONAS/<name>.yaml) text the real engine (worker, timers,
+    dispatcher to a recording messenger) on a simulated clock that jumps from one due moment
+    to the next; no LLM is needed. Writes report.json and report.html (steps reached, dead
+    steps, drop-off by persona, burden, quiet-hours violations, alerts, failures at
+    file:line) and keeps the run's database for the console and `tandem export`. The same
+    seed gives the same report. Exit 1 for bad personas, an unknown or invalid intervention
+    or a study (planned).
+    """
+    from bot.sandbox import sim_report
+    from bot.sandbox.cohort import CohortError
+    from bot.sandbox.session import SandboxError
+    from bot.sandbox.simulation import simulate as run_simulation
+
+    settings = settings_from_env()
+    started = time.perf_counter()
+    try:
+        run = run_simulation(
+            settings,
+            target,
+            personas,
+            participants=participants,
+            days=days,
+            seed=seed,
+            report=report,
+            database_url=database,
+        )
+    except (CohortError, SandboxError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        found = sim_report.build(run)
+    finally:
+        run.cohort.close()
+    data, page = sim_report.write(found, report)
+    took = time.perf_counter() - started
+    steps = found["steps"]
+    click.echo(f"simulated {participants} participants x {days} days in {took:.1f} s")
+    click.echo(f"dead steps: {', '.join(steps['dead_steps']) or 'none'}")
+    click.echo(f"failures: {found['failures']['total']}")
+    click.echo(f"quiet-hours violations: {found['burden']['quiet_hours_violations']}")
+    click.echo(f"report: {data} and {page}")
+    click.echo(f"database: {run.database_url}")
