@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from bot.channel.messenger import Messenger
 from bot.conversation.turns import Handler
-from bot.runtime.worker import Worker
+from bot.runtime.worker import Worker, turns_at_firing
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
+            from bot.runtime.routing import TURNS_AT_FIRING
             from bot.services import readiness
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
@@ -74,6 +75,8 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
+                    # Decision points: decided as they fire, a batch at a time.
+                    turns=turns_at_firing(self.handler, TURNS_AT_FIRING),
                     # Readiness episodes and operator alerts: one process (the leader) checks.
                     on_beat=lambda: readiness.check(
                         self.services.store, self.services.settings, self.services.clock.now()

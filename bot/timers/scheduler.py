@@ -80,7 +80,10 @@ class Scheduler:
         threads: int = 4,
         horizon: timedelta | None = None,
         firing_threads: int | None = None,
+        turns: Mapping[str, firing.Turn] | None = None,
     ) -> None:
+        """`turns`: the kinds whose turns are decided in their firing batch (bot.timers.firing;
+        the runtime's `bot.runtime.worker.turns_at_firing`), none by default."""
         settings = services.settings
         if quiet_hours is FROM_SETTINGS:
             quiet_hours = settings.quiet_hours
@@ -91,6 +94,11 @@ class Scheduler:
             quiet_hours=quiet_hours,
             by_intervention=dict(intervention_quiet_hours or {}),
             kinds=with_grace(settings.timer_grace if grace is None else grace),
+            turns=(
+                firing.Turns(turns, services.windows, settings.chat_history_limit)
+                if turns
+                else None
+            ),
         )
         self.sweep_seconds = sweep_seconds or settings.timer_sweep_seconds
         # Only timers due within the horizon get a job; each sweep moves it on, reading only
