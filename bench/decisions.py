@@ -178,9 +178,12 @@ def main() -> None:
                 select(func.count()).where(events.c.event_type == "decision.made")
             ).scalar_one()
         how = "by workers' turns" if args.worker_turns else "as they fire"
-        for label, (seconds, firing, fired, handled) in (("decision points", made), ("bare timers", bare)):
-            print(f"{label + ':':16} {fired} fired, {handled} work items handled in {seconds:.1f} s "
-                  f"({count / seconds:.0f}/s; firing {firing:.1f} s)")  # fmt: skip
+        for label, (seconds, firing, fired, handled) in (
+            ("decision points", made),
+            ("bare timers", bare),
+        ):
+            print(f"{label + ':':16} {fired} fired, {handled} work items handled in "
+                  f"{seconds:.1f} s ({count / seconds:.0f}/s; firing {firing:.1f} s)")  # fmt: skip
         print(f"decided {how}: {decided} decision.made; ratio decisions/bare: "
               f"{made[0] / bare[0]:.2f}; pending work items left: {left}")  # fmt: skip
         services.close()

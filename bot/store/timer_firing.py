@@ -52,6 +52,8 @@ def _read_timers(dialect: str) -> Select[Any]:
         .where(_among(timers.c.timer_id, dialect))
         .order_by(timers.c.due_at, timers.c.timer_id)
     )
+
+
 _TIMER_ROW = select(timers).where(timers.c.timer_id == bindparam("timer_id"))
 
 

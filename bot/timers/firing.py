@@ -253,7 +253,7 @@ def _fire_batch(
             adopt_timer(tx, row)
             recording.append((pid, decision, row))
         decided[row["timer_id"]] = decision
-    turns, later = _turns(tx, recording, now, policy)
+    made, later = _turns(tx, recording, now, policy)
     if later:
         recording = [r for r in recording if r[2]["timer_id"] not in later]
         decided = {t: d for t, d in decided.items() if t not in later}
@@ -262,7 +262,7 @@ def _fire_batch(
             [
                 (
                     participant_stream(pid),
-                    turns.get(row["timer_id"]) or [NewEvent(e, meta=ACTOR) for e in d.events],
+                    made.get(row["timer_id"]) or [NewEvent(e, meta=ACTOR) for e in d.events],
                     d.idempotency_key,
                 )
                 for pid, d, row in recording
@@ -276,7 +276,7 @@ def _turns(
     recording: Sequence[tuple[str, Decision, dict[str, Any]]],
     now: datetime,
     policy: FiringPolicy,
-) -> dict[str, list[NewEvent]]:
+) -> tuple[dict[str, list[NewEvent]], set[str]]:
     """The events of each fired timer whose turn is decided here (see the module), by timer
     id: its decision's (`timer.fired` first, whose id is the work item's) and its turn's; and
     the timers to leave for another batch: whatever comes after such a timer for its
