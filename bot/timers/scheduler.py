@@ -12,7 +12,8 @@ written or cancelled since then (`updated_at`, less `CHANGE_MARGIN` for transact
 committed late); commits in this process are picked up at once (the event store's commit
 listener, waking the sweep thread through `signals.timers`). A job only hands its timers to the
 firing threads (one on SQLite, two on PostgreSQL), which fire them in batches of `firing.BATCH`,
-one transaction each. Only `run_forever`'s leader runs one; the web process never does.
+one transaction each, deciding there the turns of the kinds the runtime hands in (`turns`:
+decision points). Only `run_forever`'s leader runs one; the web process never does.
 """
 
 from __future__ import annotations
