@@ -164,10 +164,14 @@ def turn_reads(
 ) -> dict[str, TurnReads]:
     """For each participant in `versions` (participant id -> their locked row's version): their
     takeover, pending timers and last messages, by participant, in three statements for the
-    whole batch (bot.store.recent's windows: one on PostgreSQL)."""
+    whole batch (bot.store.recent's windows: one on PostgreSQL), their data keys read
+    beforehand (one more, for those not cached)."""
     ids = list(versions)
     if not ids:
         return {}
+    # Their data keys, which the turns' appends seal with and their windows open with: one
+    # statement for those not cached, not one each as the first use of each would read it.
+    tx.store.sealer.preload(tx.conn, ids)
     dialect = tx.conn.dialect.name
     held = {
         row.participant_id: dict(row._mapping)
