@@ -11,17 +11,22 @@ transaction), each with one `decision` timer per decision due within the same mi
 beside them, as many `bench_noop` timers (a kind whose handler returns nothing) due in one
 minute half an hour earlier (before any timer the decisions set). Their enrollment turns are
 left out (each enrollment recorded with its work item done). For each of the two sets, on the
-same database: `fire_due` at the end of its minute (timer.fired and a work item each), then
+same database: fired at the end of its minute in batches by the scheduler's firing threads
+(two on PostgreSQL; timer.fired and a work item each), then
 `--threads` worker threads (`tandem worker`'s 4) draining every work item in one process,
 timed from firing to the last item handled. A decision is decided in full: availability, moderators,
 the draw, `decision.made`, the option's message (0.6) and the outcome's timers, and the next
 point's timer. The bare set is the same path (firing, claiming, the turn's reads, the append
-with `work.completed`) with nothing decided. Prints seconds, timers a second, and the ratio.
+with `work.completed`) with nothing decided. Points are decided as they fire, in the firing's
+batches (as `tandem worker`'s scheduler decides them); `--worker-turns` leaves each to a
+worker's turn instead (the path before). Prints seconds, timers a second, this process's CPU
+seconds (PostgreSQL's own not included), and the ratio.
 Never pass/fail."""
 
 from __future__ import annotations
 
 import argparse
+import queue
 import shutil
 import sys
 import tempfile
@@ -47,8 +52,10 @@ from bot.runtime.routing import build_handler  # noqa: E402
 from bot.runtime.worker import Worker  # noqa: E402
 from bot.store.event_types.work import WorkCompleted  # noqa: E402
 from bot.store.events import NewEvent, participant_stream  # noqa: E402
-from bot.store.schema import work_items  # noqa: E402
+from bot.store.schema import events, work_items  # noqa: E402
+from bot.store.timer_firing import due_timer_ids  # noqa: E402
 from bot.timers import one_shot  # noqa: E402
+from bot.timers.firing import BATCH, fire_many  # noqa: E402
 from modules import MODULES  # noqa: E402
 from modules.step import StepModule  # noqa: E402
 from tests.factories import enrolled  # noqa: E402
@@ -114,21 +121,56 @@ def drain(services: object, handler: object, threads: int) -> int:
     return sum(handled)
 
 
-def fire_and_drain(services: object, handler: object, at: datetime, threads: int) -> tuple:
-    """(seconds, timers fired, items handled) from firing at `at` to the last item."""
+def fire_and_drain(
+    services: object, handler: object, at: datetime, threads: int, at_firing: bool
+) -> tuple:
+    """(seconds, seconds firing, timers fired, items handled, this process's CPU seconds)
+    from firing at `at` to the last item; `at_firing`: decision points decided as they fire,
+    as `tandem worker` runs them."""
     services.clock.set(at)  # type: ignore[attr-defined]
-    scheduler_fire = _fire(services)
-    began = time.perf_counter()
+    scheduler_fire = _fire(services, handler, at_firing)
+    began, cpu = time.perf_counter(), time.process_time()
     fired = scheduler_fire(at)
+    firing = time.perf_counter() - began
     handled = drain(services, handler, threads)
-    return time.perf_counter() - began, fired, handled
+    return time.perf_counter() - began, firing, fired, handled, time.process_time() - cpu
 
 
-def _fire(services: object):  # noqa: ANN202
+def _fire(services: object, handler: object, at_firing: bool):  # noqa: ANN202
+    from bot.runtime.routing import TURNS_AT_FIRING
+    from bot.runtime.worker import turns_at_firing
     from bot.timers.scheduler import Scheduler
 
-    scheduler = Scheduler(services)  # type: ignore[arg-type]
-    return lambda at: len(scheduler.fire_due(at))
+    turns = turns_at_firing(handler, TURNS_AT_FIRING) if at_firing else None  # type: ignore[arg-type]
+    scheduler = Scheduler(services, turns=turns)  # type: ignore[arg-type]
+    store = services.store  # type: ignore[attr-defined]
+
+    def fire(at: datetime) -> int:
+        """The due timers in batches of firing.BATCH, taken in turn by the scheduler's firing
+        threads (two on PostgreSQL), as its `_fire_loop`s take a burst's batches."""
+        due = due_timer_ids(store, at)
+        batches = queue.SimpleQueue()
+        for begin in range(0, len(due), BATCH):
+            batches.put(due[begin : begin + BATCH])
+        fired = [0] * scheduler.firing_threads
+
+        def run(n: int) -> None:
+            while True:
+                try:
+                    batch = batches.get_nowait()
+                except queue.Empty:
+                    return
+                decided = fire_many(store, batch, at, scheduler.policy)
+                fired[n] += sum(1 for d in decided if d.outcome != "none")
+
+        running = [threading.Thread(target=run, args=(n,)) for n in range(len(fired))]
+        for thread in running:
+            thread.start()
+        for thread in running:
+            thread.join()
+        return sum(fired)
+
+    return fire
 
 
 def main() -> None:
@@ -137,6 +179,12 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=5)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--engine", default="postgresql", choices=("postgresql", "sqlite"))
+    parser.add_argument(
+        "--worker-turns",
+        action="store_true",
+        help="decide each point in a worker's turn after it fires (the path before decision "
+        "points were decided as they fire)",
+    )
     args = parser.parse_args()
     timer_turns.register(NOOP, lambda fired: [])
     with tempfile.TemporaryDirectory() as folder, database(args.engine) as url:
@@ -154,17 +202,26 @@ def main() -> None:
         print(f"{args.engine}: {args.participants} participants x {args.decisions} decisions "
               f"enrolled in {time.perf_counter() - began:.1f} s")  # fmt: skip
         end = timedelta(seconds=59)
-        bare, bare_fired, bare_handled = fire_and_drain(services, handler, BARE + end, args.threads)
-        seconds, fired, handled = fire_and_drain(services, handler, DAY + end, args.threads)
+        at_firing = not args.worker_turns
+        bare = fire_and_drain(services, handler, BARE + end, args.threads, at_firing)
+        made = fire_and_drain(services, handler, DAY + end, args.threads, at_firing)
         with services.store.reading() as conn:
             left = conn.execute(
                 select(func.count()).where(work_items.c.status == "pending")
             ).scalar_one()
-        print(f"decision points: {fired} fired, {handled} handled in {seconds:.1f} s "
-              f"({count / seconds:.0f}/s)")  # fmt: skip
-        print(f"bare timers:     {bare_fired} fired, {bare_handled} handled in {bare:.1f} s "
-              f"({count / bare:.0f}/s)")  # fmt: skip
-        print(f"ratio decisions/bare: {seconds / bare:.2f}; pending work items left: {left}")
+            decided = conn.execute(
+                select(func.count()).where(events.c.event_type == "decision.made")
+            ).scalar_one()
+        how = "by workers' turns" if args.worker_turns else "as they fire"
+        for label, (seconds, firing, fired, handled, cpu) in (
+            ("decision points", made),
+            ("bare timers", bare),
+        ):
+            print(f"{label + ':':16} {fired} fired, {handled} work items handled in "
+                  f"{seconds:.1f} s ({count / seconds:.0f}/s; firing {firing:.1f} s; "
+                  f"this process's CPU {cpu:.1f} s)")  # fmt: skip
+        print(f"decided {how}: {decided} decision.made; ratio decisions/bare: "
+              f"{made[0] / bare[0]:.2f}; pending work items left: {left}")  # fmt: skip
         services.close()
 
 

@@ -23,7 +23,12 @@ from bot.conversation.turns import Handler
 from bot.core.config import ConfigError, Settings
 from bot.core.localtime import parse_quiet_hours
 from bot.instruments.administration import attach
-from bot.interventions.interpreter import decision_events, decision_timers, send_timers
+from bot.interventions.interpreter import (
+    decision_events,
+    decision_schedule,
+    decision_timers,
+    send_timers,
+)
 from bot.interventions.interpreter.applied import INTERVENTIONS, AppliedByIntervention
 from bot.interventions.validation.catalogue import Catalogue
 from bot.runtime.tool_registry import HABIT_PROMPTS, TOOLS
@@ -35,6 +40,11 @@ from bot.studies.catalogue import STUDIES, StudyCatalogue
 from modules import MODULES
 
 log = logging.getLogger(__name__)
+
+# The timer kinds whose turns the scheduler decides as they fire (bot.timers.firing), a batch
+# at a time, instead of a worker's turn each: decision points, which many participants can
+# have due in the same minute, and whose turn reads nothing the batch cannot read for all.
+TURNS_AT_FIRING = (decision_schedule.DECISION,)
 
 
 def intervention_catalogue(root: Path = INTERVENTIONS) -> Catalogue:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from bot.channel.messenger import Messenger
 from bot.conversation.turns import Handler
-from bot.runtime.worker import Worker
+from bot.runtime.worker import Worker, turns_at_firing
 from bot.store.services import Services
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
+            from bot.runtime.routing import TURNS_AT_FIRING
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
@@ -79,6 +80,8 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
+                    # Decision points: decided as they fire, a batch at a time.
+                    turns=turns_at_firing(self.handler, TURNS_AT_FIRING),
                     # Declared broadcasts, readiness episodes, operator alerts and unknown
                     # senders' retention: one process (the leader) makes and checks them.
                     on_beat=self._beat,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from time import perf_counter
@@ -32,6 +32,7 @@ from bot.store.events import Event, EventData, NewEvent, new_id, participant_str
 from bot.store.ports import WorkQueue
 from bot.store.services import Services
 from bot.store.work_queue import StoreWorkQueue, Within
+from bot.timers import firing
 from bot.timers.kinds import records
 
 log = logging.getLogger(__name__)
@@ -196,17 +197,7 @@ class Worker:
         return None  # pragma: no cover - the loop always returns
 
     def _decide(self, turn: Turn) -> list[EventData | NewEvent]:
-        status = turn.participant["status"]
-        timer = turn.timer  # a decision point records an inactive participant as unavailable
-        if status in INACTIVE and not (timer is not None and records(str(timer["kind"]), status)):
-            held: list[EventData | NewEvent] = []
-            request = turn.trigger.data if turn.trigger is not None else None
-            if isinstance(request, BroadcastStepRequested):  # the broadcast says why, too
-                reason = f"participant {status}"
-                held.append(BroadcastHeld(broadcast_id=request.broadcast_id, reason=reason))
-            return [*held, WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
-        out = list(self.handler(turn))
-        return [*out, WorkCompleted(work_id=turn.item["work_id"])]
+        return turn_events(self.handler, turn)
 
     def _within(self, turn: Turn, decided: list[EventData | NewEvent]) -> Within | None:
         """What else the turn's commit does in its transaction: a study's stage 2 the turn
@@ -446,6 +437,55 @@ class _Released:
 RELEASED = _Released()
 # What a turn leaves the drain: the next head item, RELEASED, or None (the head is unknown).
 Next = dict[str, Any] | _Released | None
+
+
+def turn_events(handler: Handler, turn: Turn) -> list[EventData | NewEvent]:
+    """The turn's events with `work.completed` of its item (only that, for an inactive
+    participant's item, unless its timer's kind records them)."""
+    status = turn.participant["status"]
+    timer = turn.timer  # a decision point records an inactive participant as unavailable
+    if status in INACTIVE and not (timer is not None and records(str(timer["kind"]), status)):
+        held: list[EventData | NewEvent] = []
+        request = turn.trigger.data if turn.trigger is not None else None
+        if isinstance(request, BroadcastStepRequested):  # the broadcast says why, too
+            reason = f"participant {status}"
+            held.append(BroadcastHeld(broadcast_id=request.broadcast_id, reason=reason))
+        return [*held, WorkCompleted(work_id=turn.item["work_id"], skipped=status)]
+    out = list(handler(turn))
+    return [*out, WorkCompleted(work_id=turn.item["work_id"])]
+
+
+def turns_at_firing(handler: Handler, kinds: Iterable[str]) -> dict[str, firing.Turn]:
+    """The turns of timers of `kinds` decided in their firing batch (bot.timers.firing), as a
+    worker would decide their work item's turn (`turn_events`) on the same reads; a
+    participant row without a conversation memory (from before migration 0015) is left to a
+    worker, which folds their stream."""
+
+    def decide(due: firing.Due) -> list[EventData | NewEvent] | None:
+        if memory.of(due.participant) is None:
+            return None
+        pid = due.participant["participant_id"]
+        item = {
+            "work_id": due.work_id,
+            "participant_id": pid,
+            "kind": "timer",
+            "ref": due.timer["timer_id"],
+            "status": "pending",
+            "attempts": 0,
+            "available_at": due.now,
+        }
+        window = due.window
+        turn = Turn(
+            participant=due.participant,
+            item=item,
+            now=due.now,
+            timer=due.timer,
+            load_history=lambda: window,
+            pending=due.pending,
+        )
+        return turn_events(handler, turn)
+
+    return {kind: decide for kind in kinds}
 
 
 def _passive(event: Event) -> bool:

@@ -50,6 +50,7 @@ from bot.store.writes import (
     INSERT_EVENT_RECORDS,
     INSERT_EVENTS,
     INSERT_EVENTS_AT_MOST,
+    INSERT_KEYED_RECORDS,
     INSERT_SEQUENCED_RECORDS,
     LOAD_STREAM,
     SEEN_KEY,
@@ -210,8 +211,14 @@ class Transaction:
             batch.append(self._build(stream_id, proposed, key, versions[stream_id], now))
             versions[stream_id] += len(proposed)
         rows = [row for built in batch for row in built.rows]
-        written = self.conn.execute(insert_many(self.conn.dialect.name), rows)
-        seq_of = {r.event_id: r.seq for r in written}
+        if self.conn.dialect.name == "postgresql":
+            records = event_records(rows, self.conn.dialect)
+            seq_of = {
+                r["event_id"]: r["seq"] for r in INSERT_KEYED_RECORDS.rows(self.conn, records)
+            }
+        else:
+            written = self.conn.execute(insert_many(self.conn.dialect.name), rows)
+            seq_of = {r.event_id: r.seq for r in written}
         if len(seq_of) < len(rows):  # only a key's clash writes nothing without raising
             absent = next(row for row in rows if row["event_id"] not in seq_of)
             raise DuplicateInBatch(absent["stream_id"], absent["idempotency_key"])

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, select, text
+from sqlalchemy import BigInteger, Connection, String, and_, bindparam, func, select, text, true
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from bot.store.event_types.interventions import StepEntered
 from bot.store.event_types.messages import MessageQueued, MessageReceived
@@ -63,6 +66,31 @@ _SINCE = (
     )
     .order_by(events.c.stream_version.desc())
     .limit(bindparam("n"))
+)
+
+# `_SINCE` for many streams at once (PostgreSQL): each stream's newest `n` window events after
+# its own version, a lateral walk of ix_events_window backwards per stream, in one statement.
+_STREAMS = select(
+    func.unnest(bindparam("streams", type_=ARRAY(String))).label("s"),
+    func.unnest(bindparam("afters", type_=ARRAY(BigInteger))).label("after"),
+).subquery("w")
+_EACH = (
+    select(events)
+    .where(
+        and_(
+            events.c.stream_id == _STREAMS.c.s,
+            events.c.stream_version > _STREAMS.c.after,
+            text(WINDOW_PREDICATE),
+        )
+    )
+    .order_by(events.c.stream_version.desc())
+    .limit(bindparam("n"))
+    .lateral("e")
+)
+_SINCE_MANY = (
+    select(_EACH)
+    .select_from(_STREAMS.join(_EACH, true()))
+    .order_by(_EACH.c.stream_id, _EACH.c.stream_version.desc())
 )
 
 
@@ -131,6 +159,39 @@ class RecentWindows:
             return last_messages(conn, stream_id, limit, sealer)
         if rows_wanted == 0:
             return []
+        known, after = self._known(conn, stream_id, sealer, version)
+        if known is None:  # the whole window, as `last_messages` reads it
+            rows = conn.execute(_WINDOW, {"s": stream_id, "n": rows_wanted}).all()
+        else:
+            rows = conn.execute(_SINCE, {"s": stream_id, "n": rows_wanted, "after": after}).all()
+        return self._keep(conn, stream_id, known, after, rows, rows_wanted, sealer)
+
+    def last_messages_many(
+        self, conn: Connection, versions: Mapping[str, int], limit: int, sealer: Sealer
+    ) -> dict[str, list[Event]]:
+        """`last_messages` of each stream in `versions` (stream -> its version as the caller
+        read it), by stream: on PostgreSQL every stream's new window events in one statement
+        (a lateral walk of ix_events_window per stream), elsewhere a statement each."""
+        rows_wanted = window_rows(limit)
+        if rows_wanted is None or rows_wanted == 0 or conn.dialect.name != "postgresql":
+            return {s: self.last_messages(conn, s, limit, sealer, v) for s, v in versions.items()}
+        known = {s: self._known(conn, s, sealer, v) for s, v in versions.items()}
+        streams = list(known)
+        found: dict[str, list[Any]] = {s: [] for s in streams}
+        if streams:
+            params = {"streams": streams, "afters": [known[s][1] for s in streams]}
+            for row in conn.execute(_SINCE_MANY, {**params, "n": rows_wanted}):
+                found[row.stream_id].append(row)
+        return {
+            s: self._keep(conn, s, known[s][0], known[s][1], found[s], rows_wanted, sealer)
+            for s in streams
+        }
+
+    def _known(
+        self, conn: Connection, stream_id: str, sealer: Sealer, version: int | None
+    ) -> tuple[_Window | None, int]:
+        """The stream's decoded window, if it can be used (taken out of the cache), and the
+        stream version after which its window events are to be read."""
         with self._lock:
             known = self._windows.pop(stream_id, None)
         pid = key_owner(stream_id)
@@ -139,12 +200,20 @@ class RecentWindows:
             or (known.sealed and (pid is None or not sealer.opens(conn, pid)))
         ):
             known = None
-        if known is None:  # the whole window, as `last_messages` reads it
-            after = 0
-            rows = conn.execute(_WINDOW, {"s": stream_id, "n": rows_wanted}).all()
-        else:
-            after = known.through
-            rows = conn.execute(_SINCE, {"s": stream_id, "n": rows_wanted, "after": after}).all()
+        return known, (0 if known is None else known.through)
+
+    def _keep(
+        self,
+        conn: Connection,
+        stream_id: str,
+        known: _Window | None,
+        after: int,
+        rows: Sequence[Any],
+        rows_wanted: int,
+        sealer: Sealer,
+    ) -> list[Event]:
+        """The window: `known`'s events and `rows` (the window events after `after`, newest
+        first) decoded; kept for the stream's next turn."""
         fresh = [row_to_event(row, sealer, conn) for row in reversed(rows)]
         window = ([*known.events, *fresh] if known is not None else fresh)[-rows_wanted:]
         sealed = (known is not None and known.sealed) or any(SEALED in row.data for row in rows)

@@ -122,6 +122,21 @@ INSERT_SEQUENCED_RECORDS = Direct(
         select(*[_RECORDS.c[key] for key in ("seq", *EVENT_KEYS)]).order_by(_RECORDS.c.n),
     )
 )
+# The same for a batch of appends (`Transaction.append_batch`), each row keyed or not: a row
+# whose key its stream holds already is not written and not returned (`insert_keyed`'s
+# clause). One statement text for any number of rows, where "insertmanyvalues" rendered (and
+# psycopg converted) a new one for each size of batch.
+INSERT_KEYED_RECORDS = Direct(
+    postgresql_insert(events)
+    .from_select(
+        list(EVENT_KEYS), select(*[_RECORDS.c[key] for key in EVENT_KEYS]).order_by(_RECORDS.c.n)
+    )
+    .on_conflict_do_nothing(
+        index_elements=[events.c.stream_id, events.c.idempotency_key],
+        index_where=events.c.idempotency_key.isnot(None),
+    )
+    .returning(events.c.event_id, events.c.seq)
+)
 # PostgreSQL: `n` seqs drawn from the events' own sequence (what the column's default draws).
 ALLOCATE_SEQS = Direct(
     select(

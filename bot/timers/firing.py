@@ -14,12 +14,25 @@ schedule never depends on the worker; an occasion of a recurring schedule due in
 deferred to their end unless its schedule says `quiet_hours: skip`.
 The status check under the stream lock and the idempotency key `timer:<id>:fired` make a
 second firing of the same timer, by any process, write nothing.
+
+A kind the runtime hands in as decided at firing (`Turns`: decision points) has its turn
+decided in the batch too, rather than by a worker after it: `timer.fired`, the turn's events
+and `work.completed` of the item `timer.fired` creates go in the batch's one append, so a
+burst of points costs a few statements a batch, not a claim, reads and a commit a point. Its
+turn is decided on what the worker's would read (the participant's locked row, takeover,
+pending timers and last messages: `turn_reads`, one statement each for the batch), and only
+where the worker would decide it next: a participant with work pending (a turn waits or is
+being decided) gets the plain `timer.fired`, as does the second of their timers in one batch
+(it is decided after the first, by the worker). One transaction: a crash or failure mid-batch
+records none of it, so no point is lost (the timers stay scheduled) or decided twice (a
+second firing finds them fired, and the key). A turn that fails (or a store without the
+reads) leaves that timer to the worker, which retries and parks it as it does any turn.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -33,13 +46,17 @@ from bot.store.event_store import (
     Transaction,
 )
 from bot.store.event_types.timers import TimerDeferred, TimerFired, TimerSkipped
-from bot.store.events import SYSTEM_STREAM, EventData, NewEvent, participant_stream
+from bot.store.events import SYSTEM_STREAM, Event, EventData, NewEvent, participant_stream
+from bot.store.recent import RecentWindows
 from bot.store.timer_firing import (
     StorageError,
+    adopt_new_rows,
     adopt_timer,
+    busy,
     due_timer_ids,
     timer_row,
     timers_locked,
+    turn_reads,
 )
 from bot.timers import quiet_hours as quiet
 from bot.timers import series
@@ -57,12 +74,41 @@ ACTOR = {"actor": "scheduler"}
 
 
 @dataclass(frozen=True)
+class Due:
+    """A timer fired in its batch whose turn is decided there too: what the worker's turn of
+    its work item would be decided on."""
+
+    participant: Mapping[str, Any]  # their row, locked, with `takeover` (their takeovers row)
+    timer: Mapping[str, Any]  # the timers row, as fired
+    work_id: str  # the work item `timer.fired` creates (its event id), done in the same append
+    window: list[Event]  # their last messages (bot.store.recent)
+    pending: list[dict[str, Any]]  # their pending timers rows
+    now: datetime
+
+
+# A turn decided at firing: its events (with `work.completed`), or None to leave it to a worker.
+Turn = Callable[[Due], Sequence[EventData | NewEvent] | None]
+
+
+@dataclass(frozen=True)
+class Turns:
+    """The kinds whose turns are decided in their firing batch (handed in by the runtime),
+    and where their last messages are read (the process's windows, bot.store.recent)."""
+
+    kinds: Mapping[str, Turn]
+    windows: RecentWindows
+    history_limit: int
+
+
+@dataclass(frozen=True)
 class FiringPolicy:
-    """What the firing path needs to know besides the rows: quiet hours and kind policies."""
+    """What the firing path needs to know besides the rows: quiet hours and kind policies, and
+    the turns decided at firing (none: every fired timer waits for a worker)."""
 
     quiet_hours: QuietHours | None = None
     by_intervention: Mapping[str, QuietHours | None] = field(default_factory=dict)
     kinds: Mapping[str, KindPolicy] = field(default_factory=lambda: dict(KINDS))
+    turns: Turns | None = None
 
 
 @dataclass(frozen=True)
@@ -162,14 +208,18 @@ def fire_many(
     constraint, a deadlock, a timer whose firing its stream holds already), each timer is fired
     again in its own transaction, so one bad timer delays none of the others. The decisions, in
     the order of `timer_ids`."""
-    if len(timer_ids) <= 1:
+    if len(timer_ids) < (1 if policy.turns is not None else 2):
         return [fire_one(store, t, now, policy) for t in timer_ids]
-    try:
-        with store.transaction() as tx:
-            decided = _fire_batch(tx, timer_ids, now, policy)
-    except (ConcurrencyError, ConstraintViolation, DuplicateInBatch, StorageError) as exc:
-        log.info("firing %d timers together failed (%s); one by one", len(timer_ids), exc)
-        return [fire_one(store, t, now, policy) for t in timer_ids]
+    decided: dict[str, Decision] = {}
+    left: Sequence[str] = timer_ids
+    while left:  # again for the timers a batch leaves (a participant's second turn at firing)
+        try:
+            with store.transaction() as tx:
+                done, left = _fire_batch(tx, left, now, policy)
+        except (ConcurrencyError, ConstraintViolation, DuplicateInBatch, StorageError) as exc:
+            log.info("firing %d timers together failed (%s); one by one", len(left), exc)
+            done, left = {t: fire_one(store, t, now, policy) for t in left}, []
+        decided |= done
     decisions = [decided.pop(timer_id, NOTHING) for timer_id in timer_ids]  # a repeat: nothing
     for timer_id, decision in zip(timer_ids, decisions, strict=True):
         _log(timer_id, decision)
@@ -178,18 +228,20 @@ def fire_many(
 
 def _fire_batch(
     tx: Transaction, timer_ids: Sequence[str], now: datetime, policy: FiringPolicy
-) -> dict[str, Decision]:
+) -> tuple[dict[str, Decision], list[str]]:
     """`_fire_in` for many timers with a constant number of statements: lock every participant
     the timers belong to (one statement, in participant order, so two schedulers never
     deadlock), read the timers under those locks (one statement), hand both rows to the
     append, which then reads neither again, and record every decision in one `append_batch`
-    (which raises `DuplicateInBatch` if a timer's key is recorded already)."""
+    (which raises `DuplicateInBatch` if a timer's key is recorded already). Also the timers
+    left for another batch, untouched: those of a participant whose earlier timer's turn is
+    decided in this one (`_turns`), so that theirs is decided on what that one did."""
     ids = list(dict.fromkeys(timer_ids))
     rows = timers_locked(tx, ids)
     if rows is None:  # a store without head or timers rows: the plain path
-        return {t: _fire_in(tx, t, now, policy) for t in ids}
+        return {t: _fire_in(tx, t, now, policy) for t in ids}, []
     decided: dict[str, Decision] = {}
-    recording: list[tuple[str, Decision]] = []
+    recording: list[tuple[str, Decision, dict[str, Any]]] = []
     for row in rows:
         pid = row["participant_id"]
         if pid is None:  # a system timer: its stream has no head row to have locked
@@ -199,16 +251,80 @@ def _fire_batch(
         decision = decide(row, person, now, policy)
         if decision.events:
             adopt_timer(tx, row)
-            recording.append((participant_stream(pid), decision))
+            recording.append((pid, decision, row))
         decided[row["timer_id"]] = decision
+    made, later = _turns(tx, recording, now, policy)
+    if later:
+        recording = [r for r in recording if r[2]["timer_id"] not in later]
+        decided = {t: d for t, d in decided.items() if t not in later}
     if recording:  # every decision's events in one INSERT, their projection writes in one flush
         tx.append_batch(
             [
-                (stream, [NewEvent(e, meta=ACTOR) for e in d.events], d.idempotency_key)
-                for stream, d in recording
+                (
+                    participant_stream(pid),
+                    made.get(row["timer_id"]) or [NewEvent(e, meta=ACTOR) for e in d.events],
+                    d.idempotency_key,
+                )
+                for pid, d, row in recording
             ]
         )
-    return decided
+    return decided, [t for t in ids if t in later]
+
+
+def _turns(
+    tx: Transaction,
+    recording: Sequence[tuple[str, Decision, dict[str, Any]]],
+    now: datetime,
+    policy: FiringPolicy,
+) -> tuple[dict[str, list[NewEvent]], set[str]]:
+    """The events of each fired timer whose turn is decided here (see the module), by timer
+    id: its decision's (`timer.fired` first, whose id is the work item's) and its turn's; and
+    the timers to leave for another batch: whatever comes after such a timer for its
+    participant (by due time), which is then decided on what this turn did."""
+    turns = policy.turns
+    if turns is None:
+        return {}, set()
+    first: dict[str, tuple[Decision, dict[str, Any]]] = {}
+    for pid, decision, row in recording:  # by due time: what a participant's worker takes first
+        if decision.outcome == "fired":
+            first.setdefault(pid, (decision, row))
+    first = {pid: found for pid, found in first.items() if found[1]["kind"] in turns.kinds}
+    waiting = busy(tx, list(first))
+    ready = {pid: found for pid, found in first.items() if pid not in waiting}
+    if not ready:
+        return {}, set()
+    fired = {row["timer_id"] for _, d, row in recording if d.outcome in ("fired", "skipped")}
+    persons = {pid: tx.lock(participant_stream(pid)) or {} for pid in ready}
+    versions = {pid: int(person.get("version") or 0) for pid, person in persons.items()}
+    reads = turn_reads(tx, versions, turns.windows, turns.history_limit)
+    found: dict[str, list[NewEvent]] = {}
+    for pid, (decision, row) in ready.items():
+        events = [NewEvent(e, meta=ACTOR) for e in decision.events]
+        due = Due(
+            participant={**persons[pid], "takeover": reads[pid].takeover},
+            timer={**row, "status": "fired", "fired_at": now, "updated_at": now},
+            work_id=events[0].event_id,  # timer.fired: the work item it creates
+            window=reads[pid].window,
+            pending=[t for t in reads[pid].pending if t["timer_id"] not in fired],
+            now=now,
+        )
+        try:
+            turn = turns.kinds[str(row["kind"])](due)
+        except Exception:  # noqa: BLE001 - a failing turn is the worker's to retry and park
+            log.exception("timer %s: its turn failed at firing; left to a worker", row["timer_id"])
+            continue
+        if turn is not None:
+            made = [e if isinstance(e, NewEvent) else NewEvent(e) for e in turn]
+            adopt_new_rows(tx, due.work_id, made)
+            found[row["timer_id"]] = [*events, *made]
+    later: set[str] = set()
+    after: set[str] = set()  # participants past their timer decided here, in recording order
+    for pid, _, row in recording:
+        if pid in after:
+            later.add(row["timer_id"])
+        elif row["timer_id"] in found:
+            after.add(pid)
+    return found, later
 
 
 def _fire_in(tx: Transaction, timer_id: str, now: datetime, policy: FiringPolicy) -> Decision:

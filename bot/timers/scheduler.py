@@ -12,7 +12,8 @@ written or cancelled since then (`updated_at`, less `CHANGE_MARGIN` for transact
 committed late); commits in this process are picked up at once (the event store's commit
 listener, waking the sweep thread through `signals.timers`). A job only hands its timers to the
 firing threads (one on SQLite, two on PostgreSQL), which fire them in batches of `firing.BATCH`,
-one transaction each. Only `run_forever`'s leader runs one; the web process never does.
+one transaction each, deciding there the turns of the kinds the runtime hands in (`turns`:
+decision points). Only `run_forever`'s leader runs one; the web process never does.
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ class Scheduler:
         threads: int = 4,
         horizon: timedelta | None = None,
         firing_threads: int | None = None,
+        turns: Mapping[str, firing.Turn] | None = None,
     ) -> None:
+        """`turns`: the kinds whose turns are decided in their firing batch (bot.timers.firing;
+        the runtime's `bot.runtime.worker.turns_at_firing`), none by default."""
         settings = services.settings
         if quiet_hours is FROM_SETTINGS:
             quiet_hours = settings.quiet_hours
@@ -91,6 +95,11 @@ class Scheduler:
             quiet_hours=quiet_hours,
             by_intervention=dict(intervention_quiet_hours or {}),
             kinds=with_grace(settings.timer_grace if grace is None else grace),
+            turns=(
+                firing.Turns(turns, services.windows, settings.chat_history_limit)
+                if turns
+                else None
+            ),
         )
         self.sweep_seconds = sweep_seconds or settings.timer_sweep_seconds
         # Only timers due within the horizon get a job; each sweep moves it on, reading only

@@ -49,7 +49,9 @@ def decision_handler(
     takeovers: Takeovers | None = None,
 ) -> Handler:
     """Decide the point a `decision` timer is for; `takeovers` reads the participant's
-    takeover (decide.held: a point due while a person held the conversation is unavailable)."""
+    takeover (decide.held: a point due while a person held the conversation is unavailable),
+    unless the participant comes with it (`takeover`: a point decided as it fires,
+    bot.timers.firing, whose batch reads every participant's at once)."""
 
     def handle(fired: FiredTimer) -> list[EventData]:
         intervention = lookup(fired.participant)
@@ -65,7 +67,7 @@ def decision_handler(
         here = intervention.quiet_hours() or quiet
         history = list(fired.events)
         participant = fired.participant
-        if takeovers is not None:
+        if takeovers is not None and "takeover" not in participant:  # read with it at firing
             pid = str(participant["participant_id"])
             participant = {**participant, "takeover": takeovers(pid)}
         return decide(intervention, point, participant, history, fired.now, seed, here)
