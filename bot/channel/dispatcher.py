@@ -56,6 +56,7 @@ from typing import Any
 from bot.channel import consent
 from bot.channel.messenger import OPTED_OUT_CODES, Messenger, OutboundMessage, SendError
 from bot.core.segments import MAX_BODY, count_segments
+from bot.store import outage
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.messages import (
     MessageDeferred,
@@ -120,8 +121,9 @@ class Dispatcher:
         while not stop.is_set():
             try:
                 handled = self.run_once()
-            except Exception:  # noqa: BLE001 - the loop's one broad except: log and go on
-                log.exception("dispatcher %s: loop error", self.name)
+                outage.succeeded()
+            except Exception as exc:  # noqa: BLE001 - the loop's one broad except: log, go on
+                outage.loop_failed(log, exc, f"dispatcher {self.name}")
                 handled = 0
             if not handled:
                 self.services.signals.outbox.wait(idle_wait)

@@ -40,9 +40,10 @@ def login() -> Any:
         svc.store, signed.email, now, via_code=signed.must_set_password
     ):
         throttle.failed(svc.store, names, now)
-        log.info("console: a sign-in was refused")
+        log.info("console: a sign-in was refused (account %s)", accounts.log_name(email))
         return render_template("console/login.html", errors={"password": REFUSED}, email=email), 401
     throttle.succeeded(svc.store, names[0])
+    log.info("console: signed in (account %s, %s)", accounts.log_name(signed.email), signed.role)
     event = NewEvent(StaffSignedIn(email=signed.email), meta={"actor": f"staff:{signed.email}"})
     svc.store.append(staff_stream(signed.email), [event])
     csrf_token()  # a new session, and a new CSRF token, for every sign-in
@@ -93,7 +94,11 @@ def password() -> Any:
     ended = sessions.end_all(svc.store, email)
     sessions.begin(svc.store, email, now, via_code=False)
     csrf_token()
-    log.info("console: a password was set; %d session(s) ended", ended)
+    log.info(
+        "console: a password was set (account %s); %d session(s) ended",
+        accounts.log_name(email),
+        ended,
+    )
     return redirect(url_for(roles.home(g.staff["role"])))
 
 

@@ -7,6 +7,7 @@ import logging
 from bot.conversation import memory
 from bot.core.clock import Clock, SystemClock
 from bot.core.config import ConfigError, Settings
+from bot.core.log_config import LOG_FORMAT
 from bot.keys.rotation import index_missing_phones
 from bot.store import key_check
 from bot.store.database import WriterPriority, make_engine
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 def configure_logging(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        format=LOG_FORMAT,
     )
 
 

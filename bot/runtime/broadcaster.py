@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from bot.services.broadcast_sending import BroadcastSender, QuietRules
+from bot.store import outage
 from bot.store.services import Services
 from bot.timers.leadership import leadership_for
 
@@ -61,8 +62,9 @@ class Broadcaster:
                 try:
                     led = leader.acquire()
                     settled = self.run_once(stop) if led else 0
-                except Exception:  # noqa: BLE001 - the loop's one broad except
-                    log.exception("broadcaster %s: loop error", self.name)
+                    outage.succeeded()
+                except Exception as exc:  # noqa: BLE001 - the loop's one broad except
+                    outage.loop_failed(log, exc, f"broadcaster {self.name}")
                 if not settled:  # idle, or another process leads: look again later
                     stop.wait(IDLE_SECONDS if led else LEASE.total_seconds() / 3)
         finally:

@@ -24,6 +24,7 @@ from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
 from bot.core import metrics
 from bot.services.stage2 import Stage2
+from bot.store import outage
 from bot.store.event_store import ConcurrencyError
 from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.broadcasts import BroadcastHeld, BroadcastStepRequested
@@ -97,8 +98,9 @@ class Worker:
         while not stop.is_set():
             try:
                 done = self.run_once()
-            except Exception:  # noqa: BLE001 - the loop's one broad except: log and go on
-                log.exception("worker %s: loop error", self.name)
+                outage.succeeded()
+            except Exception as exc:  # noqa: BLE001 - the loop's one broad except: log, go on
+                outage.loop_failed(log, exc, f"worker {self.name}")
                 done = 0
             if not done:
                 self.services.signals.work.wait(idle_wait)

@@ -35,6 +35,7 @@ from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from bot.core.localtime import QuietHours, parse_quiet_hours
+from bot.store import outage
 from bot.store.event_types.timers import (
     TimerCancelled,
     TimerDeferred,
@@ -219,8 +220,9 @@ class Scheduler:
                 if time.monotonic() >= next_sweep:
                     self.sweep()
                     next_sweep = time.monotonic() + self.sweep_seconds
-            except Exception:  # noqa: BLE001 - the sweep's one broad except: log, go on
-                log.exception("timer sweep failed; retrying at the next sweep")
+                    outage.succeeded()
+            except Exception as exc:  # noqa: BLE001 - the sweep's one broad except: log, go on
+                outage.loop_failed(log, exc, "timer sweep (retrying at the next sweep)")
                 next_sweep = time.monotonic() + self.sweep_seconds
 
     def _committed(self, events: Iterable[Event]) -> None:
@@ -319,7 +321,11 @@ class Scheduler:
             for (timer_id, due), decision in zip(batch, decisions, strict=True):
                 if decision.outcome == "none" and due > self.services.clock.now():
                     self._changes.append(("arm", timer_id, due))  # woke early: wait again
-        except Exception:  # noqa: BLE001 - the firing loop's broad except: one by one, then later
+        except Exception as exc:  # noqa: BLE001 - the firing loop's broad except: one by one
+            if outage.is_outage(exc):
+                outage.failed(exc, "timer firing")
+                self._retry(batch)  # one by one would fail as well: all at the next sweep
+                return
             log.exception("firing %d timer(s) together failed; one by one", len(batch))
             self._fire_each(batch)
         finally:
@@ -333,8 +339,11 @@ class Scheduler:
             try:
                 now = self.services.clock.now()
                 firing.fire_one(self.services.store, timer_id, now, self.policy)
-            except Exception:  # noqa: BLE001 - logged; the timer is tried again later
-                log.exception("firing timer %s failed; retrying at the next sweep", timer_id)
+            except Exception as exc:  # noqa: BLE001 - logged; the timer is tried again later
+                if outage.is_outage(exc):
+                    outage.failed(exc, "timer firing")
+                else:
+                    log.exception("firing timer %s failed; retrying at the next sweep", timer_id)
                 failed.append((timer_id, due))
         self._retry(failed)
 
@@ -351,8 +360,8 @@ def _beat(on_beat: Callable[[], object] | None) -> None:
         return
     try:
         on_beat()
-    except Exception:  # noqa: BLE001 - the beat's one broad except: log, check again later
-        log.exception("the leader's periodic check failed; trying again at the next beat")
+    except Exception as exc:  # noqa: BLE001 - the beat's one broad except: log, check later
+        outage.loop_failed(log, exc, "the leader's periodic check (trying again at the next beat)")
 
 
 def run_forever(
@@ -371,8 +380,8 @@ def run_forever(
     while not stop.is_set():
         try:
             leading = leadership.acquire()
-        except Exception:  # noqa: BLE001 - the campaign's one broad except: try again later
-            log.exception("could not campaign for scheduler leadership")
+        except Exception as exc:  # noqa: BLE001 - the campaign's one broad except: try later
+            outage.loop_failed(log, exc, "campaign for scheduler leadership")
             leading = False
         if not leading:
             stop.wait(beat)
@@ -386,8 +395,8 @@ def run_forever(
                     log.warning("scheduler leadership lost; standing by")
                     break
                 _beat(on_beat)
-        except Exception:  # noqa: BLE001 - one broad except: stop leading, campaign again
-            log.exception("scheduler failed; giving up leadership")
+        except Exception as exc:  # noqa: BLE001 - one broad except: stop leading, campaign again
+            outage.loop_failed(log, exc, "scheduler (giving up leadership)")
         finally:
             scheduler.stop()
             try:

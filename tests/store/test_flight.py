@@ -1,7 +1,7 @@
 """An append staged before its stream's lock and sent with its COMMIT in one flight
-(PostgreSQL's pipeline mode): it writes what an append writes, takes and lets go of the lock
-without the client reading an answer in between, and keeps nothing when the stream moved or a
-projection refuses it."""
+(PostgreSQL's pipeline mode, each statement bound by the server): it writes what an append
+writes, takes and lets go of the lock without the client reading an answer in between, and
+keeps nothing when the stream moved or a projection refuses it."""
 
 from __future__ import annotations
 
@@ -85,8 +85,8 @@ def test_a_staged_append_writes_what_an_append_writes_and_a_rebuild_agrees(
 
 
 def test_the_lock_and_the_commit_go_to_the_server_in_one_message(pg: EventStore) -> None:
-    """libpq's own trace of the connection: the lock's statement, the writes and COMMIT are one
-    protocol message of the client's (F), sent before any answer (B) is read."""
+    """libpq's own trace of the connection: the lock's statement, the writes and COMMIT (each
+    Parse, Bind, Execute) and one Sync are all sent before any answer (B) is read."""
     stream = _enrolled(pg, "+14155552671")
     with tempfile.TemporaryFile("w+") as trace, pg.transaction() as tx:
         staged = tx.stage(
@@ -101,12 +101,17 @@ def test_the_lock_and_the_commit_go_to_the_server_in_one_message(pg: EventStore)
             driver.pgconn.untrace()
         trace.seek(0)
         messages = _messages(trace.read())
-    sent = [text for way, text in messages if way == "F"]
-    [flight] = [text for text in sent if "FOR UPDATE" in text]
+    first = next(i for i, (_, text) in enumerate(messages) if "FOR UPDATE" in text)
+    answered = next(i for i, (way, _) in enumerate(messages) if i > first and way == "B")
+    sent = messages[first:answered]  # what the client sent before it read the first answer
+    flight = " ".join(text for _, text in sent)
     for part in ("INSERT INTO events", "INSERT INTO outbox", "UPDATE participants", "COMMIT"):
         assert part in flight, part
     assert flight.index("FOR UPDATE") < flight.index("INSERT INTO events") < flight.index("COMMIT")
-    assert "B" in [way for way, _ in messages[[t for _, t in messages].index(flight) :]]
+    assert sent[-1][1].split("\t")[2] == "Sync"  # then the answers, all at once
+    # Bound by the server: the statements' texts hold placeholders, the values go apart.
+    parsed = " ".join(text for _, text in sent if text.split("\t")[2] == "Parse")
+    assert "$1" in parsed and "+14155552671" not in parsed and "SM1" not in parsed
     assert _count(pg, stream) == 3
 
 
