@@ -57,7 +57,9 @@ def alert_hand_back(alert_id: str) -> Any:
     if pid is None:
         return answer
     try:
-        takeover.hand_back(services().store, pid, actor=actor())
+        takeover.hand_back(
+            services().store, pid, actor=actor(), waiting=request.form.get("waiting") or None
+        )
     except Refused as exc:
         return _page(alert_id, exc.message, 409)
     return redirect(url_for("console.alert", alert_id=alert_id))

@@ -5,6 +5,7 @@ from __future__ import annotations
 # admin: everything, users, erasing, unblinding one participant of a blinded study;
 # researcher: participants, exports, takeover, withdrawing, broadcasts;
 # supervisor: alerts
+# (inbox: every role; the page shows supervisors only messages of participants they may see)
 # and the transcripts of participants with an alert for supervisors (a crisis, a review item
 # or one texted to them; not an operational alert alone), checked per participant by the page.
 PERMISSIONS: dict[str, frozenset[str]] = {
@@ -20,12 +21,22 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "users",
             "unblind",
             "broadcasts",
+            "inbox",
         }
     ),
     "researcher": frozenset(
-        {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
+        {
+            "participants",
+            "enroll",
+            "export",
+            "takeover",
+            "withdraw",
+            "alerts",
+            "broadcasts",
+            "inbox",
+        }
     ),
-    "supervisor": frozenset({"alerts"}),
+    "supervisor": frozenset({"alerts", "inbox"}),
 }
 
 
