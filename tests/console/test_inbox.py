@@ -69,6 +69,8 @@ def test_the_inbox_lists_what_needs_a_human_newest_first_and_marks_handled(
     assert "unknown sender" in page and "an ordinary reply" not in page
     assert "before stopping" not in page  # sent before the participant opted out
     assert re.search(r'id="inbox-count"[^>]*>3<', page)
+    study = get(client, "/console/study").get_data(as_text=True)
+    assert re.search(r'id="needing-human"><a href="/console/inbox">3<', study)
 
     done = post(client, f"/console/inbox/{ids['unknown']}/handled")
     again = post(client, f"/console/inbox/{ids['unknown']}/handled")
@@ -76,6 +78,8 @@ def test_the_inbox_lists_what_needs_a_human_newest_first_and_marks_handled(
     after = get(client, "/console/inbox").get_data(as_text=True)
     assert _ids(after) == [ids["takeover"], ids["opted_out"]]
     assert re.search(r'id="inbox-count"[^>]*>2<', after)
+    study = get(client, "/console/study").get_data(as_text=True)
+    assert re.search(r'id="needing-human"><a href="/console/inbox">2<', study)
     handled = [e for e in services.store.load(SYSTEM_STREAM) if e.event_type == "message.handled"]
     assert len(handled) == 1
     assert handled[0].data.message_id == ids["unknown"]
