@@ -23,17 +23,10 @@ def services() -> Services:
     return current_app.extensions["tandem"]
 
 
-def _inbox_count() -> int:
-    from bot.console.inbox_page import visible  # the page module imports this one
-
-    return len(visible())
-
-
 @console.app_context_processor
 def _template_globals() -> dict[str, object]:
     return {
         "csrf_token": guard.csrf_token,
         "allowed": lambda need: g.get("staff") is not None and roles.allowed(g.staff["role"], need),
         "open_alerts": lambda: open_count(services().store),
-        "inbox_count": _inbox_count,
     }

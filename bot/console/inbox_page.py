@@ -32,6 +32,12 @@ def visible() -> list[inbox.Entry]:
     return [e for e in found if e.participant_id is not None and e.participant_id in mine]
 
 
+@console.app_context_processor
+def _nav_count() -> dict[str, object]:
+    """The nav's count of messages waiting for the signed-in staff member."""
+    return {"inbox_count": lambda: len(visible())}
+
+
 @console.route("/inbox", endpoint="inbox")
 @requires("inbox")
 def inbox_page() -> Any:
