@@ -61,10 +61,13 @@ def alert_hand_back(alert_id: str) -> Any:
     if pid is None:
         return answer
     try:
-        takeover.hand_back(services().store, pid, actor=actor())
+        done = takeover.hand_back(
+            services().store, pid, actor=actor(), waiting=request.form.get("waiting") or None
+        )
     except Refused as exc:
-        return _page(alert_id, exc.message, 409)
-    return redirect(url_for("console.alert", alert_id=alert_id))
+        return _page(alert_id, exc.message, 409 if exc.kind == "conflict" else 400)
+    target = url_for("console.alert", alert_id=alert_id)
+    return redirect(target if done.handed_back else target + "#contact")
 
 
 def _participant(alert_id: str) -> tuple[str | None, Any]:
@@ -93,5 +96,6 @@ def contact(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "can_contact": bool(pid) and for_supervisors(row),
         "held_by": held["started_by"] if active and held else None,
+        "waiting": takeover.waiting_now(services().store, pid).unanswered if active else [],
         "form_token": secrets.token_urlsafe(16),  # a form sent twice is queued once
     }

@@ -14,6 +14,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     enrollment,
     exports,
     guard,
+    inbox_page,
     interventions_pages,
     participant_edit,
     participant_erase,

@@ -13,6 +13,7 @@ from bot.console import arm_view, form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
 from bot.reporting.transcript import LINE_TYPES, TranscriptLine, read_page, zone
+from bot.services import takeover as takeover_service
 from bot.store.reads.participant_page import first_of_last, page_reads, participant_alerts
 
 TRANSCRIPT_LINES = 100
@@ -88,6 +89,7 @@ def show(
         graph_problems=[] if study["hidden"] else drawn.problems,
         per_page=TIMELINE_EVENTS,
         takeover=services().store.projection_row("takeovers", participant_id),
+        waiting=takeover_service.waiting_now(services().store, participant_id),
         form_token=secrets.token_urlsafe(16),  # a message form sent twice is queued once
         problem=problem,
         problem_at=at,

@@ -7,6 +7,8 @@ from __future__ import annotations
 # statistician: the study page (allocation balance) and exports, with a blinded study's arm
 # codes (never names); no participant page, no change to anyone, no unblinding;
 # supervisor: alerts
+# (inbox: admins, researchers and supervisors, who see only messages of participants they may
+# see)
 # and the transcripts of participants with an alert for supervisors (a crisis, a review item
 # or one texted to them; not an operational alert alone), checked per participant by the page.
 PERMISSIONS: dict[str, frozenset[str]] = {
@@ -23,14 +25,24 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "unblind",
             "broadcasts",
             "study",
+            "inbox",
         }
     ),
     "researcher": frozenset(
-        {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
-        | {"study"}
+        {
+            "participants",
+            "enroll",
+            "export",
+            "takeover",
+            "withdraw",
+            "alerts",
+            "broadcasts",
+            "study",
+            "inbox",
+        }
     ),
     "statistician": frozenset({"study", "export"}),
-    "supervisor": frozenset({"alerts"}),
+    "supervisor": frozenset({"alerts", "inbox"}),
 }
 
 

@@ -38,11 +38,21 @@ def take_over(participant_id: str) -> Any:
 @console.route("/participants/<participant_id>/handback", methods=["POST"])
 @requires("takeover")
 def hand_back(participant_id: str) -> Any:
-    return _answer(
+    """Hand back with the choice for the waiting messages (`waiting`: answer, bot, handled);
+    "answer" keeps the takeover and takes the staff member to the message form."""
+    choice = request.form.get("waiting") or None
+    done: list[takeover.HandBack] = []
+    answer = _answer(
         participant_id,
         "takeover.ended",
-        lambda: takeover.hand_back(services().store, participant_id, actor=actor()),
+        lambda: done.append(
+            takeover.hand_back(services().store, participant_id, actor=actor(), waiting=choice)
+        ),
     )
+    if done and not done[0].handed_back:
+        target = url_for("console.participant", participant_id=participant_id)
+        return redirect(target + "#staff-text")
+    return answer
 
 
 @console.route("/participants/<participant_id>/message", methods=["POST"])

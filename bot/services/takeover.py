@@ -4,13 +4,20 @@ While a takeover is active the worker leaves the participant's work items pendin
 turns wait); a staff message goes through the same outbox as the bot's, so the dispatcher
 applies opt-out and the WhatsApp window to it, and quiet hours are checked here before one is
 queued. Each act decides under the participant's lock (`participant_lock.change`).
+
+The hand-back never lets the bot consume a waiting message silently: messages the participant
+sent during the takeover that staff did not answer (`waiting_messages`) need a choice —
+answer them first (the takeover stays), hand them to the bot (it takes the oldest as its next
+turn's input), or mark them handled (the bot resumes without them). Messages staff answered
+are settled as `answered`. Each choice is recorded on `takeover.ended` and `message.handled`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from bot.channel import outbound
 from bot.core.localtime import QuietHours
@@ -18,9 +25,15 @@ from bot.reporting.transcript import zone
 from bot.services import participant_lock
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore, Transaction
-from bot.store.event_types.messages import MessageQueued
-from bot.store.event_types.takeover import QuietHoursOverridden, TakeoverEnded, TakeoverStarted
-from bot.store.events import EventData
+from bot.store.event_types.messages import MessageQueued, MessageReceived
+from bot.store.event_types.takeover import (
+    MessageHandled,
+    QuietHoursOverridden,
+    TakeoverEnded,
+    TakeoverStarted,
+)
+from bot.store.event_types.work import WorkCompleted
+from bot.store.events import Event, EventData, participant_stream
 from bot.timers import quiet_hours
 
 MESSAGE_LIMIT = 1600
@@ -49,8 +62,77 @@ def take_over(
     return participant_lock.change(store, participant_id, decide, actor=actor)[0]
 
 
-def hand_back(store: EventStore, participant_id: str, *, actor: str) -> dict[str, Any]:
-    """Give the conversation back to the bot, which takes up its waiting turns."""
+Choice = Literal["answer", "bot", "handled"]
+CHOICES: tuple[Choice, ...] = ("answer", "bot", "handled")
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The current takeover's inbound messages whose turns still wait, oldest first:
+    `unanswered` (no staff message after them) and `answered`."""
+
+    unanswered: list[Event]
+    answered: list[Event]
+
+
+@dataclass(frozen=True)
+class HandBack:
+    """What a hand-back did: whether the bot has the conversation again, the choice taken
+    for the unanswered messages, and their ids."""
+
+    handed_back: bool
+    waiting: str
+    messages: list[str]
+
+
+def waiting_messages(history: Sequence[Event]) -> Waiting:
+    """From the participant's stream: the messages of the takeover in force (none when the
+    bot holds the conversation) whose work items are still pending."""
+    unanswered: list[Event] = []
+    answered: list[Event] = []
+    active = False
+    for ev in history:
+        data = ev.data
+        if isinstance(data, TakeoverStarted):
+            active, unanswered, answered = True, [], []
+        elif isinstance(data, TakeoverEnded):
+            active, unanswered, answered = False, [], []
+        elif not active:
+            continue
+        elif isinstance(data, MessageReceived) and not data.keyword:
+            unanswered.append(ev)
+        elif isinstance(data, MessageQueued) and data.kind == "staff":
+            answered, unanswered = answered + unanswered, []
+        elif isinstance(data, WorkCompleted | MessageHandled):
+            settled = data.work_id if isinstance(data, WorkCompleted) else data.message_id
+            unanswered = [e for e in unanswered if e.event_id != settled]
+            answered = [e for e in answered if e.event_id != settled]
+    return Waiting(unanswered, answered)
+
+
+def waiting_now(store: EventStore, participant_id: str) -> Waiting:
+    """The waiting messages of the participant's takeover in force (none without one)."""
+    held = store.projection_row("takeovers", participant_id)
+    if held is None or held["status"] != "active":
+        return Waiting([], [])
+    return waiting_messages(store.load(participant_stream(participant_id)))
+
+
+def hand_back(
+    store: EventStore, participant_id: str, *, actor: str, waiting: str | None = None
+) -> HandBack:
+    """Give the conversation back to the bot, with the staff member's choice (`waiting`) for
+    the messages that wait unanswered: refused without one when there are any; `answer`
+    keeps the takeover (nothing recorded); `bot` hands them to the bot in order; `handled`
+    settles them so the bot resumes without them. Answered ones are settled either way."""
+    if waiting is not None and waiting not in CHOICES:
+        raise Refused(
+            f"Unknown choice {waiting!r} for the waiting messages; choose one of "
+            + ", ".join(CHOICES)
+            + ".",
+            "waiting",
+        )
+    outcome: list[HandBack] = []
 
     def decide(tx: Transaction, row: dict[str, Any]) -> list[EventData]:
         held = participant_lock.takeover_of(store, tx, participant_id)
@@ -58,9 +140,44 @@ def hand_back(store: EventStore, participant_id: str, *, actor: str) -> dict[str
             raise Refused(
                 "The bot already has this conversation; nothing to hand back.", kind="conflict"
             )
-        return [TakeoverEnded(by=actor)]
+        found = waiting_messages(tx.load(participant_stream(participant_id)))
+        ids = [e.event_id for e in found.unanswered]
+        if ids and waiting is None:
+            n = len(ids)
+            raise Refused(
+                f"{n} message{'s' if n != 1 else ''} from the participant "
+                f"{'wait' if n != 1 else 'waits'} unanswered: answer them yourself first, "
+                "hand them to the bot, or mark them handled.",
+                "waiting",
+                kind="conflict",
+            )
+        if waiting == "answer":
+            outcome.append(HandBack(False, "answer", ids))
+            return []
+        choice: Literal["none", "bot", "handled"] = (
+            "none" if not ids else "bot" if waiting == "bot" else "handled"
+        )
+        settled: list[EventData] = []
+        for ev in found.answered:
+            settled += _settle(ev.event_id, actor, "answered")
+        for message_id in ids:
+            if choice == "handled":
+                settled += _settle(message_id, actor, "marked")
+            else:
+                settled.append(MessageHandled(message_id=message_id, by=actor, how="bot"))
+        outcome.append(HandBack(True, choice, ids))
+        return [TakeoverEnded(by=actor, waiting=choice, messages=ids), *settled]
 
-    return participant_lock.change(store, participant_id, decide, actor=actor)[0]
+    participant_lock.change(store, participant_id, decide, actor=actor)
+    return outcome[0]
+
+
+def _settle(message_id: str, actor: str, how: Literal["marked", "answered"]) -> list[EventData]:
+    """The message's waiting turn done without the bot, and the message handled."""
+    return [
+        WorkCompleted(work_id=message_id, skipped=f"handled by staff ({how})"),
+        MessageHandled(message_id=message_id, by=actor, how=how),
+    ]
 
 
 def send_as_staff(

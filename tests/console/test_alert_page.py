@@ -16,7 +16,7 @@ from bot.store.events import new_id, participant_stream
 from bot.store.personal import ERASED
 from bot.store.services import Services
 from tests.console.conftest import get, post
-from tests.factories import enrolled
+from tests.factories import enrolled, received
 
 WORDS = "gave my console to my cousin, won't need it"
 
@@ -129,3 +129,30 @@ def test_a_supervisor_texts_the_participant_from_the_alert_and_hands_back(
     last = services.store.load(participant_stream(pid))[-1]
     assert last.event_type == "takeover.ended"
     assert post(client, "/console/alerts/op-1/message", {"text": "x"}).status_code == 403
+
+
+def test_handing_back_from_the_alert_asks_about_the_waiting_reply(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    services.clock.set(services.clock.now().replace(hour=14, minute=0))  # outside quiet hours
+    pid = _alert(services, "a-6")
+    client = signed_in("supervisor")
+    post(client, "/console/alerts/a-6/message", {"text": "Are you safe?", "form_token": "t2"})
+    services.store.append(participant_stream(pid), [received("SM61", "yes, thanks")])
+
+    page = get(client, "/console/alerts/a-6").get_data(as_text=True)
+    bare = post(client, "/console/alerts/a-6/handback")
+    assert 'id="hand-back-handled"' in page and 'id="waiting-messages"' in page
+    assert bare.status_code == 409 and "waits unanswered" in bare.get_data(as_text=True)
+    assert services.store.projection_row("takeovers", pid)["status"] == "active"
+
+    done = post(client, "/console/alerts/a-6/handback", {"waiting": "handled"})
+    assert done.status_code == 302
+    ended = [
+        e.data
+        for e in services.store.load(participant_stream(pid))
+        if e.event_type == "takeover.ended"
+    ]
+    assert [(x.waiting, x.by) for x in ended] == [("handled", "staff:supervisor@example.org")]
+    odd = post(client, "/console/alerts/a-6/handback", {"waiting": "later"})
+    assert odd.status_code == 400 and "Unknown choice" in odd.get_data(as_text=True)

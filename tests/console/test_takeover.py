@@ -69,18 +69,26 @@ def test_while_taken_over_the_bot_waits_and_staff_messages_go_through_the_outbox
     assert _staff_bodies(services, pid) == ["Yes, I'm Sam."]  # the form sent twice, queued once
 
     assert post(client, f"/console/participants/{pid}/handback").status_code == 302
-    assert worker.run_once() == 1
-    assert replies(services.store, pid)[-1] == "You said: are you a person?"
+    # Staff answered the waiting message: the bot does not take it as its turn's input.
+    assert worker.run_once() == 0
+    assert "You said: are you a person?" not in replies(services.store, pid)
+    handled = [
+        e.data
+        for e in services.store.load(participant_stream(pid))
+        if e.event_type == "message.handled"
+    ]
+    assert [(h.how, h.by) for h in handled] == [("answered", "staff:researcher@example.org")]
     by_type = {
         e.event_type: e.meta.get("actor")
         for e in services.store.load(participant_stream(pid))
-        if e.event_type in ("takeover.started", "takeover.ended")
+        if e.event_type in ("takeover.started", "takeover.ended", "message.handled")
         or (e.event_type == "message.queued" and e.data.kind == "staff")
     }
     assert by_type == {
         "takeover.started": "staff:researcher@example.org",
         "message.queued": "staff:researcher@example.org",
         "takeover.ended": "staff:researcher@example.org",
+        "message.handled": "staff:researcher@example.org",
     }
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot.store.events import EventData, event, fields
+
+# What the hand-back did with the messages the participant sent during the takeover that staff
+# had not answered: none waited, the bot takes them as its next turns, or staff marked them
+# handled (the bot resumes without them).
+Waiting = Literal["none", "bot", "handled"]
 
 
 @event("takeover.started")
@@ -19,12 +26,31 @@ class TakeoverStarted(EventData):
 
 @event("takeover.ended")
 class TakeoverEnded(EventData):
-    """The conversation is handed back to the bot, which takes up its waiting turns."""
+    """The conversation is handed back to the bot, which takes up its waiting turns.
+    `waiting` is the staff member's choice for the unanswered messages `messages` (the ids of
+    their `message.received` events): an explicit choice, never a silent consumption."""
 
     personal = fields()
-    plain = fields("by")
+    plain = fields("by", "waiting", "messages")
 
     by: str
+    waiting: Waiting = "none"
+    messages: list[str] = []
+
+
+@event("message.handled")
+class MessageHandled(EventData):
+    """A message that needed a human (an inbox entry) is settled: `message_id` names its
+    `message.received` event; `how` is `marked` (a staff member marked it handled),
+    `answered` (staff wrote to the participant after it, during the takeover) or `bot` (handed
+    to the bot at the hand-back). Recorded on the message's own stream."""
+
+    personal = fields()
+    plain = fields("message_id", "by", "how")
+
+    message_id: str
+    by: str
+    how: Literal["marked", "answered", "bot"] = "marked"
 
 
 @event("takeover.quiet_hours_overridden")

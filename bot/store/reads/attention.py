@@ -67,12 +67,20 @@ def _stuck(conn: Connection, since: datetime) -> int:
 
 
 def _needing_human(conn: Connection, since: datetime) -> int:
-    received = and_(events.c.event_type == "message.received", events.c.recorded_at >= since)
+    handled = select(events.c.data["message_id"].as_string()).where(
+        events.c.event_type == "message.handled"
+    )
+    received = and_(
+        events.c.event_type == "message.received",
+        events.c.recorded_at >= since,
+        events.c.event_id.not_in(handled),  # settled in the inbox or at a hand-back
+    )
     unknown = _count(
         conn, select(func.count()).where(received, events.c.stream_id.like(f"{SENDER_PREFIX}%"))
     )
     left = (
-        select(events.c.stream_id, func.max(events.c.recorded_at).label("at"))
+        # By seq, not time: a message in the same instant as the leaving still counts.
+        select(events.c.stream_id, func.max(events.c.seq).label("at"))
         .where(events.c.event_type.in_(LEFT))
         .group_by(events.c.stream_id)
         .subquery()
@@ -87,7 +95,7 @@ def _needing_human(conn: Connection, since: datetime) -> int:
         )
         .where(
             received,
-            events.c.recorded_at > left.c.at,
+            events.c.seq > left.c.at,
             or_(participants.c.status != "active", participants.c.opted_out.is_(True)),
         )
     )
