@@ -29,8 +29,10 @@ def login() -> Any:
     secret = request.form.get("password", "")
     svc = services()
     now = svc.clock.now()
+    # The client's address: behind TRUSTED_PROXY_COUNT proxies, ProxyFix has set it from
+    # X-Forwarded-For (bot.web.app); otherwise the peer's, whatever the header says.
     names = throttle.keys(email, request.remote_addr or "unknown")
-    until = throttle.locked_until(svc.store, names, now)
+    until = throttle.attempt(svc.store, names, now)
     if until is not None:
         message = f"Too many failed sign-ins. Try again after {until:%H:%M} UTC."
         return render_template("console/login.html", errors={"password": message}, email=email), 429
@@ -39,10 +41,9 @@ def login() -> Any:
     if signed is None or not sessions.begin(
         svc.store, signed.email, now, via_code=signed.must_set_password
     ):
-        throttle.failed(svc.store, names, now)
         log.info("console: a sign-in was refused")
         return render_template("console/login.html", errors={"password": REFUSED}, email=email), 401
-    throttle.succeeded(svc.store, names[0])
+    throttle.succeeded(svc.store, names)
     event = NewEvent(StaffSignedIn(email=signed.email), meta={"actor": f"staff:{signed.email}"})
     svc.store.append(staff_stream(signed.email), [event])
     csrf_token()  # a new session, and a new CSRF token, for every sign-in
@@ -78,11 +79,11 @@ def password() -> Any:
     new = request.form.get("password", "")
     if not first:
         names = throttle.keys(email, request.remote_addr or "unknown")
-        if throttle.locked_until(svc.store, names, now) is not None:
+        if throttle.attempt(svc.store, names, now) is not None:
             return _password_page(first, {"current": "too many wrong passwords: try later"}, 429)
         if accounts.sign_in(svc.store, email, request.form.get("current", ""), now) is None:
-            throttle.failed(svc.store, names, now)
             return _password_page(first, {"current": "this is not your current password"}, 400)
+        throttle.succeeded(svc.store, names)
     weak = password_rules.weakness(new, email)
     if weak is not None:
         return _password_page(first, {"password": weak}, 400)
