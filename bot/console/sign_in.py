@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import g, redirect, render_template, request, url_for
 
-from bot.console import accounts, password_rules, roles, sessions, throttle
+from bot.console import accounts, password_rules, roles, sessions, throttle, two_factor
 from bot.console.blueprint import console, services
 from bot.console.guard import csrf_token
 from bot.store.event_types.staff import StaffSignedIn, StaffSignedOut
@@ -38,11 +38,16 @@ def login() -> Any:
         return render_template("console/login.html", errors={"password": message}, email=email), 429
     signed = accounts.sign_in(svc.store, email, secret, now)
     # A one-time code opens one session: a second sign-in with it is refused like a wrong one.
-    if signed is None or not sessions.begin(
-        svc.store, signed.email, now, via_code=signed.must_set_password
+    if signed is None or (
+        signed.must_set_password and not sessions.begin(svc.store, signed.email, now, via_code=True)
     ):
         log.info("console: a sign-in was refused")
         return render_template("console/login.html", errors={"password": REFUSED}, email=email), 401
+    if not signed.must_set_password and two_factor.enabled(signed.email):
+        # Not yet a session, nor a success: the code's tries count with the password's.
+        return two_factor.ask_for_code(signed.email, now)
+    if not signed.must_set_password:
+        sessions.begin(svc.store, signed.email, now, via_code=False)
     throttle.succeeded(svc.store, names)
     event = NewEvent(StaffSignedIn(email=signed.email), meta={"actor": f"staff:{signed.email}"})
     svc.store.append(staff_stream(signed.email), [event])
