@@ -28,6 +28,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     study_page,
     takeover,
     timeline_lines,
+    two_factor,
     users,
     words,
 )

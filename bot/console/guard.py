@@ -13,10 +13,11 @@ from flask import current_app, g, redirect, render_template, request, session, u
 
 from bot.console import roles, sessions
 from bot.core import keys
+from bot.store import staff_totp
 from bot.store.services import Services
 
 log = logging.getLogger(__name__)
-OPEN_ENDPOINTS = {"console.login", "console.static"}
+OPEN_ENDPOINTS = {"console.login", "console.login_code", "console.static"}
 
 
 def session_key(services: Services) -> str | None:
@@ -80,7 +81,19 @@ def before_request() -> Any:
         "console.logout",
     }:
         return redirect(url_for("console.password"))
+    if (
+        services.settings.console_require_2fa
+        and g.staff["role"] == "admin"
+        and request.endpoint not in {"console.two_factor", "console.logout", "console.password"}
+        and not _has_second_factor(services, g.staff["email"])
+    ):
+        return redirect(url_for("console.two_factor"))
     return None
+
+
+def _has_second_factor(services: Services, email: str) -> bool:
+    record = staff_totp.find(services.store, email)
+    return record is not None and record.enabled
 
 
 def requires(need: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

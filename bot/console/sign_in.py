@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import g, redirect, render_template, request, url_for
 
-from bot.console import accounts, password_rules, roles, sessions, throttle
+from bot.console import accounts, password_rules, roles, sessions, throttle, two_factor
 from bot.console.blueprint import console, services
 from bot.console.guard import csrf_token
 from bot.store.event_types.staff import StaffSignedIn, StaffSignedOut
@@ -29,20 +29,26 @@ def login() -> Any:
     secret = request.form.get("password", "")
     svc = services()
     now = svc.clock.now()
+    # The client's address: behind TRUSTED_PROXY_COUNT proxies, ProxyFix has set it from
+    # X-Forwarded-For (bot.web.app); otherwise the peer's, whatever the header says.
     names = throttle.keys(email, request.remote_addr or "unknown")
-    until = throttle.locked_until(svc.store, names, now)
+    until = throttle.attempt(svc.store, names, now)
     if until is not None:
         message = f"Too many failed sign-ins. Try again after {until:%H:%M} UTC."
         return render_template("console/login.html", errors={"password": message}, email=email), 429
     signed = accounts.sign_in(svc.store, email, secret, now)
     # A one-time code opens one session: a second sign-in with it is refused like a wrong one.
-    if signed is None or not sessions.begin(
-        svc.store, signed.email, now, via_code=signed.must_set_password
+    if signed is None or (
+        signed.must_set_password and not sessions.begin(svc.store, signed.email, now, via_code=True)
     ):
-        throttle.failed(svc.store, names, now)
         log.info("console: a sign-in was refused (account %s)", accounts.log_name(email))
         return render_template("console/login.html", errors={"password": REFUSED}, email=email), 401
-    throttle.succeeded(svc.store, names[0])
+    if not signed.must_set_password and two_factor.enabled(signed.email):
+        # Not yet a session, nor a success: the code's tries count with the password's.
+        return two_factor.ask_for_code(signed.email, now)
+    if not signed.must_set_password:
+        sessions.begin(svc.store, signed.email, now, via_code=False)
+    throttle.succeeded(svc.store, names)
     log.info("console: signed in (account %s, %s)", accounts.log_name(signed.email), signed.role)
     event = NewEvent(StaffSignedIn(email=signed.email), meta={"actor": f"staff:{signed.email}"})
     svc.store.append(staff_stream(signed.email), [event])
@@ -79,11 +85,11 @@ def password() -> Any:
     new = request.form.get("password", "")
     if not first:
         names = throttle.keys(email, request.remote_addr or "unknown")
-        if throttle.locked_until(svc.store, names, now) is not None:
+        if throttle.attempt(svc.store, names, now) is not None:
             return _password_page(first, {"current": "too many wrong passwords: try later"}, 429)
         if accounts.sign_in(svc.store, email, request.form.get("current", ""), now) is None:
-            throttle.failed(svc.store, names, now)
             return _password_page(first, {"current": "this is not your current password"}, 400)
+        throttle.succeeded(svc.store, names)
     weak = password_rules.weakness(new, email)
     if weak is not None:
         return _password_page(first, {"password": weak}, 400)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from bot.store.login_throttle import LIMITS, Limit, failed, keys, locked_until, succeeded
+from bot.store.login_throttle import LIMITS, Limit, attempt, keys, succeeded
 
-__all__ = ["LIMITS", "Limit", "failed", "keys", "locked_until", "succeeded"]
+__all__ = ["LIMITS", "Limit", "attempt", "keys", "succeeded"]

@@ -103,6 +103,12 @@ class Settings(BaseModel):
     database_url: str = Field("sqlite:///tandem.db", alias="DATABASE_URL")
     api_tokens: list[str] = Field(default_factory=list, alias="TANDEM_API_TOKENS", repr=False)
     insecure_local: bool = Field(False, alias="TANDEM_INSECURE_LOCAL")
+    # Reverse proxies in front of the web app that each append to X-Forwarded-For: the client's
+    # address is the header's Nth from the right (werkzeug's ProxyFix); 0 = the header is not
+    # believed. Sign-in throttling (docs/security.md) counts per client address.
+    # Admins without a TOTP second factor must enrol one before any other console page.
+    console_require_2fa: bool = Field(False, alias="CONSOLE_REQUIRE_2FA")
+    trusted_proxy_count: int = Field(0, ge=0, le=10, alias="TRUSTED_PROXY_COUNT")
     # The researcher console signs its session cookies with a key derived from this one.
     master_key: str | None = Field(None, min_length=32, alias="TANDEM_MASTER_KEY", repr=False)
     public_base_url: str | None = Field(None, alias="PUBLIC_BASE_URL")
@@ -243,7 +249,12 @@ class Settings(BaseModel):
         mode="before",
     )(_split)
     _flags = field_validator(
-        "insecure_local", "store_prompts", "safety_continue_turn", "safety_learned", mode="before"
+        "insecure_local",
+        "store_prompts",
+        "safety_continue_turn",
+        "safety_learned",
+        "console_require_2fa",
+        mode="before",
     )(_flag)
 
     @model_validator(mode="before")

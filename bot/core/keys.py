@@ -22,6 +22,7 @@ _INFO = {
     "wrap": b"tandem data-key wrapping v1",
     "phone": b"tandem phone lookup hmac v1",
     "session": b"tandem console session v1",
+    "totp": b"tandem staff totp secret v1",
 }
 # Without a master key (development, tests) phone numbers are still looked up by a hash, under
 # this fixed, public key: the lookup path is the same, and it protects nothing.

@@ -1,14 +1,20 @@
-"""Sign-in throttling: too many failures for one email or one client address lock it a while.
+"""Sign-in throttling: each attempt is counted before the password is checked, per account and
+client address (increasing delays) and per address (a looser limit, against password spraying).
 
-Kept in the database (`login_throttle`), so that every web process counts the same failures.
+The owner signing in from another address is not held back by an attacker's failures. Kept in
+the database (`login_throttle`) so that every web process counts the same attempts, and counted
+by one conditional UPDATE per key: concurrent attempts are serialised by the row lock, and past
+the limit the UPDATE itself refuses, so 40 parallel guesses check at most the limit's passwords.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import Connection, and_, case, delete, literal, null, or_, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from bot.store.event_store import EventStore
 from bot.store.schema import login_throttle
@@ -16,56 +22,89 @@ from bot.store.schema import login_throttle
 
 @dataclass(frozen=True)
 class Limit:
-    failures: int
-    window: timedelta
-    lock: timedelta
+    """`free` attempts without delay, then a lock after each further one: `delays` in turn,
+    the last repeated; the count is forgotten after `forget` without an attempt."""
+
+    free: int
+    delays: tuple[timedelta, ...]
+    forget: timedelta
+
+    def lock_after(self, attempt: int) -> timedelta | None:
+        if attempt < self.free:
+            return None
+        return self.delays[min(attempt - self.free, len(self.delays) - 1)]
 
 
-# An address may try more emails than one email may be tried: a shared hospital NAT.
-LIMITS = {
-    "email": Limit(5, timedelta(minutes=15), timedelta(minutes=15)),
-    "ip": Limit(20, timedelta(minutes=15), timedelta(minutes=15)),
-}
+_MINUTE = timedelta(minutes=1)
+# One account from one address: five tries, then 1, 2, 4, 8 and 15 minutes between tries.
+PAIR = Limit(5, (_MINUTE, 2 * _MINUTE, 4 * _MINUTE, 8 * _MINUTE, 15 * _MINUTE), timedelta(hours=1))
+# One address, any accounts: a shared hospital NAT signs many people in; a sprayer is slowed.
+ADDRESS = Limit(30, (15 * _MINUTE,), timedelta(minutes=15))
+LIMITS = {"pair": PAIR, "ip": ADDRESS}
 
 
 def keys(email: str, address: str) -> list[str]:
-    return [f"email:{email.strip().lower()}", f"ip:{address}"]
+    """The address's key, then the account+address pair's (hashed: an email can be long)."""
+    pair = f"{email.strip().lower()}|{address}".encode()
+    return [f"ip:{address[:64]}", f"pair:{hashlib.sha256(pair).hexdigest()}"]
 
 
-def locked_until(store: EventStore, names: list[str], now: datetime) -> datetime | None:
-    """The latest lock among `names` still in force, or None if sign-in may be tried."""
-    with store.reading() as conn:
-        rows = conn.execute(select(login_throttle).where(login_throttle.c.key.in_(names))).all()
-    locks = [r.locked_until for r in rows if r.locked_until is not None and r.locked_until > now]
-    return max(locks) if locks else None
+def attempt(store: EventStore, names: list[str], now: datetime) -> datetime | None:
+    """Count one attempt against each key, in order; the lock in force if one refuses it
+    (and the later keys are not counted), None if the password may be checked."""
+    for name in names:
+        with store.transaction() as tx:
+            until = _count(tx.conn, name, LIMITS[name.split(":", 1)[0]], now)
+        if until is not None:
+            return until
+    return None
 
 
-def failed(store: EventStore, names: list[str], now: datetime) -> None:
-    """Count one failure against each key, locking those that reached their limit."""
+def _count(conn: Connection, name: str, limit: Limit, now: datetime) -> datetime | None:
+    t = login_throttle
+    free = or_(t.c.locked_until.is_(None), t.c.locked_until <= now)
+    conn.execute(  # forgotten: quiet for `forget` and not locked
+        update(t)
+        .where(and_(t.c.key == name, t.c.window_started_at <= now - limit.forget, free))
+        .values(failures=0, locked_until=None)
+    )
+    dialect_insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    conn.execute(
+        dialect_insert(t)
+        .values(key=name, failures=0, window_started_at=now, locked_until=None)
+        .on_conflict_do_nothing(index_elements=["key"])
+    )
+    # The lock each attempt number leaves, spelled out: None below `free`.
+    when = t.c.locked_until.type
+    steps = range(limit.free, limit.free + len(limit.delays))
+    locks = {n: literal(now + d, when) for n in steps if (d := limit.lock_after(n)) is not None}
+    counted = conn.execute(
+        update(t)
+        .where(and_(t.c.key == name, free))
+        .values(
+            failures=t.c.failures + 1,
+            window_started_at=now,
+            locked_until=case(
+                *((t.c.failures + 1 == n, at) for n, at in locks.items()),
+                (t.c.failures + 1 < limit.free, null()),
+                else_=literal(now + limit.delays[-1], when),
+            ),
+        )
+        .returning(t.c.failures)
+    ).first()
+    if counted is not None:
+        return None
+    row = conn.execute(t.select().where(t.c.key == name)).first()
+    return row.locked_until if row is not None else now
+
+
+def succeeded(store: EventStore, names: list[str]) -> None:
+    """The password was right: the pair is forgotten and the address's attempt given back."""
+    address, pair = names
     with store.transaction() as tx:
-        for name in names:
-            limit = LIMITS[name.split(":", 1)[0]]
-            row = tx.conn.execute(
-                select(login_throttle).where(login_throttle.c.key == name)
-            ).first()
-            if row is None or row.window_started_at + limit.window <= now:
-                tx.conn.execute(delete(login_throttle).where(login_throttle.c.key == name))
-                tx.conn.execute(
-                    insert(login_throttle).values(
-                        key=name, failures=1, window_started_at=now, locked_until=None
-                    )
-                )
-                continue
-            failures = row.failures + 1
-            lock = now + limit.lock if failures >= limit.failures else row.locked_until
-            tx.conn.execute(
-                update(login_throttle)
-                .where(login_throttle.c.key == name)
-                .values(failures=failures, locked_until=lock)
-            )
-
-
-def succeeded(store: EventStore, email_key: str) -> None:
-    """A successful sign-in clears the email's failures (not the address's)."""
-    with store.transaction() as tx:
-        tx.conn.execute(delete(login_throttle).where(login_throttle.c.key == email_key))
+        tx.conn.execute(delete(login_throttle).where(login_throttle.c.key == pair))
+        tx.conn.execute(
+            update(login_throttle)
+            .where(and_(login_throttle.c.key == address, login_throttle.c.failures > 0))
+            .values(failures=login_throttle.c.failures - 1)
+        )

@@ -368,6 +368,20 @@ console_sessions = Table(
     Index("ix_console_sessions_email", "email"),
 )
 
+# Not a projection: a staff member's TOTP second factor (bot.console.two_factor). `sealed` is
+# the secret encrypted under a key derived from the master key, never the secret itself;
+# `enabled` false while enrolment awaits its first code; `last_step` the 30-second step of the
+# last code accepted, so that a code cannot be used twice.
+staff_totp = Table(
+    "staff_totp",
+    metadata,
+    Column("email", String(90), primary_key=True),
+    Column("sealed", Text, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("last_step", BigInteger, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
 # Not a projection: short-lived leases (a participant's worker, the scheduler leader).
 leases = Table(
     "leases",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask_openapi3 import Info, OpenAPI
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from bot.console import app as console
 from bot.conversation.supervisors import check_supervisor_route
@@ -80,4 +81,9 @@ def create_app(
     timers.register(app)
     console.register(app, services)
     guards.install(app, services.settings)
+    if services.settings.trusted_proxy_count:
+        # Only the address: the proxies' own hops are dropped, and a client's forged entries
+        # sit left of the one the nearest trusted proxy appended.
+        n = services.settings.trusted_proxy_count
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n)  # type: ignore[method-assign]
     return app

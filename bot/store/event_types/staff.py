@@ -93,3 +93,23 @@ class StaffExported(EventData):
     ]
     format: Literal["csv", "jsonl", "md", "json"]
     since: str | None = None
+
+
+@event("staff.two_factor_enabled")
+class StaffTwoFactorEnabled(EventData):
+    """The staff member confirmed a TOTP second factor: sign-in now asks for a code."""
+
+    personal = fields()
+    plain = fields("email")
+
+    email: str
+
+
+@event("staff.two_factor_disabled")
+class StaffTwoFactorDisabled(EventData):
+    """The staff member turned their TOTP second factor off (with their password and a code)."""
+
+    personal = fields()
+    plain = fields("email")
+
+    email: str
