@@ -7,7 +7,9 @@ condition reads the state the turn left).
 What it records, on the participant's stream: `participant.stage2_assessed` (the condition's
 result, once per participant: stage 2 is one decision), then for those it holds for a
 `participant.allocated` of stage 2 (drawn after the study's lock, like an enrollment's) and,
-if the new arm runs another intervention, `participant.updated` switching to it. A condition
+if the new arm runs another intervention, `participant.updated` switching to it and a
+`timer.cancelled` for each pending timer of the old one (its sends, reminders, transitions,
+decision points...), so that the old intervention never speaks again. A condition
 that cannot be evaluated, or an allocation that cannot be drawn (no seed), records
 `condition.failed` and a critical alert instead: never a silent "not met".
 """
@@ -31,8 +33,9 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import ConditionFailed, StepEntered
 from bot.store.event_types.participants import ParticipantUpdated
 from bot.store.event_types.studies import ParticipantAllocated, Stage2Assessed
-from bot.store.event_types.timers import TimerScheduled, TimerSkipped
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled, TimerSkipped
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.store.queries import pending_timers
 from bot.studies.catalogue import StudyCatalogue
 from bot.studies.format import Study
 from bot.studies.loader import STUDY as STUDY_FILE
@@ -43,6 +46,10 @@ log = logging.getLogger(__name__)
 
 KIND = "stage2"  # the timer of `stage2.at.after` (bot.timers.kinds)
 ACTOR = "study:stage2"
+# The pending timers a switch to another intervention leaves: the staff's alert and review
+# escalations (not the intervention's), and the outcome windows of decisions already made
+# (they send nothing and record what followed the decision).
+KEPT_ON_SWITCH = frozenset({"alert_escalation", "review_escalation", "decision_outcome", KIND})
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,12 @@ class Stage2:
         runs = study.arms[drawn.arm].intervention
         if runs != row.get("intervention"):
             decided.append(ParticipantUpdated(changes={"intervention": runs}))
+            reason = f"stage 2 of {due.study}: {row.get('intervention')} replaced by {runs}"
+            decided += [
+                TimerCancelled(timer_id=str(t["timer_id"]), reason=reason)
+                for t in pending_timers(tx.conn, pid)
+                if t.get("kind") not in KEPT_ON_SWITCH
+            ]
         log.info("participant %s: stage 2 of %s assessed (met)", pid, due.study)
         return decided
 
