@@ -10,8 +10,10 @@ result, once per participant: stage 2 is one decision), then for those it holds 
 if the new arm runs another intervention, `participant.updated` switching to it and a
 `timer.cancelled` for each pending timer of the old one (its sends, reminders, transitions,
 decision points...), so that the old intervention never speaks again. A condition
-that cannot be evaluated, or an allocation that cannot be drawn (no seed), records
-`condition.failed` and a critical alert instead: never a silent "not met".
+that cannot be evaluated, an allocation that cannot be drawn (no seed), or a study that can
+no longer be read when its stage-2 timer fires (changed under a running worker; a process does
+not start with one) records `condition.failed` and a critical alert instead: never a silent
+"not met".
 """
 
 from __future__ import annotations
@@ -93,6 +95,9 @@ class Stage2:
         slug = participant.get("study")
         if not slug or participant.get("status") != "active":
             return None
+        if self.studies.refusal(str(slug)) is not None and _stage2_timer(timer, str(slug)):
+            # Its stage 2 is due and the study cannot be read: said in `run`, loudly.
+            return Due(str(slug), f"after:{(timer or {}).get('payload', {}).get('after', '')}")
         study = self._study(str(slug))
         if study is None or study.stage2 is None:
             return None
@@ -101,10 +106,9 @@ class Stage2:
         if at.step is not None:
             entered = any(isinstance(e, StepEntered) and e.step == at.step for e in made)
             return Due(str(slug), f"step:{at.step}") if entered else None
-        if timer is None or timer.get("kind") != KIND or timer.get("status") != "fired":
+        if not _stage2_timer(timer, str(slug)):
             return None
-        if (timer.get("payload") or {}).get("study") != slug:
-            return None
+        assert timer is not None
         if any(isinstance(e, TimerSkipped) and e.timer_id == timer.get("timer_id") for e in made):
             return None
         return Due(str(slug), f"after:{_duration(at.after)}")
@@ -115,6 +119,11 @@ class Stage2:
         stream = participant_stream(participant_id)
         heads = next(p for p in tx.store.projections if p.name == "participants")
         row = tx.row(heads, participant_id)
+        refusal = self.studies.refusal(due.study)
+        if row is not None and refusal is not None:  # the study changed under the worker
+            failed = self._failed(due, "(the study)", f"the study cannot be used: {refusal}")
+            tx.append(stream, [NewEvent(e, meta={"actor": ACTOR}) for e in failed])
+            return failed
         study = self._study(due.study)
         if row is None or study is None or study.stage2 is None:
             return []
@@ -207,6 +216,13 @@ class Stage2:
             why = str(problems[0]) if problems else "no such intervention"
             self._interventions[slug] = (found, "") if found and not problems else (None, why)
         return self._interventions[slug]
+
+
+def _stage2_timer(timer: Mapping[str, Any] | None, slug: str) -> bool:
+    """Whether `timer` is `slug`'s stage-2 timer, fired."""
+    if timer is None or timer.get("kind") != KIND or timer.get("status") != "fired":
+        return False
+    return (timer.get("payload") or {}).get("study") == slug
 
 
 def _stage1(history: Sequence[Event], slug: str) -> ParticipantAllocated | None:

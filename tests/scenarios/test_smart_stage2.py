@@ -275,3 +275,28 @@ def test_a_stage_two_switch_to_another_intervention_cancels_the_old_ones_timers(
     h.advance(timedelta(days=3))
     assert not any("OLD WORDS" in text for text in h.outbound(phone))
     assert drawn.arm in ("tips-daily", "tips-buddy")
+
+
+def test_a_study_that_cannot_be_read_when_its_stage_two_is_due_is_a_loud_failure(
+    make_harness: Callable[..., Harness], tmp_path: Path
+) -> None:
+    h = make_harness()
+    served(h, variant(tmp_path, "at: {step: review}", "at: {after: 7d}"))
+    people = enroll_all(h, 4)
+    tipsters = [(ph, pid) for ph, pid, _ in people if stage(h, pid, 1)[0].arm == "tips"]
+    assert tipsters
+    for phone, _ in tipsters:
+        h.text("1", sender=phone)
+    # The study file is broken under the running worker (a process does not start with one).
+    path = tmp_path / SLUG / "study.yaml"
+    path.write_text(path.read_text().replace("tips-daily: 1", "tips-daily: 0"))
+    served(h, StudyCatalogue(tmp_path, intervention_catalogue()))
+    h.advance(timedelta(days=7, minutes=1))
+    for _, pid in tipsters:
+        assert h.data("participant.stage2_assessed", pid=pid) == []
+        assert stage(h, pid, 2) == []
+        (failed,) = h.data("condition.failed", pid=pid)
+        assert "the study cannot be used" in failed.error and failed.file == str(path)
+        (alert,) = [a for a in h.data("alert.raised", pid=pid) if a.kind == "condition"]
+        assert alert.severity == "critical" and "not re-randomised" in alert.summary
+        assert "after:7d" in alert.summary
