@@ -96,7 +96,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "study": Entry(
         "bot.cli.study",
-        "Studies (studies/<slug>/study.yaml): audit their allocations, unblind a participant.",
+        "Studies (studies/<slug>/study.yaml): validate them, audit their allocations, unblind a "
+        "participant.",
     ),
     "timers": Entry("bot.cli.timers", "List durable timers, or cancel one."),
     "users": Entry(

@@ -1,10 +1,12 @@
-"""`tandem study check SLUG`, `tandem study allocations SLUG --reveal` and `tandem study
-unblind SLUG PARTICIPANT`: the audit of a study's concealed allocations, the list itself for an
-admin (the reveal recorded), and one participant's arm for an admin (recorded)."""
+"""`tandem study validate [SLUG|PATH]`, `tandem study check SLUG`, `tandem study allocations
+SLUG --reveal` and `tandem study unblind SLUG PARTICIPANT`: a study file's problems at
+file:line, the audit of a study's concealed allocations, the list itself for an admin (the
+reveal recorded), and one participant's arm for an admin (recorded)."""
 
 from __future__ import annotations
 
 import getpass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -17,7 +19,8 @@ if TYPE_CHECKING:
 
 @cli.group(name="study")
 def study_group() -> None:
-    """Studies (studies/<slug>/study.yaml): audit their allocations, unblind a participant."""
+    """Studies (studies/<slug>/study.yaml): validate them, audit their allocations, unblind a
+    participant."""
 
 
 def _study(slug: str) -> Study:
@@ -28,6 +31,47 @@ def _study(slug: str) -> Study:
         return StudyCatalogue(STUDIES, intervention_catalogue()).study(slug)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+@study_group.command(name="validate")
+@click.argument("target", metavar="[SLUG|PATH]", required=False)
+def validate(target: str | None) -> None:
+    """Check a study (a slug under studies/, a study folder or its study.yaml), or every study
+    under studies/ when none is given: each problem at file:line; exit 1 on any error. Needs
+    no database and no LLM: the arms' interventions are read from interventions/."""
+    from bot.interventions.language.problems import errors
+    from bot.runtime.routing import intervention_catalogue
+    from bot.studies.catalogue import STUDIES, StudyCatalogue
+    from bot.studies.loader import STUDY
+
+    root, slugs = STUDIES, None
+    if target is not None:
+        given = Path(target)
+        folder = given.parent if given.name == STUDY and given.is_file() else given
+        if (folder / STUDY).is_file():
+            root, slugs = folder.resolve().parent, [folder.resolve().name]
+        elif "/" in target or given.exists():
+            raise click.ClickException(f"{target}: no {STUDY} there (a study folder or its file)")
+        else:
+            slugs = [target]
+    catalogue = StudyCatalogue(root, intervention_catalogue())
+    slugs = catalogue.slugs() if slugs is None else slugs
+    if not slugs:
+        click.echo(f"no studies under {root}")
+        return
+    failed = 0
+    for slug in slugs:
+        problems = catalogue.problems(slug)
+        for problem in problems:
+            click.echo(str(problem), err=True)
+        if errors(problems):
+            failed += 1
+            click.echo(f"{root / slug}: {len(problems)} problem(s)", err=True)
+            continue
+        warned = f" ({len(problems)} warning(s))" if problems else ""
+        click.echo(f"{root / slug}: ok{warned}")
+    if failed:
+        raise SystemExit(1)
 
 
 @study_group.command()

@@ -65,6 +65,19 @@ def check_interventions(settings: Settings, catalogue: Catalogue) -> None:
         raise ConfigError([first, *(str(problem) for problem in problems)])
 
 
+def check_studies(studies: StudyCatalogue) -> None:
+    """ConfigError listing every problem of every study under the studies root: a process
+    that runs conversations does not start with one (its enrollments would be refused and
+    its participants' stage 2 could not run)."""
+    problems = studies.startup_problems(None)
+    if problems:
+        first = (
+            f"studies that cannot be used (under {studies.root}); fix each problem below and "
+            "check with `tandem study validate`"
+        )
+        raise ConfigError([first, *(str(problem) for problem in problems)])
+
+
 def check_study(settings: Settings, studies: StudyCatalogue) -> None:
     """ConfigError if `STUDY` names a study that does not exist or validate, or cannot be
     allocated in (no TANDEM_MASTER_KEY): a process does not start with one."""

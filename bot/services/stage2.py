@@ -7,9 +7,13 @@ condition reads the state the turn left).
 What it records, on the participant's stream: `participant.stage2_assessed` (the condition's
 result, once per participant: stage 2 is one decision), then for those it holds for a
 `participant.allocated` of stage 2 (drawn after the study's lock, like an enrollment's) and,
-if the new arm runs another intervention, `participant.updated` switching to it. A condition
-that cannot be evaluated, or an allocation that cannot be drawn (no seed), records
-`condition.failed` and a critical alert instead: never a silent "not met".
+if the new arm runs another intervention, `participant.updated` switching to it and a
+`timer.cancelled` for each pending timer of the old one (its sends, reminders, transitions,
+decision points...), so that the old intervention never speaks again. A condition
+that cannot be evaluated, an allocation that cannot be drawn (no seed), or a study that can
+no longer be read when its stage-2 timer fires (changed under a running worker; a process does
+not start with one) records `condition.failed` and a critical alert instead: never a silent
+"not met".
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from bot.store.event_types.alerts import AlertRaised
 from bot.store.event_types.interventions import ConditionFailed, StepEntered
 from bot.store.event_types.participants import ParticipantUpdated
 from bot.store.event_types.studies import ParticipantAllocated, Stage2Assessed
-from bot.store.event_types.timers import TimerScheduled, TimerSkipped
+from bot.store.event_types.timers import TimerCancelled, TimerScheduled, TimerSkipped
 from bot.store.events import Event, EventData, NewEvent, new_id, participant_stream
+from bot.store.queries import pending_timers
 from bot.studies.catalogue import StudyCatalogue
 from bot.studies.format import Study
 from bot.studies.loader import STUDY as STUDY_FILE
@@ -43,6 +48,10 @@ log = logging.getLogger(__name__)
 
 KIND = "stage2"  # the timer of `stage2.at.after` (bot.timers.kinds)
 ACTOR = "study:stage2"
+# The pending timers a switch to another intervention leaves: the staff's alert and review
+# escalations (not the intervention's), and the outcome windows of decisions already made
+# (they send nothing and record what followed the decision).
+KEPT_ON_SWITCH = frozenset({"alert_escalation", "review_escalation", "decision_outcome", KIND})
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,9 @@ class Stage2:
         slug = participant.get("study")
         if not slug or participant.get("status") != "active":
             return None
+        if self.studies.refusal(str(slug)) is not None and _stage2_timer(timer, str(slug)):
+            # Its stage 2 is due and the study cannot be read: said in `run`, loudly.
+            return Due(str(slug), f"after:{(timer or {}).get('payload', {}).get('after', '')}")
         study = self._study(str(slug))
         if study is None or study.stage2 is None:
             return None
@@ -94,10 +106,9 @@ class Stage2:
         if at.step is not None:
             entered = any(isinstance(e, StepEntered) and e.step == at.step for e in made)
             return Due(str(slug), f"step:{at.step}") if entered else None
-        if timer is None or timer.get("kind") != KIND or timer.get("status") != "fired":
+        if not _stage2_timer(timer, str(slug)):
             return None
-        if (timer.get("payload") or {}).get("study") != slug:
-            return None
+        assert timer is not None
         if any(isinstance(e, TimerSkipped) and e.timer_id == timer.get("timer_id") for e in made):
             return None
         return Due(str(slug), f"after:{_duration(at.after)}")
@@ -108,6 +119,11 @@ class Stage2:
         stream = participant_stream(participant_id)
         heads = next(p for p in tx.store.projections if p.name == "participants")
         row = tx.row(heads, participant_id)
+        refusal = self.studies.refusal(due.study)
+        if row is not None and refusal is not None:  # the study changed under the worker
+            failed = self._failed(due, "(the study)", f"the study cannot be used: {refusal}")
+            tx.append(stream, [NewEvent(e, meta={"actor": ACTOR}) for e in failed])
+            return failed
         study = self._study(due.study)
         if row is None or study is None or study.stage2 is None:
             return []
@@ -161,6 +177,12 @@ class Stage2:
         runs = study.arms[drawn.arm].intervention
         if runs != row.get("intervention"):
             decided.append(ParticipantUpdated(changes={"intervention": runs}))
+            reason = f"stage 2 of {due.study}: {row.get('intervention')} replaced by {runs}"
+            decided += [
+                TimerCancelled(timer_id=str(t["timer_id"]), reason=reason)
+                for t in pending_timers(tx.conn, pid)
+                if t.get("kind") not in KEPT_ON_SWITCH
+            ]
         log.info("participant %s: stage 2 of %s assessed (met)", pid, due.study)
         return decided
 
@@ -194,6 +216,13 @@ class Stage2:
             why = str(problems[0]) if problems else "no such intervention"
             self._interventions[slug] = (found, "") if found and not problems else (None, why)
         return self._interventions[slug]
+
+
+def _stage2_timer(timer: Mapping[str, Any] | None, slug: str) -> bool:
+    """Whether `timer` is `slug`'s stage-2 timer, fired."""
+    if timer is None or timer.get("kind") != KIND or timer.get("status") != "fired":
+        return False
+    return (timer.get("payload") or {}).get("study") == slug
 
 
 def _stage1(history: Sequence[Event], slug: str) -> ParticipantAllocated | None:

@@ -22,6 +22,19 @@ def serialise_study(conn: Connection, study: str) -> None:
     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
+def sequence_counts(conn: Connection, study: str) -> dict[tuple[int, str, str, str], int]:
+    """How many participants each (stage, first arm, stratum, arm) of `study` holds: a
+    stage-2 allocation's first arm names its sequence (`s2/<first arm>`); stage 1's is ""."""
+    query = select(
+        allocations.c.stage, allocations.c.first_arm, allocations.c.stratum, allocations.c.arm
+    ).where(allocations.c.study == study)
+    counts: dict[tuple[int, str, str, str], int] = {}
+    for stage, first, stratum, arm in conn.execute(query):
+        key = (stage, (first or "") if stage != 1 else "", stratum, arm)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def study_allocations(conn: Connection, study: str) -> list[dict[str, Any]]:
     """Every allocation of `study`, in the order made (stage 1 and 2 together)."""
     query = select(allocations).where(allocations.c.study == study).order_by(allocations.c.seq)

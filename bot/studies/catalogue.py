@@ -91,7 +91,7 @@ class StudyCatalogue:
             return f"no study {slug!r}; known: {', '.join(self.slugs()) or 'none'}"
         return (
             f"study {slug!r} does not validate ({len(problems)} problem(s), first: "
-            f"{problems[0]}); check it with `tandem interventions validate studies/{slug}`"
+            f"{problems[0]}); check it with `tandem study validate {slug}`"
         )
 
     def startup_problems(self, configured: str | None) -> list[Problem]:

@@ -74,6 +74,7 @@ def test_every_command_works_or_refuses_clearly_with_no_llm_and_no_twilio(
     tandem("users", "add", "ada@example.org", "--role", "researcher", codes=(0, 1))
     tandem("users", "list", codes=(0, 1))
     tandem("export", "--out", str(tmp_path / "export"), codes=(0, 1))
+    assert "walk-pilot: ok" in tandem("study", "validate").output
     tandem("study", "check", "walk-pilot", codes=(0, 1))
     tandem("study", "allocations", "walk-pilot", "--reason", "checking", codes=(0, 1))
     tandem("analyze", "decisions", "walk_prompt", codes=(0, 1))

@@ -1,5 +1,6 @@
 """A process that runs conversations reports every start-up problem in one round: malformed
-settings, the supervisor route, the master key and an unusable INTERVENTION together."""
+settings, the supervisor route, the master key and an unusable INTERVENTION together; and a
+study that does not validate refuses the start."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from bot.core.config import ConfigError
 from bot.runtime.routing import intervention_catalogue
 from bot.runtime.startup import startup_settings
+from bot.studies.catalogue import STUDIES, StudyCatalogue
 
 TWILIO = {
     "MESSENGER": "twilio",
@@ -51,3 +53,23 @@ def test_valid_settings_with_a_usable_intervention_start(tmp_path: Path) -> None
 
     assert settings.intervention == "demo"
     assert settings.database_url.endswith("t.db")
+
+
+def test_a_study_that_does_not_validate_refuses_the_start(tmp_path: Path) -> None:
+    """The worker and the web refuse to start rather than run without a study's stage 2."""
+    root = tmp_path / "studies"
+    (root / "smart-demo").mkdir(parents=True)
+    text = (STUDIES / "smart-demo" / "study.yaml").read_text()
+    assert "tips-daily: 1" in text
+    (root / "smart-demo" / "study.yaml").write_text(text.replace("tips-daily: 1", "tips-daily: 0"))
+    environ = {"DATABASE_URL": f"sqlite:///{tmp_path / 't.db'}", "INTERVENTION": "demo"}
+    catalogue = intervention_catalogue()
+
+    with pytest.raises(ConfigError) as raised:
+        startup_settings(catalogue, environ, None, StudyCatalogue(root, catalogue))
+
+    problems = raised.value.problems
+    assert problems[0].startswith("studies that cannot be used")
+    assert "`tandem study validate`" in problems[0]
+    assert any(p.startswith(f"{root / 'smart-demo' / 'study.yaml'}:") for p in problems[1:])
+    assert startup_settings(catalogue, environ, None, StudyCatalogue(STUDIES, catalogue))

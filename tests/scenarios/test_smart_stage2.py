@@ -22,9 +22,11 @@ from bot.services.allocation import allocated
 from bot.services.stage2 import Due, Stage2
 from bot.store.event_store import Transaction
 from bot.store.event_types.studies import ParticipantAllocated, Stage2Assessed
+from bot.store.event_types.timers import TimerCancelled
 from bot.store.events import EventData, participant_stream
 from bot.studies.catalogue import STUDIES, StudyCatalogue
 from bot.studies.seed import study_seed
+from bot.timers import one_shot
 from bot.web import create_app
 from tests.cli.test_store_commands import tandem
 from tests.conftest import TEST_MASTER_KEY
@@ -224,3 +226,77 @@ def test_stage_two_commits_with_the_turn_that_sets_it_off_or_not_at_all(
     after = h.types(pid=pid)
     assert after == [*before, "message.received"]  # neither the turn nor stage 2 recorded
     assert h.participant(pid)["current_step"] == "welcome"
+
+
+def test_a_stage_two_switch_to_another_intervention_cancels_the_old_ones_timers(
+    make_harness: Callable[..., Harness], tmp_path: Path
+) -> None:
+    h = make_harness()
+    studies = variant(
+        tmp_path,
+        'intervention: smart-walk\n    description: "Stage 2',
+        'intervention: walk-control\n    description: "Stage 2',
+    )
+    assert studies.study(SLUG).arms["tips-buddy"].intervention == "walk-control"
+    served(h, studies)
+    people = enroll_all(h, 6)
+    phone, pid, _ = next(p for p in people if stage(h, p[1], 1)[0].arm == "tips")
+    h.pid = pid
+    # A message the old intervention (smart-walk) set for later, and a staff escalation.
+    old = one_shot.at(h.participant(pid), h.clock.now() + timedelta(days=2), "OLD WORDS")
+    kept = one_shot.scheduled(
+        h.participant(pid), "alert_escalation", h.clock.now() + timedelta(days=30)
+    )
+    h.store.append(participant_stream(pid), [old, kept])
+
+    h.text("0", sender=phone)  # a non-responder: re-randomised into a walk-control arm
+
+    (drawn,) = stage(h, pid, 2)
+    assert h.participant(pid)["intervention"] == "walk-control"
+    events = h.events(pid=pid)
+    switch = next(
+        i
+        for i, e in enumerate(events)
+        if e.event_type == "participant.updated" and "intervention" in e.data.changes
+    )
+    # In the transaction that switched, right behind the switch: every timer of smart-walk.
+    behind = [e for e in events[switch + 1 :] if isinstance(e.data, TimerCancelled)]
+    behind = [e for e in behind if e.meta.get("actor") == "study:stage2"]
+    assert behind and events[switch + 1] is behind[0]
+    assert old.timer_id in {e.data.timer_id for e in behind}
+    for e in behind:
+        assert "stage 2 of smart-demo: smart-walk replaced by walk-control" == e.data.reason
+    h.pid = pid
+    assert {t["timer_id"] for t in h.timers(status="scheduled")} == {kept.timer_id}
+    (escalation,) = h.timers(kind="alert_escalation")
+    assert escalation["status"] == "scheduled"  # the staff's timer is not the intervention's
+    (at,) = h.timers(kind="at")
+    assert at["status"] == "cancelled"
+    h.advance(timedelta(days=3))
+    assert not any("OLD WORDS" in text for text in h.outbound(phone))
+    assert drawn.arm in ("tips-daily", "tips-buddy")
+
+
+def test_a_study_that_cannot_be_read_when_its_stage_two_is_due_is_a_loud_failure(
+    make_harness: Callable[..., Harness], tmp_path: Path
+) -> None:
+    h = make_harness()
+    served(h, variant(tmp_path, "at: {step: review}", "at: {after: 7d}"))
+    people = enroll_all(h, 4)
+    tipsters = [(ph, pid) for ph, pid, _ in people if stage(h, pid, 1)[0].arm == "tips"]
+    assert tipsters
+    for phone, _ in tipsters:
+        h.text("1", sender=phone)
+    # The study file is broken under the running worker (a process does not start with one).
+    path = tmp_path / SLUG / "study.yaml"
+    path.write_text(path.read_text().replace("tips-daily: 1", "tips-daily: 0"))
+    served(h, StudyCatalogue(tmp_path, intervention_catalogue()))
+    h.advance(timedelta(days=7, minutes=1))
+    for _, pid in tipsters:
+        assert h.data("participant.stage2_assessed", pid=pid) == []
+        assert stage(h, pid, 2) == []
+        (failed,) = h.data("condition.failed", pid=pid)
+        assert "the study cannot be used" in failed.error and failed.file == str(path)
+        (alert,) = [a for a in h.data("alert.raised", pid=pid) if a.kind == "condition"]
+        assert alert.severity == "critical" and "not re-randomised" in alert.summary
+        assert "after:7d" in alert.summary
