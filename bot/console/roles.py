@@ -8,7 +8,10 @@ from __future__ import annotations
 # codes (never names); no participant page, no change to anyone, no unblinding;
 # supervisor: alerts
 # and the transcripts of participants with an alert for supervisors (a crisis, a review item
-# or one texted to them; not an operational alert alone), checked per participant by the page.
+# or one texted to them; not an operational alert alone), checked per participant by the page;
+# reviewer: the fidelity review pages only (`rate`): blind transcripts whose bot turns they rate,
+# with no phone, name, participant id, arm or intervention name, and no change to anyone.
+# Admins and researchers may rate too.
 PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset(
         {
@@ -23,14 +26,16 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "unblind",
             "broadcasts",
             "study",
+            "rate",
         }
     ),
     "researcher": frozenset(
         {"participants", "enroll", "export", "takeover", "withdraw", "alerts", "broadcasts"}
-        | {"study"}
+        | {"study", "rate"}
     ),
     "statistician": frozenset({"study", "export"}),
     "supervisor": frozenset({"alerts"}),
+    "reviewer": frozenset({"rate"}),
 }
 
 
@@ -42,4 +47,6 @@ def home(role: str) -> str:
     """The endpoint a role lands on after signing in."""
     if allowed(role, "participants"):
         return "console.participants"
-    return "console.study" if allowed(role, "study") else "console.alerts"
+    if allowed(role, "study"):
+        return "console.study"
+    return "console.alerts" if allowed(role, "alerts") else "console.fidelity"
