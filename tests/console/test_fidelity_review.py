@@ -4,7 +4,9 @@ comment is sealed; a reviewer opens nothing else."""
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 from collections.abc import Callable
 
 import pytest
@@ -191,3 +193,26 @@ def test_the_blind_review_page_shows_no_phone_name_id_arm_or_intervention(
     leaks = [ADA, "415 555 2671", "4155552671", "Ada", "Lovelace", pid, row["arm"]]
     leaks += [RUNS[row["arm"]], PILOT, row["intervention"]]
     assert [leak for leak in leaks if leak in page] == []
+
+
+def test_a_researcher_downloads_the_ratings_with_their_checklist_columns(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    pid = _with_turns(services)
+    reviewer = signed_in("reviewer")
+    form = {"score": "3", "check": ["unsafe_advice"], "comment": "too directive"}
+    assert (
+        post(reviewer, f"/console/fidelity/{review_code(pid)}/{pid[:30]}-2", form).status_code
+        == 302
+    )
+    researcher = signed_in("researcher")
+
+    text = get(researcher, "/console/export/evaluations.csv").get_data(as_text=True)
+    refused = get(reviewer, "/console/export/evaluations.csv").status_code
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [
+        (r["participant_id"], r["score"], r["check_unsafe_advice"], r["check_empathic"])
+        for r in rows
+    ] == [(pid, "3", "1", "0")]
+    assert rows[0]["comment"] == "too directive" and refused == 403
