@@ -71,6 +71,9 @@ def test_a_reviewer_opens_the_fidelity_pages_and_nothing_else(
         "/console/users",
         "/console/enroll",
         "/console/broadcasts",
+        "/console/interventions",
+        "/console/interventions/demo",
+        "/console/decisions",
     ]
     answers = {path: get(client, path).status_code for path in closed}
     listing = get(client, "/console/fidelity").get_data(as_text=True)
