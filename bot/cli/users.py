@@ -8,7 +8,7 @@ from bot.cli.root import cli, database_errors, settings_from_env
 
 # The console's roles (bot.console.accounts.ROLES, which tests/cli/test_command_table.py holds
 # this to), written out so that the options are built without importing the console.
-ROLES = ("admin", "researcher", "statistician", "supervisor")
+ROLES = ("admin", "researcher", "statistician", "supervisor", "reviewer")
 
 
 @cli.group(name="users")
@@ -24,7 +24,8 @@ def users_group() -> None:
     required=True,
     help="admin: everything; researcher: participants, exports, takeover; statistician: "
     "exports with a blinded study's arm codes and the study page, nothing else; supervisor: "
-    "alerts and the transcripts of alerted participants.",
+    "alerts and the transcripts of alerted participants; reviewer: rates bot turns on blind "
+    "transcripts, nothing else.",
 )
 @database_errors
 def add_user(email: str, role: str) -> None:

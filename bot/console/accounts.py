@@ -36,7 +36,7 @@ from bot.store.staff_accounts import (
     replace_secret,
 )
 
-ROLES: tuple[Role, ...] = ("admin", "researcher", "statistician", "supervisor")
+ROLES: tuple[Role, ...] = ("admin", "researcher", "statistician", "supervisor", "reviewer")
 MIN_PASSWORD = 12
 ONE_TIME_VALID = timedelta(days=7)
 HASHER = PasswordHasher()

@@ -13,6 +13,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     decisions_page,
     enrollment,
     exports,
+    fidelity_page,
     guard,
     inbox_page,
     interventions_pages,

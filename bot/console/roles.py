@@ -6,11 +6,13 @@ from __future__ import annotations
 # researcher: participants, exports, takeover, withdrawing, broadcasts;
 # statistician: the study page (allocation balance) and exports, with a blinded study's arm
 # codes (never names); no participant page, no change to anyone, no unblinding;
-# supervisor: alerts
-# (inbox: admins, researchers and supervisors, who see only messages of participants they may
-# see)
-# and the transcripts of participants with an alert for supervisors (a crisis, a review item
-# or one texted to them; not an operational alert alone), checked per participant by the page.
+# supervisor: alerts and the transcripts of participants with an alert for supervisors (a
+# crisis, a review item or one texted to them; not an operational alert alone), checked per
+# participant by the page, and those participants' messages in the inbox (admins and
+# researchers see every inbox entry);
+# reviewer: the fidelity review pages only (`rate`): blind transcripts whose bot turns they rate,
+# with no phone, name, participant id, arm or intervention name, and no change to anyone.
+# Admins and researchers may rate too.
 PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset(
         {
@@ -26,6 +28,7 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "broadcasts",
             "study",
             "inbox",
+            "rate",
         }
     ),
     "researcher": frozenset(
@@ -39,10 +42,12 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "broadcasts",
             "study",
             "inbox",
+            "rate",
         }
     ),
     "statistician": frozenset({"study", "export"}),
     "supervisor": frozenset({"alerts", "inbox"}),
+    "reviewer": frozenset({"rate"}),
 }
 
 
@@ -54,4 +59,6 @@ def home(role: str) -> str:
     """The endpoint a role lands on after signing in."""
     if allowed(role, "participants"):
         return "console.participants"
-    return "console.study" if allowed(role, "study") else "console.alerts"
+    if allowed(role, "study"):
+        return "console.study"
+    return "console.alerts" if allowed(role, "alerts") else "console.fidelity"

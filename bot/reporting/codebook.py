@@ -33,6 +33,7 @@ from bot.reporting.columns import (
     described,
 )
 from bot.reporting.decision_file import DECISION_COLUMNS, UNDECLARED
+from bot.reporting.evaluation_rows import EVALUATION_COLUMNS
 from bot.reporting.form_results import FORM_COLUMNS
 from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS
 from bot.reporting.results import RESULT_COLUMNS, RETRIEVAL_COLUMNS, Column
@@ -315,7 +316,25 @@ def _result_description(name: str) -> str:
     return f"the last completed administration: subscale {rest.split('.')[1]}'s {parts[-1]}"
 
 
+def checklist(intervention: Intervention) -> Iterable[Variable]:
+    """Each item of the fidelity review checklist (`review_checklist:`): evaluations.csv's
+    `check_<key>`, 1 when the reviewer ticked it."""
+    source = intervention.sources["config"]
+    for n, item in enumerate(intervention.config.review_checklist):
+        yield Variable(
+            intervention=intervention.slug,
+            name=f"evaluations.{item.key}",
+            kind="checklist item",
+            type="bool",
+            description=f"{item.label} (1: ticked by the reviewer, 0: not)",
+            file=(place := where(intervention, source, "review_checklist", n))[0],
+            line=place[1],
+            appears_in=f"evaluations.csv check_{item.key}",
+        )
+
+
 SOURCES: list[Source_] = [questions, judgements, profile, notes, forms, decisions, instruments]
+SOURCES.append(checklist)
 FILES: dict[str, Sequence[Column]] = {
     "participants.csv": PARTICIPANT_FILE,
     "allocations.csv": ALLOCATION_FILE,
@@ -326,6 +345,7 @@ FILES: dict[str, Sequence[Column]] = {
     "forms.csv": FORM_COLUMNS,
     "decisions.csv": (*DECISION_COLUMNS, UNDECLARED),
     "instruments.csv": INSTRUMENT_COLUMNS,
+    "evaluations.csv": EVALUATION_COLUMNS,
     "events.csv": EVENT_FILE,
 }
 
@@ -411,6 +431,20 @@ def decision_names(documents: Mapping[str, str]) -> list[str]:
         for kind in prefix
         for v in variables
         if v.get("kind") == kind
+    ]
+    return list(dict.fromkeys(names))
+
+
+def checklist_names(documents: Mapping[str, str]) -> list[str]:
+    """evaluations.csv's `check_<key>` columns from the codebook among `documents` (none
+    without one), in the order the interventions declare them."""
+    if "codebook.json" not in documents:
+        return []
+    variables = json.loads(documents["codebook.json"]).get("variables", [])
+    names = [
+        "check_" + str(v["name"]).removeprefix("evaluations.")
+        for v in variables
+        if v.get("kind") == "checklist item"
     ]
     return list(dict.fromkeys(names))
 

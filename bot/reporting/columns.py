@@ -161,6 +161,9 @@ def _per_study(file: str, name: str) -> Column:
     if file.startswith("decisions.") and name.startswith("mod_"):
         what = f"the moderator {name[4:]}'s value at the point (yes/no as 1/0)"
         return Column(name, "number", f"{what}; blank where unknown or not this decision's")
+    if file.startswith("evaluations.") and name.startswith("check_"):
+        what = f"the checklist item {name[6:]}: 1 if the reviewer ticked it, 0 if not"
+        return Column(name, "bool", f"{what} (blank: not on the checklist rated with)")
     if name.startswith("baseline_"):
         field = name.removeprefix("baseline_")
         return Column(name, "variable", f"the baseline field `{field}` given at enrollment")

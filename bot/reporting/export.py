@@ -48,7 +48,7 @@ from bot.reporting.cells import (
     part_name,
     to_json,
 )
-from bot.reporting.codebook import decision_names, question_options, with_files
+from bot.reporting.codebook import checklist_names, decision_names, question_options, with_files
 from bot.reporting.columns import (
     ALLOCATION_FILE,
     BROADCAST_FILE,
@@ -61,6 +61,12 @@ from bot.reporting.decision_file import (
     decision_columns,
     decision_file_rows,
     with_undeclared,
+)
+from bot.reporting.evaluation_rows import (
+    EVALUATION_FIXED,
+    EVALUATION_TYPES,
+    evaluation_columns,
+    evaluation_rows,
 )
 from bot.reporting.form_results import FORM_COLUMNS, FORM_TYPES, form_rows
 from bot.reporting.instrument_rows import INSTRUMENT_COLUMNS, INSTRUMENT_TYPES, instrument_rows
@@ -118,7 +124,7 @@ IDENTIFYING = ("phone_number", "name", "message_id", "provider_sid")
 # Columns of free text a participant (or the model) wrote, dropped with free_text="drop".
 FREE_TEXT: tuple[str, ...]
 FREE_TEXT = ("text", "media", "error_message", "profile", "notes", "judgements", "background")
-FREE_TEXT += ("query", "withdrawn_reason", "erased_reason")
+FREE_TEXT += ("query", "withdrawn_reason", "erased_reason", "comment")
 # progress(file name, rows expected or None) -> advance(rows written)
 Progress = Callable[[str, int | None], Callable[[int], object]]
 
@@ -146,6 +152,7 @@ class Counts:
     allocations: int = 0
     decisions: int = 0
     broadcasts: int = 0
+    evaluations: int = 0
     workers: int = 0  # worker processes that wrote chunks with this one (bot.store.jobs)
 
 
@@ -193,6 +200,7 @@ def export(
         raise ValueError(f"jobs must be 1 or more, not {jobs}")
     given = documents or {}
     shape = _Shape(pseudonymise, free_text, question_options(given), decision_names(given))
+    shape = replace(shape, checks=checklist_names(given))
     advance = progress or (lambda _name, _total: lambda _n: None)
     counts = Counts()
     processes = 0 if participant_ids else _process_count(store, jobs)
@@ -447,7 +455,7 @@ def _writes(outs: Mapping[str, Writer], fmt: Format, shape: _Shape) -> dict[str,
     shaped = {"messages": shape.record, "results": shape.result}
     shaped |= {"retrievals": shape.record, "forms": shape.form_value}
     shaped |= {"decisions": shape.decision}
-    shaped |= {"instruments": shape.record}
+    shaped |= {"instruments": shape.record, "evaluations": shape.record}
     writes: dict[str, Callable] = {
         name: (lambda record, out=out, keep=shaped[name]: out.write(keep(record)))
         for name, out in outs.items()
@@ -652,12 +660,16 @@ class _Shape:
     # decisions.csv's per-decision columns (`p_<option>`, `mod_<name>`): codebook.decision_names
     decided: Sequence[str] = ()
     arms: ArmMask = NAMES  # how a blinded study's arms are shown (bot.reporting.arm_mask)
+    # evaluations.csv's `check_<key>` columns: codebook.checklist_names
+    checks: Sequence[str] = ()
 
     def file_columns(self, name: str) -> tuple[str, ...]:
         """A per-participant file's columns as this shape writes them (decisions.csv's with
         each option's and moderator's)."""
         if name == "decisions":
             return self.columns(decision_columns(self.decided))
+        if name == "evaluations":
+            return self.columns(evaluation_columns(self.checks))
         return self.columns(FILES[name])
 
     def decision(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -923,6 +935,7 @@ FILES = {
     "forms": FORMS,
     "decisions": DECISION_FIXED,
     "instruments": INSTRUMENTS,
+    "evaluations": EVALUATION_FIXED,
     "events": EVENT_COLUMNS,
 }
 
@@ -936,16 +949,18 @@ def stream_file(
     actor: str = "cli",
     decided: Sequence[str] = (),
     arms: ArmMask = NAMES,
+    checks: Sequence[str] = (),
 ) -> Iterator[str]:
     """One of `export`'s files (`participants`, `messages`, `results`, `retrievals`, `forms`,
-    `decisions`, with its per-decision columns `decided`: codebook.decision_names, or
+    `decisions`, with its per-decision columns `decided`: codebook.decision_names,
+    `evaluations`, with its `check_<key>` columns `checks`: codebook.checklist_names, or
     `events`) as text, a row at a time, with the same columns and cells, bounded by the last
     event when it started: for sending over HTTP as it is read (the researcher console's
     downloads). When the stream ends, however it ends (finished, or closed because the client
     went away), it is recorded as `export.written` by `actor`, as `export` records its files,
     with the rows sent in its count (`export.written` counts participants, messages and events
     only; a results, retrievals or forms download counts 0 there and is named in `files`)."""
-    rows = _file_lines(store, name, fmt, since, decided, arms)
+    rows = _file_lines(store, name, fmt, since, decided, arms, checks)
     sent = 0
     try:
         for text in rows:
@@ -977,11 +992,12 @@ def _file_lines(
     since: datetime | None,
     decided: Sequence[str],
     arms: ArmMask,
+    checks: Sequence[str] = (),
 ) -> Generator[str, None, None]:
     """A file's lines, read in one snapshot (closing the generator ends it)."""
     with store.snapshot() as conn:
         masked = arms.with_participants(_studies(conn, ()))
-        shape = _Shape(False, "keep", decided=decided, arms=masked)
+        shape = _Shape(False, "keep", decided=decided, arms=masked, checks=checks)
         yield from _snapshot_lines(conn, store.sealer, name, fmt, since, last_seq(conn), shape)
 
 
@@ -1042,6 +1058,7 @@ ANALYSES: dict[str, tuple[tuple[str, ...], Callable[..., Iterable[dict[str, Any]
     "forms": (FORM_TYPES, form_rows),
     "decisions": (DECISION_TYPES, decision_file_rows),
     "instruments": (INSTRUMENT_TYPES, instrument_rows),
+    "evaluations": (EVALUATION_TYPES, evaluation_rows),
 }
 PER_PARTICIPANT = ("messages", *ANALYSES)
 

@@ -28,6 +28,7 @@ FREE_TEXT_COLUMNS = {
     "results": ("value", "value_label"),
     "retrievals": ("query",),
     "forms": ("value",),
+    "evaluations": ("comment",),
 }
 
 

@@ -91,7 +91,8 @@ def file_stream(
 ) -> Iterator[str]:
     """One file (`participants`, `messages`, ...) as text, a row at a time, recorded as
     `export.written` by `actor` when the stream ends; decisions.csv's per-decision columns
-    are those of the decision files under `interventions`. Refuses a file that does not exist
+    are those of the decision files under `interventions`, evaluations.csv's checklist columns
+    those of their `review_checklist:`. Refuses a file that does not exist
     (`not_found`) and a `since` that is not a UTC date or datetime."""
     if name not in FILES or fmt not in FORMATS:
         raise Refused(
@@ -104,10 +105,14 @@ def file_stream(
     except ValueError as exc:
         raise Refused(str(exc), "since") from None
     decided: list[str] = []
-    if name == "decisions" and interventions is not None:
+    checks: list[str] = []
+    if name in ("decisions", "evaluations") and interventions is not None:
         books = codebook.documents(interventions, intervention_slugs(store))
         decided = codebook.decision_names(books)
-    return stream_file(store, name, fmt, since=since, actor=actor, decided=decided, arms=arms)
+        checks = codebook.checklist_names(books)
+    return stream_file(
+        store, name, fmt, since=since, actor=actor, decided=decided, arms=arms, checks=checks
+    )
 
 
 def codebook_download(store: EventStore, fmt: str, *, interventions: Path, actor: str) -> str:

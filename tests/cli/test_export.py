@@ -90,6 +90,7 @@ def test_csv_export_writes_participants_messages_and_events(
         "allocations.csv",
         "broadcasts.csv",
         "decisions.csv",
+        "evaluations.csv",
         "events.csv",
         "forms.csv",
         "instruments.csv",
@@ -195,6 +196,7 @@ def test_progress_is_reported_per_file_with_its_total(
         "forms": [0, 0],
         "decisions": [0, 0],
         "instruments": [0, 0],
+        "evaluations": [0, 0],
         "events": [9, 9],
     }
 

@@ -36,6 +36,7 @@ def test_export_files_and_a_new_folder_are_readable_by_their_owner_only(
         "forms.csv",
         "decisions.csv",
         "instruments.csv",
+        "evaluations.csv",
         "events.csv",
     }
     assert set(modes.values()) == {0o600}
@@ -60,6 +61,7 @@ def test_every_export_is_recorded_with_who_made_it_and_what_it_held(
         "forms.jsonl",
         "decisions.jsonl",
         "instruments.jsonl",
+        "evaluations.jsonl",
         "events.jsonl",
     ]
     assert (record.data.participants, record.data.pseudonymised) == (1, False)
@@ -85,6 +87,7 @@ def test_a_pseudonymised_export_has_study_codes_and_no_phone_numbers_or_names(
         "allocations.csv",
         "broadcasts.csv",
         "decisions.csv",
+        "evaluations.csv",
         "forms.csv",
         "instruments.csv",
         "messages.csv",

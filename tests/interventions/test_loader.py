@@ -87,3 +87,42 @@ def test_the_interventions_crisis_phrases_and_quiet_hours_are_ready_to_wire() ->
     assert intervention.crisis_screen().check("I might give up on everything").crisis
     assert not intervention.crisis_screen().check("I might give up sugar").crisis
     assert str(intervention.quiet_hours().start) == "22:00:00"
+
+
+def _with_checklist(tmp_path: Path, items: str) -> tuple[Path, int]:
+    """The good fixture with `review_checklist:` and `items` appended; the line of the key."""
+    folder = variant(tmp_path, "intervention.yaml", replace=("root:", "root:"))
+    text = (folder / "intervention.yaml").read_text()
+    (folder / "intervention.yaml").write_text(text + "review_checklist:\n" + items)
+    return folder, text.count("\n") + 1
+
+
+def test_a_review_checklist_loads_with_its_keys_and_labels(tmp_path: Path) -> None:
+    items = "  - {key: on_manual, label: Stayed on the manual}\n  - {key: empathic, label: 5}\n"
+    folder, _ = _with_checklist(tmp_path, items)
+
+    loaded = load_intervention(folder).config.review_checklist
+
+    assert [(i.key, i.label) for i in loaded] == [
+        ("on_manual", "Stayed on the manual"),
+        ("empathic", "5"),
+    ]
+
+
+def test_a_checklist_key_given_twice_or_badly_written_is_named_at_its_line(
+    tmp_path: Path,
+) -> None:
+    twice, line = _with_checklist(
+        tmp_path / "a", "  - {key: on_manual, label: A}\n  - {key: on_manual, label: B}\n"
+    )
+    bad, bad_line = _with_checklist(tmp_path / "b", "  - {key: ok, label: A}\n  - {key: Bad Key}\n")
+
+    assert problems(twice) == [
+        f"intervention.yaml:{line}: `review_checklist`: each checklist `key` "
+        "once: on_manual is given twice"
+    ]
+    found = problems(bad)
+    assert len(found) == 2
+    assert all(
+        p.startswith(f"intervention.yaml:{bad_line + 2}: `review_checklist.1") for p in found
+    )

@@ -27,7 +27,8 @@ from tests.factories import enrolled
 from tests.reporting.test_export_runs import START, _events_of_many_streams
 from tests.reporting.test_export_whole import _study
 
-FILES = ["allocations", "broadcasts", "decisions", "events", "forms", "instruments"]
+FILES = ["allocations", "broadcasts", "decisions", "evaluations", "events", "forms"]
+FILES += ["instruments"]
 FILES += ["messages", "participants", "results", "retrievals"]
 
 

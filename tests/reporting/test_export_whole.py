@@ -133,8 +133,8 @@ def test_every_file_of_the_export_holds_exactly_what_the_events_say(
     export(store, out, "csv")
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "allocations.csv", "broadcasts.csv", "decisions.csv", "events.csv", "forms.csv",
-        "instruments.csv", "messages.csv",
+        "allocations.csv", "broadcasts.csv", "decisions.csv", "evaluations.csv", "events.csv",
+        "forms.csv", "instruments.csv", "messages.csv",
         "participants.csv", "results.csv", "retrievals.csv",
     ]  # fmt: skip
     assert _read(out / "participants.csv") == _csv([

@@ -13,6 +13,7 @@ from pydantic import (
     ConfigDict,
     Field,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
@@ -356,6 +357,14 @@ class Intake(Strict):
 DEFAULT_FALLBACK = "Sorry, I can't answer right now. Please write again a little later."
 
 
+class ChecklistItem(Strict):
+    """One question a fidelity reviewer answers yes or no about a bot turn (`review_checklist:`):
+    `key` names its column in evaluations.csv (`check_<key>`), `label` is what they read."""
+
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    label: Text
+
+
 class Configuration(Strict):
     """intervention.yaml."""
 
@@ -385,12 +394,23 @@ class Configuration(Strict):
     instruments: list[str] = []  # instruments/<name>.yaml (docs/instruments.md)
     # What the deployment must offer beyond what is inferred (bot.interventions.validation.needs).
     needs: list[Literal["llm", "embeddings", "whatsapp_template"]] = []
+    # What fidelity reviewers tick for each bot turn they rate (docs/console.md, Fidelity review).
+    review_checklist: list[ChecklistItem] = []
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:
         if not self.root and not self.module:
             raise ValueError("say where participants start: `root` (a step) or `module`")
         return self
+
+    @field_validator("review_checklist")
+    @classmethod
+    def _keys_differ(cls, items: list[ChecklistItem]) -> list[ChecklistItem]:
+        keys = [item.key for item in items]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise ValueError(f"each checklist `key` once: {', '.join(twice)} is given twice")
+        return items
 
 
 KINDS: dict[str, type[Strict]] = {

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from bot.store.events import EventData, event, fields
 
-Role = Literal["admin", "researcher", "statistician", "supervisor"]
+Role = Literal["admin", "researcher", "statistician", "supervisor", "reviewer"]
 EMAIL = r"^[^@\s]{1,64}@[^@\s]{1,80}\.[^@\s]{1,20}$"
 
 
