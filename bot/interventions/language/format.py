@@ -385,6 +385,9 @@ class Configuration(Strict):
     instruments: list[str] = []  # instruments/<name>.yaml (docs/instruments.md)
     # What the deployment must offer beyond what is inferred (bot.interventions.validation.needs).
     needs: list[Literal["llm", "embeddings", "whatsapp_template"]] = []
+    # The approved WhatsApp template (Content SID) that carries the greeting, as {{1}}, to a
+    # WhatsApp participant who has not written yet (the 24-hour window is closed until they do).
+    whatsapp_template: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:
