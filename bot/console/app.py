@@ -17,6 +17,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     guard,
     inbox_page,
     interventions_pages,
+    message_search,
     participant_edit,
     participant_erase,
     participant_list,

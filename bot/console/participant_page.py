@@ -12,9 +12,10 @@ from bot.channel import withdrawal
 from bot.console import arm_view, form_panel, intervention_graph, roles
 from bot.console.blueprint import console, services
 from bot.console.guard import refused
-from bot.reporting.transcript import LINE_TYPES, TranscriptLine, read_page, zone
+from bot.reporting import transcript_window
+from bot.reporting.transcript import zone
 from bot.services import takeover as takeover_service
-from bot.store.reads.participant_page import first_of_last, page_reads, participant_alerts
+from bot.store.reads.participant_page import page_reads, participant_alerts
 
 TRANSCRIPT_LINES = 100
 TIMELINE_EVENTS = 200
@@ -57,6 +58,9 @@ def show(
     before = request.args.get("before", "")
     if before and not before.isdigit():
         return refused(400, "before must be an event number")
+    page, bad = _transcript_page(participant_id)
+    if page is None:
+        return refused(400, bad)
     root = current_app.extensions["tandem_console"]["interventions"]
     drawn = intervention_graph.draw(root, row["intervention"])
     study = arm_view.view(row)
@@ -76,7 +80,8 @@ def show(
         "console/participant.html",
         p=row,
         study=study,
-        lines=last_lines(participant_id),
+        page=page,
+        lines=page.lines,
         tz=zone(row["timezone"]),
         timeline=timeline,
         families=FAMILIES,
@@ -105,12 +110,30 @@ def transcript(participant_id: str) -> Any:
     row, _, refusal = _visible(participant_id)
     if refusal is not None:
         return refusal
+    page, bad = _transcript_page(participant_id)
+    if page is None:
+        return refused(400, bad)
     return render_template(
         "console/transcript.html",
         p=row,
-        lines=last_lines(participant_id),
+        page=page,
+        lines=page.lines,
         tz=zone(row["timezone"]),
     )
+
+
+def _transcript_page(participant_id: str) -> tuple[transcript_window.Window | None, str]:
+    """The transcript page the query string asks for (`tbefore`/`tafter`), or why it is bad."""
+    try:
+        before = transcript_window.cursor(request.args.get("tbefore", ""), "tbefore")
+        after = transcript_window.cursor(request.args.get("tafter", ""), "tafter")
+    except ValueError as bad:
+        return None, str(bad)
+    if before is not None and after is not None:
+        return None, "give tbefore or tafter, not both"
+    return transcript_window.window(
+        services().store, participant_id, before=before, after=after, count=TRANSCRIPT_LINES
+    ), ""
 
 
 def _visible(participant_id: str) -> tuple[Any, list[dict[str, Any]], Any]:
@@ -140,13 +163,3 @@ def for_supervisors(alert: dict[str, Any]) -> bool:
     return bool(
         alert["kind"] == "crisis" or alert["severity"] == "review" or alert["notify_supervisors"]
     )
-
-
-def last_lines(participant_id: str, count: int = TRANSCRIPT_LINES) -> list[TranscriptLine]:
-    """The newest `count` lines of the transcript, oldest first."""
-    store = services().store
-    first = first_of_last(store, participant_id, LINE_TYPES, count)
-    if first is None:
-        return []
-    lines, _ = read_page(store, participant_id, first - 1, count)
-    return lines

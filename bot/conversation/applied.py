@@ -30,6 +30,9 @@ class Applied:
     model: ModelChoice = ModelChoice()
     # Its `redact_for_llm`: phones, e-mails and the participant's name out of LLM requests.
     redact_for_llm: bool = False
+    # The approved WhatsApp template (a Content SID, HX...) that carries the greeting to a
+    # participant who has not written yet: its own `whatsapp_template`, else WHATSAPP_TEMPLATE_SID.
+    whatsapp_template: str | None = None
 
 
 class AppliedLookup(Protocol):
@@ -49,6 +52,7 @@ def server_default(
             safety_message or settings.safety_message, settings.helpline_text, bool(supervisors)
         ),
         supervisors=supervisors,
+        whatsapp_template=settings.whatsapp_template_sid,
     )
 
 

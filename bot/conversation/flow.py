@@ -54,6 +54,7 @@ from bot.conversation.tool_loop import EMPTY_REPLY, LoopResult, run_tool_loop
 from bot.conversation.tooling import ToolContext, ToolSpec, resolve
 from bot.conversation.transcript_llm import chat_messages
 from bot.conversation.turns import Turn
+from bot.conversation.whatsapp_start import greeting_as_template
 from bot.conversation.working import Working
 from bot.core.config import Settings
 from bot.core.model_choice import ModelChoice
@@ -332,7 +333,9 @@ class ConversationFlow:
         events += result.events
         working.add(result.events)
         text = (result.text or "").strip()
-        failure = None if text and not result.error else (result.error or EMPTY_REPLY)
+        failure = (
+            None if (text or result.silent) and not result.error else (result.error or EMPTY_REPLY)
+        )
         kind: MessageKind = "greeting" if trigger == "enrolled" else "reply"
         if start is not None:
             return self._finish(turn, events + _started(working.row, start, text, failure), None)
@@ -440,6 +443,9 @@ class ConversationFlow:
         participant_id = str(turn.participant["participant_id"])
         supervised = bool(self.interventions.of(turn.participant).supervisors)
         events = honest_messages(events, supervised)
+        events = greeting_as_template(
+            events, turn.participant, self.interventions.of(turn.participant).whatsapp_template
+        )
         events = _quoted(events, turn.trigger.data if turn.trigger is not None else None)
         alerts = [e for e in events if isinstance(e, AlertRaised) and e.notify_supervisors]
         if alerts:

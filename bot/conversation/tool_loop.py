@@ -70,6 +70,7 @@ class LoopResult:
     error: str | None = None
     rounds: int = 0
     tools_called: list[ToolTrace] = field(default_factory=list)
+    silent: bool = False  # no reply on purpose (never from the LLM's loop)
 
 
 def run_tool_loop(

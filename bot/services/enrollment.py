@@ -280,8 +280,25 @@ def unmet_needs(
     """Why `slug` cannot answer a participant here: what it needs that is not configured
     (a WhatsApp template only for `channel` whatsapp, or when the channel is not known)."""
     wanted = catalogue.needs(slug)
-    missing = needs.unmet(wanted, settings, channel)
-    return needs.refusal(slug, wanted, missing) if missing else None
+    own = catalogue.whatsapp_template(slug)
+    missing = [n for n in needs.unmet(wanted, settings, channel) if not (own and n == WA)]
+    problems = [needs.refusal(slug, wanted, missing)] if missing else []
+    if channel == "whatsapp" and WA not in missing and not (own or settings.whatsapp_template_sid):
+        problems.append(no_whatsapp_template(slug))
+    return "; ".join(problems) or None
+
+
+WA = "whatsapp_template"
+
+
+def no_whatsapp_template(slug: str) -> str:
+    """Why a WhatsApp enrollment into `slug` is refused: its greeting could not arrive."""
+    return (
+        f"intervention {slug!r} has no approved WhatsApp template to greet a participant who "
+        "has not written yet (WhatsApp delivers nothing else until they do): set "
+        f"`whatsapp_template: HX<32 hex>` in interventions/{slug}/intervention.yaml, or "
+        "WHATSAPP_TEMPLATE_SID"
+    )
 
 
 def _phone(raw: str, settings: Settings, problems: dict[str, str]) -> str:

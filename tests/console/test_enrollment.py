@@ -144,6 +144,21 @@ def test_a_csv_dry_run_refuses_each_row_of_an_llm_intervention_when_none_is_conf
     assert _count(services) == 0
 
 
+def test_a_csv_dry_run_refuses_a_whatsapp_row_when_no_template_is_configured(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    client = signed_in("researcher")
+    rows = "phone,channel,intervention\n+14155552671,whatsapp,demo\n+14155552672,sms,demo\n"
+
+    dry = post(client, "/console/enroll/csv", {"content": rows})
+
+    page = dry.get_data(as_text=True)
+    assert "will enroll +14155552672" in page
+    assert "will enroll +14155552671" not in page
+    assert "whatsapp_template: HX&lt;32 hex&gt;" in page and "WHATSAPP_TEMPLATE_SID" in page
+    assert _count(services) == 0
+
+
 def test_the_enroll_form_offers_the_catalogue_s_interventions_as_a_list(
     signed_in: Callable[[str], FlaskClient], services: Services
 ) -> None:

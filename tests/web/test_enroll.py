@@ -96,7 +96,13 @@ def test_the_channel_intervention_and_debug_flag_are_stored(
     database_url: str, store: EventStore, clock: FakeClock
 ) -> None:
     # fit-motivation talks through an LLM: one must be configured (never reached here).
-    client = client_with(database_url, store, clock, OPENAI_BASE_URL=UNREACHABLE_LLM)
+    client = client_with(
+        database_url,
+        store,
+        clock,
+        OPENAI_BASE_URL=UNREACHABLE_LLM,
+        WHATSAPP_TEMPLATE_SID="HX" + "0" * 32,  # WhatsApp greets with a template
+    )
     participant = enroll(client, channel="whatsapp", intervention="fit-motivation", debug=True)
     assert (participant["channel"], participant["intervention"], participant["debug"]) == (
         "whatsapp",

@@ -36,6 +36,9 @@ class Answered:
 
     events: list[EventData] = field(default_factory=list)
     reply: str | None = None
+    # The question has not been sent yet (held for WhatsApp's window, or not yet delivered):
+    # the message is not its answer, and the step does not ask it a second time.
+    waiting: bool = False
 
 
 def answer(
@@ -55,7 +58,8 @@ def answer(
         return None
     outbox_id = str(asking.get("outbox_id"))
     if not working.memory.sent_before(outbox_id, inbound.stream_version):
-        return None  # held or undelivered: the participant had not seen the question yet
+        # held or undelivered: not seen yet; it is on its way, not asked twice
+        return Answered(waiting=True)
     reply = inbound.data.body
     found = Answered()
     value = parse(question, reply)

@@ -87,6 +87,7 @@ class AppliedByIntervention:
             quiet_hours=config.quiet_hours or None,
             model=ModelChoice(None, config.temperature, config.max_tokens),
             redact_for_llm=config.redact_for_llm,
+            whatsapp_template=config.whatsapp_template or default.whatsapp_template,
         )
         log.info(
             "intervention %r: %r, %s safety message, %d supervisor phone(s)",

@@ -89,6 +89,9 @@ class StepResult:
     error: str | None = None
     rounds: int = 0
     tools_called: list[Any] = field(default_factory=list)
+    # No reply on purpose: the message came before the question it would answer was sent (a
+    # WhatsApp question held until the window opened); the question is on its way, not asked again.
+    silent: bool = False
 
 
 def run_turn(turn: TurnInput, llm: Asker) -> StepResult:
@@ -188,6 +191,9 @@ class _Turn:
                 self.hop(move)
                 return self.reply()
             asked = answer(self.i, self.working, self.turn.inbound, self.llm, self.render_text)
+            if asked is not None and asked.waiting:
+                self.result.silent = True
+                return self.result
             if asked is not None:
                 self.emit(asked.events)
                 if asked.reply is not None:

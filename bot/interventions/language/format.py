@@ -396,6 +396,9 @@ class Configuration(Strict):
     needs: list[Literal["llm", "embeddings", "whatsapp_template"]] = []
     # What fidelity reviewers tick for each bot turn they rate (docs/console.md, Fidelity review).
     review_checklist: list[ChecklistItem] = []
+    # The approved WhatsApp template (Content SID) that carries the greeting, as {{1}}, to a
+    # WhatsApp participant who has not written yet (the 24-hour window is closed until they do).
+    whatsapp_template: str | None = Field(None, pattern=r"^HX[0-9a-fA-F]{32}$")
 
     @model_validator(mode="after")
     def _starts(self) -> Configuration:

@@ -16,6 +16,7 @@ from bot.interventions.validation.validate import Attach, validate_folder
 # Validating takes a moment; a folder is validated again only when one of its files changes.
 _VALIDATED: dict[tuple[Path, tuple[tuple[str, int, int], ...]], list[Problem]] = {}
 _NEEDS: dict[tuple[Path, tuple[tuple[str, int, int], ...]], dict[str, list[str]]] = {}
+_TEMPLATES: dict[tuple[Path, tuple[tuple[str, int, int], ...]], str | None] = {}
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,18 @@ class Catalogue:
             intervention, _ = read_intervention(folder)
             _NEEDS[key] = needs_of(intervention) if intervention is not None else {}
         return _NEEDS[key]
+
+    def whatsapp_template(self, slug: str) -> str | None:
+        """The approved template `slug` greets WhatsApp participants with (`whatsapp_template`
+        in its intervention.yaml), if it names one."""
+        folder = self.root / slug
+        if slug not in self.slugs():
+            return None
+        key = (folder.resolve(), _stamp(folder))
+        if key not in _TEMPLATES:
+            intervention, _ = read_intervention(folder)
+            _TEMPLATES[key] = intervention.config.whatsapp_template if intervention else None
+        return _TEMPLATES[key]
 
     def valid(self) -> list[str]:
         """The slugs that can be used."""

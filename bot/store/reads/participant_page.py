@@ -37,23 +37,26 @@ def participant_alerts(store: EventStore, participant_id: str) -> list[Row]:
     return [dict(r._mapping) for r in found]
 
 
-def first_of_last(
-    store: EventStore, participant_id: str, event_types: Sequence[str], count: int
-) -> int | None:
-    """The seq of the oldest of the participant's last `count` events of `event_types`."""
+def last_seqs(
+    store: EventStore,
+    participant_id: str,
+    event_types: Sequence[str],
+    count: int,
+    before: int | None = None,
+) -> list[int]:
+    """The seqs of the participant's last `count` events of `event_types` (before seq `before`
+    if given), newest first: a transcript page read backwards by its key."""
+    clauses = [
+        events.c.stream_id == participant_stream(participant_id),
+        events.c.event_type.in_(event_types),
+    ]
+    if before is not None:
+        clauses.append(events.c.seq < before)
     with store.reading() as conn:
         seqs = conn.execute(
-            select(events.c.seq)
-            .where(
-                and_(
-                    events.c.stream_id == participant_stream(participant_id),
-                    events.c.event_type.in_(event_types),
-                )
-            )
-            .order_by(events.c.seq.desc())
-            .limit(count)
+            select(events.c.seq).where(and_(*clauses)).order_by(events.c.seq.desc()).limit(count)
         ).all()
-    return seqs[-1].seq if seqs else None
+    return [r.seq for r in seqs]
 
 
 def page_reads(
