@@ -201,7 +201,8 @@ def _inbound_line(
     cells = [pid, str(row.seq), sid, "inbound", channel, "message", keyword or "", quoted(body)]
     cells.append(quoted(to_json([m["url"] for m in media])) if media else "[]")
     cells += ["received", "", "", "" if segments is None else str(segments), sid, tz_cell]
-    if body[:1] in FORMULA_START or sid[:1] in FORMULA_START:  # to defuse: as csv_line does
+    # The raw texts: a quoted one starts with `"` (a message sid of "\r" went undefused).
+    if body[:1] in FORMULA_START or data["message_sid"][:1] in FORMULA_START:  # as csv_line
         return csv_line(map(_inbound(row, data, tz_name, tz).get, MESSAGE_COLUMNS))
     there = iso(at.astimezone(tz))
     cells += [at_text, there, there[:19], "", "", "", at_text]  # [:19]: `naive`

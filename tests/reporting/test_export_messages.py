@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, get_args
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -247,3 +248,24 @@ def test_rows_made_from_payloads_are_what_csv_line_writes_of_the_records(
     records = message_records(rows, outbox, participant, None, row_to_event)
 
     assert message_lines(rows, outbox, participant, None, row_to_event) == _lines(records)
+
+
+@pytest.mark.parametrize("sid", ["\r", "=1+1", "\t@x"])
+def test_an_inbound_sid_a_spreadsheet_reads_as_a_formula_is_defused_as_csv_line_does(
+    sid: str,
+) -> None:
+    data = {
+        "message_sid": sid, "to_address": "+15005550006", "channel": "sms",
+        "profile_name": None, "wa_id": None, "keyword": None, "body": "hi",
+        "from_address": PHONE, "media": [],
+    }  # fmt: skip
+    rows = [
+        StoredEvent(1, "e-0", "participant:p,1", 1, "message.received", 1, data, {}, None,
+                    _AT, _AT)
+    ]  # fmt: skip
+    participant = {"participant_id": "p,1", "timezone": "UTC"}
+
+    lines = message_lines(rows, {}, participant, None, row_to_event)
+
+    assert lines == _lines(message_records(rows, {}, participant, None, row_to_event))
+    assert "'" + sid.replace('"', '""') in lines[0]
