@@ -1,12 +1,14 @@
 """Erasure that is final on PostgreSQL: after an erase by the app role and one `tandem
 maintenance` by the owner, no version of the participant's data key is left in the pages of
-`data_keys` (read raw with pageinspect, free space included), while the others' keys open;
+`data_keys` (read raw with pageinspect, free space included) nor in a `pg_dump`, while the
+others' keys open;
 and the app role may add and read data keys but not UPDATE or DELETE them."""
 
 from __future__ import annotations
 
 import binascii
 import re
+import subprocess
 from types import SimpleNamespace
 
 import pytest
@@ -105,9 +107,38 @@ def test_after_an_erase_and_maintenance_no_version_of_the_key_is_left(
         assert app.load(participant_stream(gone.participant_id))[0].data.name == "[erased]"
         assert app.load(participant_stream(kept.participant_id))[0].data.name == "Bo Kept"
         assert check(owner).clean
+        dump = _pg_dump(owner_url)
+        for plain in (b"Ada Gone", b"+14155550101", b"HIV"):  # messages are sealed for both
+            assert plain not in dump
+        assert b"Bo Kept" in dump  # the kept participant's row, to send to: the search finds it
+        assert _unwraps_from(dump, sealer, [gone.participant_id, kept.participant_id]) == {
+            kept.participant_id
+        }
     finally:
         app.engine.dispose()
         owner.engine.dispose()
+
+
+def _pg_dump(url: str) -> bytes:
+    """The database as `pg_dump` writes it (a backup's contents)."""
+    plain = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    done = subprocess.run(["pg_dump", "--no-owner", plain], capture_output=True, check=True)
+    return done.stdout
+
+
+def _unwraps_from(dump: bytes, sealer: Sealer, pids: list[str]) -> set[str]:
+    """The participants whose data key unwraps from any key-shaped text of `dump`."""
+    found: set[str] = set()
+    for run in WRAPPED.findall(dump):
+        for start in range(len(run) - 79):
+            row = SimpleNamespace(wrapped=run[start : start + 80].decode(), master_key_id="?")
+            for pid in pids:
+                try:
+                    sealer.unwrap(pid, row)
+                except (SealedWithoutKey, binascii.Error, ValueError):
+                    continue
+                found.add(pid)
+    return found
 
 
 def test_maintenance_refuses_as_the_app_role(app_role_url: str) -> None:  # noqa: F811
