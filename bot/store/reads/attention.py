@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
-from bot.store.events import SENDER_PREFIX
+from bot.store.events import SENDER_PREFIX, SYSTEM_STREAM
 from bot.store.schema import events, participants, takeovers
 
 LEFT = ("participant.withdrawn", "participant.opted_out", "participant.unenrolled")
@@ -75,9 +75,12 @@ def _needing_human(conn: Connection, since: datetime) -> int:
         events.c.recorded_at >= since,
         events.c.event_id.not_in(handled),  # settled in the inbox or at a hand-back
     )
-    unknown = _count(
-        conn, select(func.count()).where(received, events.c.stream_id.like(f"{SENDER_PREFIX}%"))
+    # Unknown senders' texts: on a sender's own stream, or (recorded before those streams
+    # existed) on the system stream, as the inbox lists them (bot/store/reads/human_inbox.py).
+    stranger = or_(
+        events.c.stream_id.like(f"{SENDER_PREFIX}%"), events.c.stream_id == SYSTEM_STREAM
     )
+    unknown = _count(conn, select(func.count()).where(received, stranger))
     left = (
         # By seq, not time: a message in the same instant as the leaving still counts.
         select(events.c.stream_id, func.max(events.c.seq).label("at"))
