@@ -48,6 +48,19 @@ def _api(app: Flask, body: dict) -> tuple[int, dict]:
     return answer.status_code, answer.get_json()
 
 
+def _operator_broadcast(
+    app: Flask, store: EventStore, clock: FakeClock, arm: str
+) -> broadcasts.Planned:
+    """A broadcast to `arm` of the blinded study, made as `tandem broadcast` makes it."""
+    return broadcasts.create(
+        store,
+        app.extensions["tandem.interventions"],
+        {"message": "weekly tip", "filter": {"study": BLIND, "arm": arm}},
+        actor="operator",
+        now=clock.now(),
+    )
+
+
 @pytest.mark.parametrize("dry_run", [True, False])
 def test_the_api_refuses_an_arm_of_a_blinded_study_as_a_filter(app: Flask, dry_run: bool) -> None:
     arms = _arms(app, BLIND)
@@ -85,13 +98,7 @@ def test_an_operators_broadcast_to_a_blinded_arm_shows_no_arm_nor_its_recipients
 ) -> None:
     arms = _arms(app, BLIND)
     arm = next(iter(arms.values()))
-    planned = broadcasts.create(
-        store,
-        app.extensions["tandem.interventions"],
-        {"message": "weekly tip", "filter": {"study": BLIND, "arm": arm}},
-        actor="operator",
-        now=clock.now(),
-    )
+    planned = _operator_broadcast(app, store, clock, arm)
     client = app.test_client()
 
     listed = client.get("/broadcasts", headers=AUTH).get_json()["result"]
@@ -109,13 +116,7 @@ def test_the_console_refuses_an_arm_filter_and_codes_it_for_an_admin(
 ) -> None:
     arms = _arms(app, BLIND)
     arm = next(iter(arms.values()))
-    planned = broadcasts.create(
-        store,
-        app.extensions["tandem.interventions"],
-        {"message": "weekly tip", "filter": {"study": BLIND, "arm": arm}},
-        actor="operator",
-        now=clock.now(),
-    )
+    planned = _operator_broadcast(app, store, clock, arm)
     admin, researcher = staff(app, "admin"), staff(app, "researcher")
     viewer = broadcasts.blinding.Viewer("admin", app.extensions["tandem.studies"], TEST_MASTER_KEY)
 

@@ -16,22 +16,12 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from bot.channel.factory import build_messenger
 from bot.cli.main import cli
-from bot.conversation import timer_turns
-from bot.conversation.daily_cycle import prompt as daily_prompt
 from bot.core.clock import FakeClock
-from bot.runtime.bootstrap import build_services
-from bot.runtime.routing import build_handler
-from bot.runtime.threads import Runtime, RuntimeOptions
-from bot.web import create_app
+from bot.runtime.threads import RuntimeOptions
 from tests.conftest import TEST_MASTER_KEY
 from tests.e2e.conftest import Pipe
-from tests.e2e.test_study_pipe import coach_answer, enroll
-from tests.fakes.http_server import LocalServer
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.twilio_api import FakeTwilio
-from tests.web.conftest import settings_for
+from tests.e2e.test_study_pipe import enroll, running_study
 from tests.web.researcher import AUTH, BASE
 
 WEDNESDAY = datetime(2026, 12, 9, 18, 0, tzinfo=UTC)  # 10:00 in San Francisco
@@ -50,42 +40,16 @@ def clock() -> FakeClock:
 def broadcast_pipe(
     database_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Pipe]:
-    monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
-    monkeypatch.setattr(daily_prompt, "register", lambda *a, **k: None)
-    twilio, openai = FakeTwilio(), FakeOpenAI()
-    openai.script(*[coach_answer] * 100)
-    settings = settings_for(
+    options = RuntimeOptions(workers=2, dispatchers=1, scheduler=True)
+    with running_study(
         database_url,
-        MESSENGER="twilio",
-        TANDEM_MASTER_KEY=TEST_MASTER_KEY,
-        SUPERVISOR_PHONES="none",
-        TWILIO_API_BASE_URL=twilio.url,
-        TWILIO_ACCOUNT_SID=twilio.account_sid,
-        TWILIO_AUTH_TOKEN=twilio.auth_token,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=openai.url + "/v1",
-        TANDEM_MODEL="fake-model",
-        SAFETY_CLASSIFIER="off",
+        monkeypatch,
+        options,
+        clock,
         BROADCAST_RATE_PER_SECOND="50",
         SCHEDULER_LEASE_SECONDS="1.5",
-    )
-    services = build_services(settings, clock=clock)
-    server = LocalServer(create_app(services))
-    runtime = Runtime(
-        services,
-        build_handler(services),
-        build_messenger(settings),
-        RuntimeOptions(workers=2, dispatchers=1, scheduler=True),
-    )
-    runtime.start()
-    try:
-        yield Pipe(services, server, twilio)
-    finally:
-        runtime.stop()
-        server.stop()
-        twilio.stop()
-        openai.stop()
-        services.close()
+    ) as pipe:
+        yield pipe
 
 
 def post_broadcast(pipe: Pipe, body: dict) -> requests.Response:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from bot.channel.factory import build_messenger
 from bot.cli.main import cli
 from bot.conversation import timer_turns
 from bot.conversation.daily_cycle import prompt as daily_prompt
+from bot.core.clock import FakeClock
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler
 from bot.runtime.threads import Runtime, RuntimeOptions
@@ -44,8 +46,16 @@ def coach_answer(body: dict) -> ScriptedReply:
     return ScriptedReply.text(COACH_REPLY if said else COACH_GREETING)
 
 
-@pytest.fixture
-def study_pipe(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipe]:
+@contextmanager
+def running_study(
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    options: RuntimeOptions,
+    clock: FakeClock | None = None,
+    **extra: str,
+) -> Iterator[Pipe]:
+    """The web app over HTTP and a runtime (the real flow, the fake Twilio, the coach's
+    scripted LLM) on `database_url`, with `extra` settings; stopped on leaving."""
     monkeypatch.setattr(timer_turns, "HANDLERS", dict(timer_turns.HANDLERS))
     monkeypatch.setattr(daily_prompt, "register", lambda *a, **k: None)
     twilio, openai = FakeTwilio(), FakeOpenAI()
@@ -62,15 +72,11 @@ def study_pipe(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         OPENAI_BASE_URL=openai.url + "/v1",
         TANDEM_MODEL="fake-model",
         SAFETY_CLASSIFIER="off",
+        **extra,
     )
-    services = build_services(settings)
+    services = build_services(settings, clock=clock) if clock else build_services(settings)
     server = LocalServer(create_app(services))
-    runtime = Runtime(
-        services,
-        build_handler(services),
-        build_messenger(settings),
-        RuntimeOptions(workers=4, dispatchers=2, scheduler=False),
-    )
+    runtime = Runtime(services, build_handler(services), build_messenger(settings), options)
     runtime.start()
     try:
         yield Pipe(services, server, twilio)
@@ -80,6 +86,13 @@ def study_pipe(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         twilio.stop()
         openai.stop()
         services.close()
+
+
+@pytest.fixture
+def study_pipe(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipe]:
+    options = RuntimeOptions(workers=4, dispatchers=2, scheduler=False)
+    with running_study(database_url, monkeypatch, options) as pipe:
+        yield pipe
 
 
 def enroll(pipe: Pipe, phone: str, level: str) -> dict:
