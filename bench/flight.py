@@ -3,7 +3,7 @@ revision's, alternating round by round on one database.
 
 Each flight stages an append of two events (a message received and a reply queued) to its own
 participant's stream and sends it with its COMMIT, as a worker's turn does. It prints flights/s
-(median of the rounds) and the client's CPU microseconds per flight for each.
+(min, median and max of the rounds) and the client's CPU microseconds per flight for each.
 
 `python bench/flight.py [--base main] [--flights 300] [--rounds 6]` (PostgreSQL at
 TEST_DATABASE_URL's server, a throwaway database)
@@ -111,10 +111,14 @@ def main() -> None:
         for _ in range(args.rounds):
             for label, module in ((args.base, base), ("now", now)):
                 figures[label].append(_round(store, module, args.flights))
+        print(f"{'':>8}  flights/s min / median / max   client CPU µs a flight min / median")
         for label, rounds in figures.items():
-            rate = statistics.median(r for r, _ in rounds)
-            cpu = statistics.median(c for _, c in rounds)
-            print(f"{label:>8}: {rate:8.1f} flights/s   {cpu:8.1f} µs client CPU per flight")
+            rates, cpus = [r for r, _ in rounds], [c for _, c in rounds]
+            print(
+                f"{label:>8}: {min(rates):8.1f} / {statistics.median(rates):8.1f}"
+                f" / {max(rates):8.1f}"
+                f"   {min(cpus):8.1f} / {statistics.median(cpus):8.1f}"
+            )
         ratio = statistics.median(r for r, _ in figures["now"]) / statistics.median(
             r for r, _ in figures[args.base]
         )
