@@ -93,7 +93,7 @@ def llm(facts: Facts) -> dict[str, Any]:
                 row["tokens_out"] += data["completion_tokens"] or 0
     if not by_model:
         return {"calls": 0, "note": "no LLM calls"}
-    prices: PriceTable | None = getattr(facts, "prices", None)
+    prices: PriceTable | None = facts.prices
     models: dict[str, dict[str, Any]] = {}
     for model, row in sorted(by_model.items()):
         cost = prices.cost(model, row["tokens_in"], row["tokens_out"]) if prices else None

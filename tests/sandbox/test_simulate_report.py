@@ -115,3 +115,21 @@ def test_a_bad_price_table_is_refused_before_anything_runs(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert "prices cannot be used" in result.output and f"{prices}:2:" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_questionnaire_adherence_is_the_administrations_completed_of_those_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ema-craving administers `craving`: sent are its instrument.started, answered its
+    instrument.completed, as the instruments section counts them too."""
+    found = simulate(
+        tmp_path / "ema", "ema-craving", *PERSONAS, "--participants", "6", "--days", "3"
+    )
+    craving = found["adherence"]["instruments"]["craving"]
+    started = events_of(tmp_path / "ema", "instrument.started", monkeypatch)
+    completed = events_of(tmp_path / "ema", "instrument.completed", monkeypatch)
+    assert craving["sent"] == len(started) == found["instruments"]["craving"]["started"] > 0
+    assert (
+        craving["answered"] == len(completed) == found["instruments"]["craving"].get("completed", 0)
+    )
+    assert craving["adherence"] == round(len(completed) / len(started), 3)
