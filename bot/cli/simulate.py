@@ -28,7 +28,8 @@ from bot.cli.root import cli, settings_from_env
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("simulation"),
     show_default=True,
-    help="The folder for report.json, report.html and (without --database) simulation.db.",
+    help="The folder for report.json, report.html, timings.json and (without --database) "
+    "simulation.db.",
 )
 @click.option(
     "--database",
