@@ -28,12 +28,19 @@ from bot.cli.root import cli, settings_from_env
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("simulation"),
     show_default=True,
-    help="The folder for report.json, report.html and (without --database) simulation.db.",
+    help="The folder for report.json, report.html, timings.json and (without --database) "
+    "simulation.db.",
 )
 @click.option(
     "--database",
     metavar="URL",
     help="Run on this (empty) database instead of a new SQLite file in the report folder.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A price table (YAML: currency, per_million_tokens: model -> input/output) that "
+    "costs the LLM calls; see docs/prices.example.yaml.",
 )
 def simulate(  # noqa: PLR0913 - the command's options
     target: str,
@@ -43,6 +50,7 @@ def simulate(  # noqa: PLR0913 - the command's options
     seed: int,
     report: Path,
     database: str | None,
+    prices: Path | None,
 ) -> None:
     """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
 
@@ -50,15 +58,26 @@ def simulate(  # noqa: PLR0913 - the command's options
     dispatcher to a recording messenger) on a simulated clock that jumps from one due moment
     to the next; no LLM is needed. Writes report.json and report.html (steps reached, dead
     steps, drop-off by persona, burden, quiet-hours violations, alerts, failures at
-    file:line) and keeps the run's database for the console and `tandem export`. The same
-    seed gives the same report. Exit 1 for bad personas, an unknown or invalid intervention
-    or a study (planned).
+    file:line, time to completion, forms, measurement adherence, LLM calls and their cost
+    with --prices) and timings.json (the slowest turns: wall-clock, so not in report.json),
+    and keeps the run's database for the console and `tandem export`; the report is
+    recorded in it too (`simulation.reported`, shown at /console/simulation). The same seed
+    gives the same report.json. Exit 1 for bad personas or prices (at file:line), an
+    unknown or invalid intervention or a study (planned).
     """
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError
     from bot.sandbox.session import SandboxError
+    from bot.sandbox.sim_costs import PricesError, read_prices
+    from bot.sandbox.sim_timing import timings
     from bot.sandbox.simulation import simulate as run_simulation
+    from bot.services.simulation_report import record
 
+    try:
+        table = read_prices(prices) if prices is not None else None
+    except PricesError as exc:
+        lines = "\n".join(str(p) for p in exc.problems)
+        raise click.ClickException(f"prices cannot be used:\n{lines}") from None
     settings = settings_from_env()
     started = time.perf_counter()
     try:
@@ -75,15 +94,18 @@ def simulate(  # noqa: PLR0913 - the command's options
     except (CohortError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        found = sim_report.build(run)
+        found = sim_report.build(run, table)
+        timed = timings(sim_report.Facts(run), run.turns)
+        page = sim_report.body({**found, "timings": timed})
+        record(run.cohort.store, found, timed, page, actor="simulation")
     finally:
         run.cohort.close()
-    data, page = sim_report.write(found, report)
+    data, page_file = sim_report.write(found, report, timed)
     took = time.perf_counter() - started
     steps = found["steps"]
     click.echo(f"simulated {participants} participants x {days} days in {took:.1f} s")
     click.echo(f"dead steps: {', '.join(steps['dead_steps']) or 'none'}")
     click.echo(f"failures: {found['failures']['total']}")
     click.echo(f"quiet-hours violations: {found['burden']['quiet_hours_violations']}")
-    click.echo(f"report: {data} and {page}")
+    click.echo(f"report: {data} and {page_file} (timings.json: the slowest turns)")
     click.echo(f"database: {run.database_url}")

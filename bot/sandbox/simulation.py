@@ -8,7 +8,7 @@ the run's events (bot.sandbox.sim_report). The run's database is kept in the rep
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from bot.core.config import Settings
 from bot.sandbox.cohort import Cohort, CohortError, Delivered, Later
 from bot.sandbox.personas import Persona, PersonaError, Player, load_personas
 from bot.sandbox.session import locate
+from bot.sandbox.sim_timing import TurnTime, time_turns
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday morning: runs repeat from the same
 DATABASE = "simulation.db"
@@ -65,6 +66,7 @@ class Run:
     days: int
     seed: int
     database_url: str
+    turns: list[TurnTime] = field(default_factory=list)  # wall time of each turn (timings.json)
 
 
 def simulate(  # noqa: PLR0913 - the command's options
@@ -121,10 +123,11 @@ def simulate(  # noqa: PLR0913 - the command's options
         database_url=database_url,
         keep=True,
     )
+    turns = time_turns(cohort)
     try:
         cohort.enroll()
         cohort.run_until(start + timedelta(days=days) - END)
     except BaseException:
         cohort.close()
         raise
-    return Run(cohort, players, names, personas, start, days, seed, database_url)
+    return Run(cohort, players, names, personas, start, days, seed, database_url, turns)
