@@ -63,7 +63,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "keys": Entry(
         "bot.cli.keys",
-        "The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys.",
+        "The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys (and seals "
+        "the staff's TOTP secrets).",
     ),
     "maintenance": Entry(
         "bot.cli.maintenance",
