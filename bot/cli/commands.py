@@ -103,7 +103,8 @@ COMMANDS: dict[str, Entry] = {
     "timers": Entry("bot.cli.timers", "List durable timers, or cancel one."),
     "users": Entry(
         "bot.cli.users",
-        "Add, list or disable the staff accounts of the researcher console (/console/).",
+        "Add, list or disable the staff accounts of the researcher console (/console/), or "
+        "reset a lost second factor.",
     ),
     "withdraw": Entry(
         "bot.cli.withdraw",

@@ -60,6 +60,6 @@ def rotate(new_key_env: str) -> None:
     for email in done.unopened:
         click.echo(
             f"the TOTP secret of {email} opens under neither key (a master key retired before "
-            "without rotating it): reset their second factor (docs/console.md)",
+            f"without rotating it): reset it with `tandem users reset-2fa {email}`",
             err=True,
         )

@@ -66,7 +66,7 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
 def _reseal_staff_secrets(tx: Transaction, old: Sealer, new: Sealer) -> tuple[int, list[str]]:
     """Seal each staff TOTP secret under the new master key, so that retiring the old one
     locks nobody out: how many, and the accounts whose secret opens under neither key (sealed
-    under a key retired before, unrotated: their second factor must be reset). One that
+    under a key retired before, unrotated: `tandem users reset-2fa`). One that
     opens under the new key already (a rotation run again) is left as it is."""
     assert old.staff_secrets is not None and new.staff_secrets is not None
     done, unopened = 0, []

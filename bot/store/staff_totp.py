@@ -28,6 +28,13 @@ def find(store: EventStore, email: str) -> TotpRecord | None:
     return TotpRecord(row.email, row.sealed, row.enabled, row.last_step)
 
 
+def enabled_emails(store: EventStore) -> set[str]:
+    """The accounts with a confirmed second factor (the users page shows which)."""
+    with store.reading() as conn:
+        rows = conn.execute(select(staff_totp.c.email).where(staff_totp.c.enabled)).all()
+    return {email for (email,) in rows}
+
+
 def start(store: EventStore, email: str, sealed: str, now: datetime) -> None:
     """A new secret awaiting its first code, replacing an unconfirmed one (never a confirmed
     one: that is turned off first)."""
@@ -60,7 +67,13 @@ def use_step(store: EventStore, email: str, step: int, *, enable: bool, now: dat
 
 def remove(store: EventStore, email: str) -> None:
     with store.transaction() as tx:
-        tx.conn.execute(delete(staff_totp).where(staff_totp.c.email == email))
+        remove_in(tx, email)
+
+
+def remove_in(tx: Transaction, email: str) -> bool:
+    """Delete the account's secret (confirmed or being enrolled) in `tx`; whether it had one."""
+    result = tx.conn.execute(delete(staff_totp).where(staff_totp.c.email == email))
+    return bool(result.rowcount)
 
 
 def sealed_in(tx: Transaction) -> list[tuple[str, str]]:
