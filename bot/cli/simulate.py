@@ -68,8 +68,8 @@ def simulate(  # noqa: PLR0913 - the command's options
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError
     from bot.sandbox.session import SandboxError
-    from bot.sandbox.sim_costs import PricesError, read_prices
-    from bot.sandbox.sim_timing import timings
+    from bot.sandbox.sim_prices import PricesError, read_prices
+    from bot.sandbox.sim_slowest import timings
     from bot.sandbox.simulation import simulate as run_simulation
     from bot.services.simulation_report import record
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.sandbox.sim_report import Facts
+    from bot.sandbox.sim_facts import Facts
 
 DAY = 86400.0
 

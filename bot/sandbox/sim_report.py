@@ -14,49 +14,18 @@ from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from bot.console.intervention_graph import draw
-from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.interventions.language.graph import node_id
 from bot.sandbox import sim_costs, sim_pages, sim_progress
+from bot.sandbox.sim_facts import Facts
+from bot.sandbox.sim_prices import PriceTable
 from bot.sandbox.simulation import Run
 from bot.store.events import Event
 
 # Message kinds the engine sends on its own (not an answer to a text): quiet hours bind these.
 ANSWERS = {"reply", "crisis", "turn_failed", "debug", "alert"}
 FAILURES = ("template.failed", "condition.failed", "turn.failed", "judgement.failed")
-
-
-class Facts:
-    """The run's events by participant, with the persona and timezone of each."""
-
-    prices: sim_costs.PriceTable | None = None  # `--prices`: what the LLM section costs with
-
-    def __init__(self, run: Run) -> None:
-        cohort = run.cohort
-        self.run = run
-        self.events = [cohort.events(n) for n in range(len(run.names))]
-        self.zones = [ZoneInfo(run.personas[name].timezone) for name in run.names]
-        self.intervention = cohort.intervention
-        self.root, self.slug = cohort.root, cohort.slug
-        quiet = self.intervention.quiet_hours() or parse_quiet_hours(cohort.settings.quiet_hours)
-        self.quiet: QuietHours | None = quiet
-
-    def sent(self, n: int) -> list[tuple[Event, dict[str, Any]]]:
-        """Participant n's messages sent to them: (message.sent, its message.queued's data)."""
-        queued = {
-            e.data.outbox_id: e.data.model_dump()  # type: ignore[attr-defined]
-            for e in self.events[n]
-            if e.event_type == "message.queued"
-        }
-        return [
-            (e, queued[e.data.outbox_id])  # type: ignore[attr-defined]
-            for e in self.events[n]
-            if e.event_type == "message.sent"
-            and e.data.outbox_id in queued  # type: ignore[attr-defined]
-            and queued[e.data.outbox_id].get("to_participant", True)  # type: ignore[attr-defined]
-        ]
 
 
 def summary(facts: Facts) -> dict[str, Any]:
@@ -264,7 +233,7 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
 }
 
 
-def build(run: Run, prices: sim_costs.PriceTable | None = None) -> dict[str, Any]:
+def build(run: Run, prices: PriceTable | None = None) -> dict[str, Any]:
     """Every section that has something to say."""
     facts = Facts(run)
     facts.prices = prices

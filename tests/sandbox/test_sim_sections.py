@@ -1,7 +1,7 @@
 """The simulation report's sections on progress and cost (bot.sandbox.sim_progress,
 bot.sandbox.sim_costs), each counted from a hand-made run's events: time to completion, forms,
 measurement adherence, LLM calls with their cost from a price table (validated at file:line),
-and the slowest turns (bot.sandbox.sim_timing)."""
+and the slowest turns (bot.sandbox.sim_slowest)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from bot.sandbox import sim_pages
-from bot.sandbox.sim_costs import PricesError, llm, read_prices
+from bot.sandbox.sim_costs import llm
+from bot.sandbox.sim_prices import PricesError, read_prices
 from bot.sandbox.sim_progress import adherence, completion, forms
-from bot.sandbox.sim_timing import TurnTime, timings
+from bot.sandbox.sim_slowest import timings
+from bot.sandbox.sim_timing import TurnTime
 from bot.store.event_types.conversation import LLMCalled
 from bot.store.event_types.forms import FormCompleted, FormExtracted, FormFailed
 from bot.store.event_types.instruments import InstrumentAbandoned, InstrumentStarted

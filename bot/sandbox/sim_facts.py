@@ -1,0 +1,46 @@
+"""What a simulation report is read from: the run's events by participant, with each one's
+persona and timezone, the intervention and its quiet hours (bot.sandbox.sim_report's sections
+take it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from bot.core.localtime import QuietHours, parse_quiet_hours
+from bot.store.events import Event
+
+if TYPE_CHECKING:
+    from bot.sandbox.sim_prices import PriceTable
+    from bot.sandbox.simulation import Run
+
+
+class Facts:
+    """The run's events by participant, with the persona and timezone of each."""
+
+    prices: PriceTable | None = None  # `--prices`: what the LLM section costs with
+
+    def __init__(self, run: Run) -> None:
+        cohort = run.cohort
+        self.run = run
+        self.events = [cohort.events(n) for n in range(len(run.names))]
+        self.zones = [ZoneInfo(run.personas[name].timezone) for name in run.names]
+        self.intervention = cohort.intervention
+        self.root, self.slug = cohort.root, cohort.slug
+        quiet = self.intervention.quiet_hours() or parse_quiet_hours(cohort.settings.quiet_hours)
+        self.quiet: QuietHours | None = quiet
+
+    def sent(self, n: int) -> list[tuple[Event, dict[str, Any]]]:
+        """Participant n's messages sent to them: (message.sent, its message.queued's data)."""
+        queued = {
+            e.data.outbox_id: e.data.model_dump()  # type: ignore[attr-defined]
+            for e in self.events[n]
+            if e.event_type == "message.queued"
+        }
+        return [
+            (e, queued[e.data.outbox_id])  # type: ignore[attr-defined]
+            for e in self.events[n]
+            if e.event_type == "message.sent"
+            and e.data.outbox_id in queued  # type: ignore[attr-defined]
+            and queued[e.data.outbox_id].get("to_participant", True)  # type: ignore[attr-defined]
+        ]
