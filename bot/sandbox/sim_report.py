@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from bot.console.intervention_graph import draw
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.interventions.language.graph import node_id
+from bot.sandbox import persona_llm, whatsapp_window
 from bot.sandbox.simulation import Run
 from bot.store.events import Event
 
@@ -169,6 +170,7 @@ def burden(facts: Facts) -> dict[str, Any]:
                 kind = queued.get("kind")
                 violations.append({"participant": n, "at": e.occurred_at.isoformat(), "kind": kind})
     flat = [x for row in per_day for x in row]
+    window = [whatsapp_window.check(events) for events in facts.events]
     return {
         "per_participant_per_day": {
             "mean": round(sum(flat) / len(flat), 3) if flat else 0,
@@ -180,6 +182,8 @@ def burden(facts: Facts) -> dict[str, Any]:
         "quiet_hours": str(facts.quiet.start) + "-" + str(facts.quiet.end) if facts.quiet else None,
         "quiet_hours_violations": len(violations),
         "violations": violations[:20],
+        "window_violations": sum(len(w.violations) for w in window),  # WhatsApp: must be 0
+        "template_sends": sum(w.templates for w in window),
     }
 
 
@@ -254,6 +258,7 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "replies": replies,
     "decisions": decisions,
     "instruments": instruments,
+    "llm_personas": persona_llm.section,
 }
 
 
@@ -342,7 +347,9 @@ def html(report: dict[str, Any]) -> str:
     parts.append(_table(["local hour", "messages"], list(enumerate(b["per_local_hour"]))))
     parts.append(
         f"<p>Quiet hours {escape(str(b['quiet_hours']))}: "
-        f"<strong>{b['quiet_hours_violations']}</strong> violations.</p>"
+        f"<strong>{b['quiet_hours_violations']}</strong> violations. WhatsApp 24-hour window: "
+        f"<strong>{b['window_violations']}</strong> violations; {b['template_sends']} template "
+        "sends.</p>"
     )
     parts.append("<h2>Drop-off by persona</h2>")
     parts.append(_nested(report["dropoff"], "where they stopped"))
@@ -358,7 +365,7 @@ def html(report: dict[str, Any]) -> str:
     parts.append(_table(["event", "file:line", "step", "times", "participants"], f_rows))
     parts.append("<h2>What the personas sent</h2>")
     parts.append(_nested(report["replies"], "kind"))
-    for name in ("decisions", "instruments"):
+    for name in ("decisions", "instruments", "llm_personas"):
         if name in report:
             parts.append(f"<h2>{name.title()}</h2>")
             parts.append(_nested(report[name], "value"))
