@@ -19,7 +19,7 @@ from bot.cli.main import cli
 from bot.core.config import Settings
 from bot.sandbox import sim_report
 from bot.sandbox.persona_llm import PersonaWriter, prompt
-from bot.sandbox.personas import Persona, Player, Replies
+from bot.sandbox.personas import Persona, Player, Replies, load_personas
 from bot.sandbox.simulation import Run, simulate
 from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
 
@@ -219,3 +219,10 @@ def test_an_intervention_that_needs_an_llm_runs_on_it_and_records_its_calls(
     assert coach and all(c.ok and c.prompt_tokens and c.completion_tokens for c in coach)  # type: ignore[attr-defined]
     assert found["failures"]["total"] == 0
     assert "llm_personas" not in found  # no persona is an LLM one
+
+
+def test_the_example_llm_persona_is_valid_and_not_in_the_default_folder() -> None:
+    """personas/llm/ holds it, so the default `--personas personas/` run stays offline."""
+    found = load_personas(ROOT / "personas" / "llm")
+    assert all(p.kind == "llm" for p in found.values()) and found
+    assert all(p.kind == "scripted" for p in load_personas(ROOT / "personas").values())
