@@ -141,7 +141,7 @@ def _fire(services: object, handler: object, at_firing: bool):  # noqa: ANN202
     from bot.runtime.worker import turns_at_firing
     from bot.timers.scheduler import Scheduler
 
-    turns = turns_at_firing(handler, TURNS_AT_FIRING) if at_firing else None  # type: ignore[arg-type]
+    turns = turns_at_firing(handler, TURNS_AT_FIRING, None) if at_firing else None  # type: ignore[arg-type]
     scheduler = Scheduler(services, turns=turns)  # type: ignore[arg-type]
     store = services.store  # type: ignore[attr-defined]
 

@@ -63,7 +63,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "keys": Entry(
         "bot.cli.keys",
-        "The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys.",
+        "The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys (and seals "
+        "the staff's TOTP secrets).",
     ),
     "maintenance": Entry(
         "bot.cli.maintenance",
@@ -102,7 +103,8 @@ COMMANDS: dict[str, Entry] = {
     "timers": Entry("bot.cli.timers", "List durable timers, or cancel one."),
     "users": Entry(
         "bot.cli.users",
-        "Add, list or disable the staff accounts of the researcher console (/console/).",
+        "Add, list or disable the staff accounts of the researcher console (/console/), or "
+        "reset a lost second factor.",
     ),
     "withdraw": Entry(
         "bot.cli.withdraw",

@@ -12,7 +12,8 @@ from bot.core import keys as master_keys
 
 @cli.group()
 def keys() -> None:
-    """The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys."""
+    """The master key (TANDEM_MASTER_KEY) that wraps the participants' data keys (and seals
+    the staff's TOTP secrets)."""
 
 
 @keys.command()
@@ -30,9 +31,10 @@ def generate() -> None:
 )
 @database_errors
 def rotate(new_key_env: str) -> None:
-    """Re-wrap every data key, and re-key every phone lookup hash, under the new master key
-    (read from $TANDEM_NEW_MASTER_KEY), in one transaction; the old key is TANDEM_MASTER_KEY.
-    Afterwards set TANDEM_MASTER_KEY to the new key and restart every process."""
+    """Re-wrap every data key, re-key every phone lookup hash and re-seal every staff TOTP
+    secret under the new master key (read from $TANDEM_NEW_MASTER_KEY), in one transaction;
+    the old key is TANDEM_MASTER_KEY. Afterwards set TANDEM_MASTER_KEY to the new key and
+    restart every process."""
     from bot.keys.rotation import rotate as rotate_keys
     from bot.runtime.bootstrap import build_store
 
@@ -51,6 +53,13 @@ def rotate(new_key_env: str) -> None:
     finally:
         store.engine.dispose()
     click.echo(
-        f"{done.rewrapped} data keys re-wrapped and {done.phones} phone hashes re-keyed under "
-        f"master key {done.key_id}; now set TANDEM_MASTER_KEY to the new key and restart"
+        f"{done.rewrapped} data keys re-wrapped, {done.phones} phone hashes re-keyed and "
+        f"{done.staff_secrets} staff TOTP secrets re-sealed under master key {done.key_id}; "
+        "now set TANDEM_MASTER_KEY to the new key and restart"
     )
+    for email in done.unopened:
+        click.echo(
+            f"the TOTP secret of {email} opens under neither key (a master key retired before "
+            f"without rotating it): reset it with `tandem users reset-2fa {email}`",
+            err=True,
+        )

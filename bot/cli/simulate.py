@@ -28,12 +28,19 @@ from bot.cli.root import cli, settings_from_env
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("simulation"),
     show_default=True,
-    help="The folder for report.json, report.html and (without --database) simulation.db.",
+    help="The folder for report.json, report.html, timings.json and (without --database) "
+    "simulation.db.",
 )
 @click.option(
     "--database",
     metavar="URL",
     help="Run on this (empty) database instead of a new SQLite file in the report folder.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A price table (YAML: currency, per_million_tokens: model -> input/output) that "
+    "costs the LLM calls; see docs/prices.example.yaml.",
 )
 def simulate(  # noqa: PLR0913 - the command's options
     target: str,
@@ -43,6 +50,7 @@ def simulate(  # noqa: PLR0913 - the command's options
     seed: int,
     report: Path,
     database: str | None,
+    prices: Path | None,
 ) -> None:
     """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
 
@@ -53,15 +61,27 @@ def simulate(  # noqa: PLR0913 - the command's options
     LLM use OPENAI_API_KEY / OPENAI_BASE_URL (the persona's `model:` or TANDEM_MODEL), and
     are refused without them. Writes report.json and report.html (steps reached, dead steps,
     drop-off by persona, burden, quiet-hours and WhatsApp-window violations, alerts,
-    failures at file:line, LLM personas' calls) and keeps the run's database for the console
-    and `tandem export`. The same seed gives the same report (with scripted personas). Exit 1
-    for bad personas, an unknown or invalid intervention, a missing LLM or a study (planned).
+    failures at file:line, time to completion, forms, measurement adherence, LLM calls and
+    their cost with --prices, LLM personas' calls) and timings.json (the slowest turns:
+    wall-clock, so not in report.json), and keeps the run's database for the console and
+    `tandem export`; the report is recorded in it too (`simulation.reported`, shown at
+    /console/simulation). The same seed gives the same report.json (the draws only, with an
+    LLM). Exit 1 for bad personas or prices (at file:line), an unknown or invalid
+    intervention, a missing LLM or a study (planned).
     """
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError
     from bot.sandbox.session import SandboxError
+    from bot.sandbox.sim_costs import PricesError, read_prices
+    from bot.sandbox.sim_timing import timings
     from bot.sandbox.simulation import simulate as run_simulation
+    from bot.services.simulation_report import record
 
+    try:
+        table = read_prices(prices) if prices is not None else None
+    except PricesError as exc:
+        lines = "\n".join(str(p) for p in exc.problems)
+        raise click.ClickException(f"prices cannot be used:\n{lines}") from None
     settings = settings_from_env()
     started = time.perf_counter()
     try:
@@ -78,10 +98,13 @@ def simulate(  # noqa: PLR0913 - the command's options
     except (CohortError, SandboxError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        found = sim_report.build(run)
+        found = sim_report.build(run, table)
+        timed = timings(sim_report.Facts(run), run.turns)
+        page = sim_report.body({**found, "timings": timed})
+        record(run.cohort.store, found, timed, page, actor="simulation")
     finally:
         run.cohort.close()
-    data, page = sim_report.write(found, report)
+    data, page_file = sim_report.write(found, report, timed)
     took = time.perf_counter() - started
     steps = found["steps"]
     click.echo(f"simulated {participants} participants x {days} days in {took:.1f} s")
@@ -91,5 +114,5 @@ def simulate(  # noqa: PLR0913 - the command's options
     click.echo(f"WhatsApp window violations: {found['burden']['window_violations']}")
     for name, calls in found.get("llm_personas", {}).items():
         click.echo(f"LLM persona {name}: {calls['calls']} calls, {calls['failed']} failed")
-    click.echo(f"report: {data} and {page}")
+    click.echo(f"report: {data} and {page_file} (timings.json: the slowest turns)")
     click.echo(f"database: {run.database_url}")

@@ -1,4 +1,4 @@
-"""`tandem users add|list|disable`: the researcher console's staff accounts."""
+"""`tandem users add|list|disable|reset-2fa`: the researcher console's staff accounts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ ROLES = ("admin", "researcher", "statistician", "supervisor", "reviewer")
 
 @cli.group(name="users")
 def users_group() -> None:
-    """Add, list or disable the staff accounts of the researcher console (/console/)."""
+    """Add, list or disable the staff accounts of the researcher console (/console/), or reset
+    a lost second factor."""
 
 
 @users_group.command(name="add")
@@ -83,3 +84,26 @@ def disable_user(email: str) -> None:
     finally:
         store.engine.dispose()
     click.echo(f"disabled {accounts.normalise(email)}")
+
+
+@users_group.command(name="reset-2fa")
+@click.argument("email")
+@database_errors
+def reset_two_factor(email: str) -> None:
+    """Clear the account's second factor (TOTP) when its owner lost their authenticator: they
+    sign in with their password alone and enrol again on /console/two-factor (an admin at once
+    when CONSOLE_REQUIRE_2FA=true). Recorded as staff.two_factor_reset by `cli`."""
+    from bot.console import accounts
+    from bot.runtime.bootstrap import build_store
+
+    store = build_store(settings_from_env())
+    try:
+        done = accounts.reset_two_factor(store, email, by="cli")
+    except accounts.AccountError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        store.engine.dispose()
+    if done:
+        click.echo(f"reset the second factor of {accounts.normalise(email)}: they enrol again")
+    else:
+        click.echo(f"{accounts.normalise(email)} has no second factor: nothing to reset")

@@ -1,5 +1,5 @@
 """Staff accounts: add one with a first-login code, sign in, set a password, change a role,
-disable, list.
+disable, reset a lost second factor, list.
 
 Facts are events on the account's stream (`staff.added`, `staff.password_set`, …); the argon2
 hash of the password or of the one-time code lives in `staff_credentials`, never in an event.
@@ -17,6 +17,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from bot.store import staff_totp
 from bot.store.event_store import EventStore, Transaction
 from bot.store.event_types.staff import (
     EMAIL,
@@ -25,6 +26,7 @@ from bot.store.event_types.staff import (
     StaffDisabled,
     StaffPasswordSet,
     StaffRoleChanged,
+    StaffTwoFactorReset,
 )
 from bot.store.events import NewEvent
 from bot.store.projections.staff import staff_stream
@@ -171,12 +173,38 @@ def disable(store: EventStore, email: str, by: str) -> None:
         forget_secret(tx, email)
 
 
+def reset_two_factor(store: EventStore, email: str, by: str) -> bool:
+    """Clear the account's TOTP second factor (`staff.two_factor_reset`, naming `by`) for a
+    staff member who lost their authenticator: they sign in with the password alone and enrol
+    again. False if it had none (nothing recorded). Staff turn their own off with a code on
+    the Second factor page instead."""
+    email = normalise(email)
+    if by == f"staff:{email}":
+        raise AccountError(
+            "email", "you cannot reset your own second factor; turn it off, or ask another admin"
+        )
+    with store.transaction() as tx:
+        tx.lock(staff_stream(email))
+        if locked_account(tx, email) is None:
+            raise NoAccount(email)
+        if not staff_totp.remove_in(tx, email):
+            return False
+        event = NewEvent(StaffTwoFactorReset(email=email, by=by), meta={"actor": by})
+        tx.append(staff_stream(email), [event])
+    return True
+
+
 def account(store: EventStore, email: str) -> dict[str, Any] | None:
     return store.projection_row("staff", email)
 
 
 def all_accounts(store: EventStore) -> list[dict[str, Any]]:
     return all_staff(store)
+
+
+def with_second_factor(store: EventStore) -> set[str]:
+    """The accounts whose sign-in asks for a TOTP code."""
+    return staff_totp.enabled_emails(store)
 
 
 def _store_secret(

@@ -27,6 +27,7 @@ from bot.console import (  # noqa: F401  (each page module adds its routes to th
     reviews_page,
     sender_erase,
     sign_in,
+    simulation_page,
     study_page,
     takeover,
     timeline_lines,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g
 
 from bot.console import guard, roles, security_headers
-from bot.store.reads import reviews
+from bot.store.reads import reviews, simulation_report
 from bot.store.reads.alerts_inbox import open_count
 from bot.store.services import Services
 
@@ -31,6 +31,7 @@ def _template_globals() -> dict[str, object]:
         "allowed": lambda need: g.get("staff") is not None and roles.allowed(g.staff["role"], need),
         "open_alerts": lambda: open_count(services().store, supervisor=supervisor_only()),
         "open_reviews": lambda: reviews.open_count(services().store),
+        "simulated": lambda: simulation_report.recorded(services().store),
     }
 
 

@@ -2,22 +2,19 @@
 the password, and turning it off. Codes come from any authenticator app (pyotp computes them).
 
 The secret is stored sealed under a key derived from the master key (AES-GCM, the email as
-associated data), so a copy of the database holds no usable secret. A code is accepted once:
-the time step of the last accepted code is kept and only a later step passes.
+associated data: bot.core.keys.StaffSecrets, which `tandem keys rotate` re-seals under the new
+one), so a copy of the database holds no usable secret. A code is accepted once: the time step
+of the last accepted code is kept and only a later step passes.
 """
 
 from __future__ import annotations
 
-import base64
 import hmac
 import logging
-import os
 from datetime import datetime, timedelta
 from typing import Any
 
 import pyotp
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from flask import g, redirect, render_template, request, session, url_for
 
 from bot.console import accounts, roles, sessions, throttle
@@ -40,22 +37,20 @@ STEP = 30
 PENDING = timedelta(minutes=5)
 
 
-def _aead() -> AESGCM:
+def _secrets() -> keys.StaffSecrets:
     master = services().settings.master_key
     if not master:  # the console is off without one (bot.console.guard)
         raise RuntimeError("TANDEM_MASTER_KEY is needed to seal a TOTP secret")
-    return AESGCM(keys.derive(master, "totp"))
+    return keys.StaffSecrets.for_master_key(master)
 
 
 def seal(email: str, secret: str) -> str:
-    nonce = os.urandom(12)
-    sealed = _aead().encrypt(nonce, secret.encode(), email.encode())
-    return base64.urlsafe_b64encode(nonce + sealed).decode()
+    return _secrets().seal(email, secret)
 
 
 def unseal(email: str, sealed: str) -> str:
-    raw = base64.urlsafe_b64decode(sealed)
-    return _aead().decrypt(raw[:12], raw[12:], email.encode()).decode()
+    """The secret; `keys.SealedElsewhere` if it was sealed under another master key."""
+    return _secrets().unseal(email, sealed)
 
 
 def accept(email: str, code: str, now: datetime, *, confirming: bool = False) -> bool:
@@ -68,7 +63,7 @@ def accept(email: str, code: str, now: datetime, *, confirming: bool = False) ->
         return False
     try:
         totp = pyotp.TOTP(unseal(email, record.sealed))
-    except InvalidTag:  # sealed under another master key: docs/console.md, Second factor
+    except keys.SealedElsewhere:  # a master key retired unrotated: docs/console.md
         log.warning("console: a TOTP secret does not open with this master key")
         return False
     current = int(now.timestamp()) // STEP
@@ -147,12 +142,12 @@ def two_factor() -> Any:
         event = NewEvent(StaffTwoFactorDisabled(email=email), meta={"actor": f"staff:{email}"})
         svc.store.append(staff_stream(email), [event])
         return _page(False, None, {}, 200, done="The second factor is off.")
-    if request.method == "GET" or staff_totp.find(svc.store, email) is None:
+    record = staff_totp.find(svc.store, email)
+    secret = _pending(email, record) if request.method == "POST" else None
+    if secret is None:
         secret = pyotp.random_base32()
         staff_totp.start(svc.store, email, seal(email, secret), now)
         return _page(False, secret, {}, 200)
-    record = staff_totp.find(svc.store, email)
-    secret = unseal(email, record.sealed) if record else ""
     if not accept(email, request.form.get("code", ""), now, confirming=True):
         return _page(
             False, secret, {"code": "wrong code: check the app's clock, try the next"}, 400
@@ -160,6 +155,16 @@ def two_factor() -> Any:
     event = NewEvent(StaffTwoFactorEnabled(email=email), meta={"actor": f"staff:{email}"})
     svc.store.append(staff_stream(email), [event])
     return _page(True, None, {}, 200, done="The second factor is on: sign-in now asks for a code.")
+
+
+def _pending(email: str, record: staff_totp.TotpRecord | None) -> str | None:
+    """The secret being enrolled (None: none, or one sealed under another master key)."""
+    if record is None:
+        return None
+    try:
+        return unseal(email, record.sealed)
+    except keys.SealedElsewhere:
+        return None
 
 
 def _page(on: bool, secret: str | None, errors: dict[str, str], code: int, done: str = "") -> Any:

@@ -1,8 +1,10 @@
-"""The users page, for admins: the staff accounts, adding one, changing a role, disabling one.
+"""The users page, for admins: the staff accounts, adding one, changing a role, disabling one,
+resetting a lost second factor.
 
 Each change is an event on the account's stream naming the admin who made it (`staff.added`,
-`staff.role_changed`, `staff.disabled`); the rules live in `accounts`, shared with `tandem users`. A
-role change or a disable ends every session of the account (`bot.console.sessions`).
+`staff.role_changed`, `staff.disabled`, `staff.two_factor_reset`); the rules live in `accounts`,
+shared with `tandem users`. A role change or a disable ends every session of the account
+(`bot.console.sessions`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,24 @@ def disable_user() -> Any:
     return redirect(url_for("console.users"))
 
 
+@console.route("/users/reset-2fa", methods=["POST"])
+@requires("users")
+def reset_two_factor() -> Any:
+    """Clear a staff member's second factor (they lost their authenticator): they sign in with
+    the password alone and enrol again."""
+    email = request.form.get("email", "")
+    if request.form.get("confirm") != "yes":
+        return _page(row_errors={email: "tick the box to confirm the reset"}, code=400)
+    try:
+        done = accounts.reset_two_factor(services().store, email, actor())
+    except accounts.AccountError as exc:
+        return _page(row_errors={email: exc.message}, code=_status(exc))
+    if not done:
+        return _page(row_errors={email: "has no second factor: nothing to reset"}, code=409)
+    log.info("console: a staff second factor was reset")
+    return redirect(url_for("console.users"))
+
+
 def _status(exc: accounts.AccountError) -> int:
     return 404 if isinstance(exc, accounts.NoAccount) else 400
 
@@ -88,6 +108,7 @@ def _page(
     page = render_template(
         "console/users.html",
         rows=accounts.all_accounts(services().store),
+        second_factor=accounts.with_second_factor(services().store),
         roles=accounts.ROLES,
         given=given or {"email": "", "role": "researcher"},
         errors=errors or {},

@@ -2,8 +2,8 @@
 
 HKDF-SHA256 (from `cryptography`) with a distinct `info` string per purpose, so that a key
 leaked from one use (a console cookie key, say) tells nothing about the others: `wrap` encrypts
-the per-participant data keys, `phone` keys the HMAC of phone numbers used for lookups, and
-`session` signs the console's cookies.
+the per-participant data keys, `phone` keys the HMAC of phone numbers used for lookups,
+`session` signs the console's cookies, and `totp` seals the staff's TOTP secrets.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 import secrets
 from dataclasses import dataclass
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 MIN_MASTER_KEY_LENGTH = 32
@@ -35,7 +38,8 @@ def generate_master_key() -> str:
 
 
 def derive(master_key: str, purpose: str) -> bytes:
-    """The 32-byte key for `purpose` ("wrap", "phone" or "session") under `master_key`."""
+    """The 32-byte key for `purpose` ("wrap", "phone", "session" or "totp") under
+    `master_key`."""
     if len(master_key) < MIN_MASTER_KEY_LENGTH:
         raise ValueError(f"TANDEM_MASTER_KEY must be at least {MIN_MASTER_KEY_LENGTH} characters")
     hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO[purpose])
@@ -65,3 +69,32 @@ class PhoneHasher:
 
     def digest(self, phone: str) -> str:
         return hmac.new(self.key, phone.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+class SealedElsewhere(Exception):
+    """A staff secret that does not open with this master key (sealed under another)."""
+
+
+@dataclass(frozen=True)
+class StaffSecrets:
+    """Seals the staff's TOTP secrets: AES-GCM under the master key's `totp` key, the account's
+    email as associated data (a row moved to another account does not open). `tandem keys
+    rotate` opens each with the old key and seals it again with the new one."""
+
+    key: bytes
+
+    @classmethod
+    def for_master_key(cls, master_key: str) -> StaffSecrets:
+        return cls(derive(master_key, "totp"))
+
+    def seal(self, email: str, secret: str) -> str:
+        nonce = os.urandom(12)
+        sealed = AESGCM(self.key).encrypt(nonce, secret.encode(), email.encode())
+        return base64.urlsafe_b64encode(nonce + sealed).decode()
+
+    def unseal(self, email: str, sealed: str) -> str:
+        raw = base64.urlsafe_b64decode(sealed)
+        try:
+            return AESGCM(self.key).decrypt(raw[:12], raw[12:], email.encode()).decode()
+        except InvalidTag:
+            raise SealedElsewhere("the TOTP secret does not open with this master key") from None

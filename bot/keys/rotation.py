@@ -1,15 +1,16 @@
 """Master key rotation: every data key re-wrapped, every phone hash re-keyed (participants' and
-unknown senders'), in one transaction. The data keys themselves (and so every sealed event) do
-not change."""
+unknown senders'), every staff TOTP secret re-sealed, in one transaction. The data keys
+themselves (and so every sealed event) do not change."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import insert, inspect, select, update
 
 from bot.core.addresses import parse_address
-from bot.store import key_check
+from bot.core.keys import SealedElsewhere, StaffSecrets
+from bot.store import key_check, staff_totp
 from bot.store.event_store import EventStore, Transaction
 from bot.store.events import sender_stream
 from bot.store.personal import ERASED
@@ -22,6 +23,8 @@ class Rotated:
     rewrapped: int
     phones: int
     key_id: str
+    staff_secrets: int = 0  # TOTP secrets re-sealed
+    unopened: list[str] = field(default_factory=list)  # emails whose secret opens under neither
 
 
 def rotate(store: EventStore, new_master_key: str) -> Rotated:
@@ -34,6 +37,7 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
     with store.transaction() as tx:
         # First, while the data keys are still wrapped by the old master key (it opens them).
         phones += _rekey_senders(tx, new)
+        resealed, unopened = _reseal_staff_secrets(tx, old, new)
         rows = tx.conn.execute(select(data_keys).where(data_keys.c.wrapped.isnot(None))).all()
         for row in rows:
             if row.master_key_id == new.key_id:
@@ -56,7 +60,33 @@ def rotate(store: EventStore, new_master_key: str) -> Rotated:
             )
             phones += 1
         key_check.record(tx.conn, new, store.clock.now())
-    return Rotated(rewrapped, phones, new.key_id)
+    return Rotated(rewrapped, phones, new.key_id, resealed, unopened)
+
+
+def _reseal_staff_secrets(tx: Transaction, old: Sealer, new: Sealer) -> tuple[int, list[str]]:
+    """Seal each staff TOTP secret under the new master key, so that retiring the old one
+    locks nobody out: how many, and the accounts whose secret opens under neither key (sealed
+    under a key retired before, unrotated: `tandem users reset-2fa`). One that
+    opens under the new key already (a rotation run again) is left as it is."""
+    assert old.staff_secrets is not None and new.staff_secrets is not None
+    done, unopened = 0, []
+    for email, sealed in staff_totp.sealed_in(tx):
+        if _opened(new.staff_secrets, email, sealed) is not None:
+            continue
+        secret = _opened(old.staff_secrets, email, sealed)
+        if secret is None:
+            unopened.append(email)
+            continue
+        staff_totp.reseal_in(tx, email, new.staff_secrets.seal(email, secret))
+        done += 1
+    return done, unopened
+
+
+def _opened(secrets: StaffSecrets, email: str, sealed: str) -> str | None:
+    try:
+        return secrets.unseal(email, sealed)
+    except SealedElsewhere:
+        return None
 
 
 def _rekey_senders(tx: Transaction, new: Sealer) -> int:

@@ -65,7 +65,7 @@ class Runtime:
             from bot.core.localtime import parse_quiet_hours
             from bot.interventions.interpreter.applied import quiet_hours_by_intervention
             from bot.runtime.broadcaster import Broadcaster
-            from bot.runtime.routing import TURNS_AT_FIRING
+            from bot.runtime.routing import TURNS_AT_FIRING, study_stage2
             from bot.services.broadcast_sending import QuietRules
             from bot.timers import scheduler
 
@@ -80,8 +80,11 @@ class Runtime:
                     self.services,
                     stop,
                     intervention_quiet_hours=quiet,
-                    # Decision points: decided as they fire, a batch at a time.
-                    turns=turns_at_firing(self.handler, TURNS_AT_FIRING),
+                    # Decision points: decided as they fire, a batch at a time (one that
+                    # sets off a study's stage 2 is left to a worker, which runs it).
+                    turns=turns_at_firing(
+                        self.handler, TURNS_AT_FIRING, study_stage2(self.services.settings)
+                    ),
                     # Declared broadcasts, readiness episodes, operator alerts and unknown
                     # senders' retention: one process (the leader) makes and checks them.
                     on_beat=self._beat,

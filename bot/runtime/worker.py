@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from time import perf_counter
@@ -23,6 +23,7 @@ from typing import Any
 from bot.conversation import memory
 from bot.conversation.turns import Handler, Turn
 from bot.core import metrics
+from bot.services.stage2 import Due as Stage2Due
 from bot.services.stage2 import Stage2
 from bot.store import outage
 from bot.store.event_store import ConcurrencyError
@@ -207,7 +208,7 @@ class Worker:
         if not turn.participant.get("study"):
             return None
         stage2 = self.stage2
-        due = stage2.due(turn.participant, turn.timer, decided)
+        due = stage2_due(stage2, turn.participant, turn.timer, decided)
         if due is None:
             return None
         pid, now = str(turn.participant["participant_id"]), turn.now
@@ -457,11 +458,29 @@ def turn_events(handler: Handler, turn: Turn) -> list[EventData | NewEvent]:
     return [*out, WorkCompleted(work_id=turn.item["work_id"])]
 
 
-def turns_at_firing(handler: Handler, kinds: Iterable[str]) -> dict[str, firing.Turn]:
+def stage2_due(
+    stage2: Stage2,
+    participant: Mapping[str, Any],
+    timer: Mapping[str, Any] | None,
+    decided: list[EventData | NewEvent],
+) -> Stage2Due | None:
+    """Whether a turn sets off its study's stage 2 (bot.services.stage2), for the worker's
+    turns and the turns decided at firing alike; nothing for a participant in no study."""
+    if not participant.get("study"):
+        return None
+    return stage2.due(participant, timer, decided)
+
+
+def turns_at_firing(
+    handler: Handler, kinds: Iterable[str], stage2: Stage2 | None
+) -> dict[str, firing.Turn]:
     """The turns of timers of `kinds` decided in their firing batch (bot.timers.firing), as a
     worker would decide their work item's turn (`turn_events`) on the same reads; a
     participant row without a conversation memory (from before migration 0015) is left to a
-    worker, which folds their stream."""
+    worker, which folds their stream. So is a turn that sets off a study's stage 2 (a
+    decision option that starts the study's `stage2.at.step`): the worker decides it again and
+    runs stage 2 in its commit (`Worker._within`), the one place stage 2 is assessed; with
+    `stage2` None (no studies read), every turn of a participant in a study is left so."""
 
     def decide(due: firing.Due) -> list[EventData | NewEvent] | None:
         if memory.of(due.participant) is None:
@@ -485,7 +504,13 @@ def turns_at_firing(handler: Handler, kinds: Iterable[str]) -> dict[str, firing.
             load_history=lambda: window,
             pending=due.pending,
         )
-        return turn_events(handler, turn)
+        decided = turn_events(handler, turn)
+        if due.participant.get("study") and (
+            stage2 is None or stage2_due(stage2, due.participant, due.timer, decided)
+        ):
+            log.info("timer %s sets off a stage 2: left to a worker", due.timer["timer_id"])
+            return None
+        return decided
 
     return {kind: decide for kind in kinds}
 

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from bot.console.intervention_graph import draw
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.interventions.language.graph import node_id
-from bot.sandbox import persona_llm, whatsapp_window
+from bot.sandbox import persona_llm, sim_costs, sim_pages, sim_progress, whatsapp_window
 from bot.sandbox.simulation import Run
 from bot.store.events import Event
 
@@ -30,6 +30,8 @@ FAILURES = ("template.failed", "condition.failed", "turn.failed", "judgement.fai
 
 class Facts:
     """The run's events by participant, with the persona and timezone of each."""
+
+    prices: sim_costs.PriceTable | None = None  # `--prices`: what the LLM section costs with
 
     def __init__(self, run: Run) -> None:
         cohort = run.cohort
@@ -258,13 +260,18 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "replies": replies,
     "decisions": decisions,
     "instruments": instruments,
+    "completion": sim_progress.completion,
+    "forms": sim_progress.forms,
+    "adherence": sim_progress.adherence,
+    "llm": sim_costs.llm,
     "llm_personas": persona_llm.section,
 }
 
 
-def build(run: Run) -> dict[str, Any]:
+def build(run: Run, prices: sim_costs.PriceTable | None = None) -> dict[str, Any]:
     """Every section that has something to say."""
     facts = Facts(run)
+    facts.prices = prices
     found = {name: section(facts) for name, section in SECTIONS.items()}
     report: dict[str, Any] = {name: value for name, value in found.items() if value is not None}
     report["graph"] = coloured_graph(facts, report["steps"])
@@ -291,13 +298,19 @@ def _green(share: float) -> str:
     return f"#{level:02x}{230:02x}{level:02x}"
 
 
-def write(report: dict[str, Any], folder: Path) -> tuple[Path, Path]:
-    """report.json and report.html in `folder`."""
+def write(
+    report: dict[str, Any], folder: Path, timings: dict[str, Any] | None = None
+) -> tuple[Path, Path]:
+    """report.json and report.html in `folder`, and timings.json (wall-clock, kept out of
+    report.json so that a seed repeats it byte for byte) when there are timings."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "report.json"
     data.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if timings is not None:
+        text = json.dumps(timings, indent=2, sort_keys=True) + "\n"
+        (folder / "timings.json").write_text(text, encoding="utf-8")
     page = folder / "report.html"
-    page.write_text(html(report), encoding="utf-8")
+    page.write_text(html({**report, "timings": timings}), encoding="utf-8")
     return data, page
 
 
@@ -305,12 +318,21 @@ def html(report: dict[str, Any]) -> str:
     """The report as one page: a table per section, numbers as text, everything escaped."""
     s = report["summary"]
     title = f"Simulation of {s['target']}: {s['participants']} participants, {s['days']} days"
-    parts = [
+    head = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:60rem;margin:auto}"
         "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}"
         ".dead{background:#ef9a9a}</style></head><body>",
+    ]
+    return "\n".join([*head, body(report), "</body></html>\n"])
+
+
+def body(report: dict[str, Any]) -> str:
+    """The report's sections (the page's body; the console shows the same)."""
+    s = report["summary"]
+    title = f"Simulation of {s['target']}: {s['participants']} participants, {s['days']} days"
+    parts = [
         f"<h1>{escape(title)}</h1>",
         _table(["", ""], [[k, v] for k, v in s.items()]),
         "<h2>Steps</h2>",
@@ -369,7 +391,7 @@ def html(report: dict[str, Any]) -> str:
         if name in report:
             parts.append(f"<h2>{name.title()}</h2>")
             parts.append(_nested(report[name], "value"))
-    parts.append("</body></html>\n")
+    parts.extend(sim_pages.sections(report))
     return "\n".join(parts)
 
 

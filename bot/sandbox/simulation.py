@@ -18,6 +18,7 @@ from bot.sandbox import persona_llm, whatsapp_window
 from bot.sandbox.cohort import Cohort, CohortError, Delivered, Later
 from bot.sandbox.personas import Persona, PersonaError, Player, load_personas
 from bot.sandbox.session import locate
+from bot.sandbox.sim_timing import TurnTime, time_turns
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday morning: runs repeat from the same
 DATABASE = "simulation.db"
@@ -67,6 +68,7 @@ class Run:
     days: int
     seed: int
     database_url: str
+    turns: list[TurnTime] = field(default_factory=list)  # wall time of each turn (timings.json)
     writers: dict[str, persona_llm.PersonaWriter] = field(default_factory=dict)  # LLM personas'
 
 
@@ -143,6 +145,7 @@ def simulate(  # noqa: PLR0913 - the command's options
     except BaseException:
         _close(engine, writers)
         raise
+    turns = time_turns(cohort)
     try:
         cohort.enroll()
         cohort.run_until(start + timedelta(days=days) - END)
@@ -151,7 +154,7 @@ def simulate(  # noqa: PLR0913 - the command's options
         raise
     finally:
         _close(None, writers)
-    return Run(cohort, players, names, personas, start, days, seed, database_url, writers)
+    return Run(cohort, players, names, personas, start, days, seed, database_url, turns, writers)
 
 
 def on_whatsapp(persona: Persona, seed: int, n: int) -> bool:

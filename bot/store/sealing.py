@@ -93,6 +93,8 @@ class Sealer:
         self.check_value = keys.check_value(master_key) if master_key else None
         self._wrap = AESGCM(keys.derive(master_key, "wrap")) if master_key else None
         self.phones = keys.PhoneHasher.for_master_key(master_key)
+        # The staff's TOTP secrets (staff_totp), re-sealed with the data keys by a rotation.
+        self.staff_secrets = keys.StaffSecrets.for_master_key(master_key) if master_key else None
         self._cache: dict[str, tuple[Any, float]] = {}
         self._lock = threading.Lock()
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, delete, insert, select, update
 
-from bot.store.event_store import EventStore
+from bot.store.event_store import EventStore, Transaction
 from bot.store.schema import staff_totp
 
 
@@ -26,6 +26,13 @@ def find(store: EventStore, email: str) -> TotpRecord | None:
     if row is None:
         return None
     return TotpRecord(row.email, row.sealed, row.enabled, row.last_step)
+
+
+def enabled_emails(store: EventStore) -> set[str]:
+    """The accounts with a confirmed second factor (the users page shows which)."""
+    with store.reading() as conn:
+        rows = conn.execute(select(staff_totp.c.email).where(staff_totp.c.enabled)).all()
+    return {email for (email,) in rows}
 
 
 def start(store: EventStore, email: str, sealed: str, now: datetime) -> None:
@@ -60,4 +67,21 @@ def use_step(store: EventStore, email: str, step: int, *, enable: bool, now: dat
 
 def remove(store: EventStore, email: str) -> None:
     with store.transaction() as tx:
-        tx.conn.execute(delete(staff_totp).where(staff_totp.c.email == email))
+        remove_in(tx, email)
+
+
+def remove_in(tx: Transaction, email: str) -> bool:
+    """Delete the account's secret (confirmed or being enrolled) in `tx`; whether it had one."""
+    result = tx.conn.execute(delete(staff_totp).where(staff_totp.c.email == email))
+    return bool(result.rowcount)
+
+
+def sealed_in(tx: Transaction) -> list[tuple[str, str]]:
+    """Every (email, sealed secret), enrolled or being enrolled, read in `tx` (a rotation's)."""
+    query = select(staff_totp.c.email, staff_totp.c.sealed).order_by(staff_totp.c.email)
+    return [(email, sealed) for email, sealed in tx.conn.execute(query).all()]
+
+
+def reseal_in(tx: Transaction, email: str, sealed: str) -> None:
+    """Replace the account's sealed secret in `tx`; its step and state stay."""
+    tx.conn.execute(update(staff_totp).where(staff_totp.c.email == email).values(sealed=sealed))

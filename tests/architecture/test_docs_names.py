@@ -21,7 +21,7 @@ PLANNED_MARKER = "(planned)"
 OTHER_SYSTEMS_VARIABLES = frozenset({"promptpipe.md"})
 
 # `tandem serve` written as a command; not `db/tandem` in a URL, nor `tandem.db`.
-COMMAND = re.compile(r"(?<![\w/.:@-])tandem ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
+COMMAND = re.compile(r"(?<![\w/.:@-])tandem ((?:[a-z][a-z0-9-]*)(?: [a-z][a-z0-9-]*)?)")
 # An environment variable written as one: assigned (`NAME=`), expanded (`$NAME`) or Tandem's own.
 VARIABLE = re.compile(
     r"(?<![\w.-])(?:\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
@@ -107,7 +107,11 @@ def test_an_unbuilt_command_is_refused_unless_marked_planned() -> None:
 
 def test_a_subcommand_named_in_the_docs_is_checked_under_its_group() -> None:
     lines = [("x.md", 1, "`tandem keys rotate`, `tandem keys burn`")]
-    assert unknown_commands(lines, cli) == ["x.md:1: tandem keys burn"]
+    lines.append(("x.md", 2, "`tandem users reset-2fa EMAIL`, `tandem users reset-3fa`"))
+    assert unknown_commands(lines, cli) == [
+        "x.md:1: tandem keys burn",
+        "x.md:2: tandem users reset-3fa",
+    ]
 
 
 def test_every_environment_variable_named_in_the_docs_is_read_by_tandem() -> None:

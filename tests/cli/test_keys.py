@@ -46,7 +46,7 @@ def test_rotate_rewraps_so_that_only_the_new_key_opens_the_data(
     result = CliRunner().invoke(cli, ["keys", "rotate"], env=env)
 
     assert result.exit_code == 0, result.output
-    assert "1 data keys re-wrapped and 1 phone hashes re-keyed" in result.output
+    assert "1 data keys re-wrapped, 1 phone hashes re-keyed and 0 staff TOTP" in result.output
     rotated = EventStore(make_engine(database_url), sealer=Sealer(new_key))
     try:
         assert rotated.load(stream)[0].data.name == "Grace Rotated"

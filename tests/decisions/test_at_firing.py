@@ -48,7 +48,7 @@ class Deployment:
     handler: Any
 
     def scheduler(self, at_firing: bool = True) -> Scheduler:
-        turns = turns_at_firing(self.handler, TURNS_AT_FIRING) if at_firing else None
+        turns = turns_at_firing(self.handler, TURNS_AT_FIRING, None) if at_firing else None
         return Scheduler(self.services, turns=turns)
 
     def enroll(self, ids: list[str], extra: list | None = None) -> None:
@@ -210,7 +210,7 @@ class _Died(BaseException):
 def test_a_batch_that_dies_midway_records_nothing_and_loses_nothing(deployed: Deployment) -> None:
     ids = _ids(12)
     deployed.enroll(ids)
-    turns = turns_at_firing(deployed.handler, TURNS_AT_FIRING)
+    turns = turns_at_firing(deployed.handler, TURNS_AT_FIRING, None)
     calls = [0]
 
     def dying(due: Any) -> Any:
@@ -236,7 +236,7 @@ def test_a_batch_that_dies_midway_records_nothing_and_loses_nothing(deployed: De
 def test_a_turn_that_fails_at_firing_is_left_to_a_worker(deployed: Deployment) -> None:
     ids = _ids(6)
     deployed.enroll(ids)
-    turns = turns_at_firing(deployed.handler, TURNS_AT_FIRING)
+    turns = turns_at_firing(deployed.handler, TURNS_AT_FIRING, None)
     failed: list[str] = []
 
     def failing_once(due: Any) -> Any:

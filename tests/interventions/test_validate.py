@@ -170,3 +170,38 @@ def test_a_file_that_does_not_load_causes_no_cascade_of_unknown_references(
         "judgements/ready.md:2: `title` is required",
         "judgements/ready.md:2: unknown key `titel`",
     ]
+
+
+CHECKIN = """---
+title: Check-in
+say: "Time for a check-in."
+transitions:
+  - to: goodbye
+---
+"""
+CHECK_IN_POINT = """---
+description: The check-in or nothing, at 10:00.
+when:
+  times: ["10:00"]
+options:
+  - name: nothing
+    probability: 0.5
+  - name: checkin
+    start: checkin
+    probability: 0.5
+outcome:
+  reply: yes/no
+  within: 60m
+---
+"""
+
+
+def test_a_step_that_only_a_decision_option_starts_is_reached(tmp_path: Path) -> None:
+    folder = variant(tmp_path, "steps/checkin.md", CHECKIN)
+    assert problems(folder) == [
+        "steps/checkin.md:2: step 'checkin' cannot be reached from the root step 'welcome'"
+    ]
+
+    variant(tmp_path, "decisions/check_in.md", CHECK_IN_POINT)
+
+    assert problems(folder) == []

@@ -257,11 +257,13 @@ class _Checker:
         return self.i.form_source(slug)[0] if kind == "form" else _owner(key)
 
     def graph(self) -> None:
-        """Steps nothing leads to (from the root, the session start or an interrupt)."""
+        """Steps nothing leads to (from the root, the session start, an interrupt or a
+        decision option's `start:`)."""
         config = self.i.config
         if self.i.unreadable or (config.root and config.root not in self.i.steps):
             return  # where an unreadable step leads is unknown; a wrong root is its own problem
         starts = [config.root, *self.i.interrupts()]
+        starts += [o.start for d in self.i.decisions.values() for o in d.options if o.start]
         if config.sessions:
             starts.append(config.sessions.resume_at)
         reached: set[str] = set()

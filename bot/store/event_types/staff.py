@@ -1,5 +1,5 @@
 """Staff accounts of the researcher console: added, password set, signed in and out, role
-changed, disabled.
+changed, disabled, second factor enabled, disabled or reset.
 
 Each account is its own stream, `staff:<email>`. A password hash is never an event (events are
 kept for ever); it lives in the operational `staff_credentials` table.
@@ -113,3 +113,16 @@ class StaffTwoFactorDisabled(EventData):
     plain = fields("email")
 
     email: str
+
+
+@event("staff.two_factor_reset")
+class StaffTwoFactorReset(EventData):
+    """An admin cleared the account's TOTP second factor (its owner lost the authenticator);
+    `by` names the admin (`cli`, `staff:<email>`). The owner signs in with the password alone
+    and enrols again (admins at once under CONSOLE_REQUIRE_2FA)."""
+
+    personal = fields()
+    plain = fields("by", "email")
+
+    email: str
+    by: str
