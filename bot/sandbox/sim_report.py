@@ -389,7 +389,7 @@ def body(report: dict[str, Any]) -> str:
     parts.append(_nested(report["replies"], "kind"))
     for name in ("decisions", "instruments", "llm_personas"):
         if name in report:
-            parts.append(f"<h2>{name.title()}</h2>")
+            parts.append(f"<h2>{'LLM personas' if name == 'llm_personas' else name.title()}</h2>")
             parts.append(_nested(report[name], "value"))
     parts.extend(sim_pages.sections(report))
     return "\n".join(parts)
