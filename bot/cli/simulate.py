@@ -54,16 +54,20 @@ def simulate(  # noqa: PLR0913 - the command's options
 ) -> None:
     """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
 
-    Scripted personas (PERSONAS/<name>.yaml) text the real engine (worker, timers,
-    dispatcher to a recording messenger) on a simulated clock that jumps from one due moment
-    to the next; no LLM is needed. Writes report.json and report.html (steps reached, dead
-    steps, drop-off by persona, burden, quiet-hours violations, alerts, failures at
-    file:line, time to completion, forms, measurement adherence, LLM calls and their cost
-    with --prices) and timings.json (the slowest turns: wall-clock, so not in report.json),
-    and keeps the run's database for the console and `tandem export`; the report is
-    recorded in it too (`simulation.reported`, shown at /console/simulation). The same seed
-    gives the same report.json. Exit 1 for bad personas or prices (at file:line), an
-    unknown or invalid intervention or a study (planned).
+    Personas (PERSONAS/<name>.yaml) text the real engine (worker, timers, dispatcher to a
+    recording messenger) on a simulated clock that jumps from one due moment to the next,
+    by SMS or (their `whatsapp` chance) WhatsApp. Scripted personas and fixed-wording
+    interventions need no LLM; LLM personas (`kind: llm`) and an intervention that needs an
+    LLM use OPENAI_API_KEY / OPENAI_BASE_URL (the persona's `model:` or TANDEM_MODEL), and
+    are refused without them. Writes report.json and report.html (steps reached, dead steps,
+    drop-off by persona, burden, quiet-hours and WhatsApp-window violations, alerts,
+    failures at file:line, time to completion, forms, measurement adherence, LLM calls and
+    their cost with --prices, LLM personas' calls) and timings.json (the slowest turns:
+    wall-clock, so not in report.json), and keeps the run's database for the console and
+    `tandem export`; the report is recorded in it too (`simulation.reported`, shown at
+    /console/simulation). The same seed gives the same report.json (the draws only, with an
+    LLM). Exit 1 for bad personas or prices (at file:line), an unknown or invalid
+    intervention, a missing LLM or a study (planned).
     """
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError
@@ -107,5 +111,8 @@ def simulate(  # noqa: PLR0913 - the command's options
     click.echo(f"dead steps: {', '.join(steps['dead_steps']) or 'none'}")
     click.echo(f"failures: {found['failures']['total']}")
     click.echo(f"quiet-hours violations: {found['burden']['quiet_hours_violations']}")
+    click.echo(f"WhatsApp window violations: {found['burden']['window_violations']}")
+    for name, calls in found.get("llm_personas", {}).items():
+        click.echo(f"LLM persona {name}: {calls['calls']} calls, {calls['failed']} failed")
     click.echo(f"report: {data} and {page_file} (timings.json: the slowest turns)")
     click.echo(f"database: {run.database_url}")

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bot.channel import inbound
-from bot.channel.console import CollectingMessenger
 from bot.channel.dispatcher import Dispatcher
+from bot.channel.messenger import OutboundMessage
 from bot.conversation import timer_turns
+from bot.core.addresses import format_address
 from bot.core.clock import FakeClock
 from bot.core.config import Settings
 from bot.interventions.language.intervention import Intervention
@@ -34,6 +35,7 @@ from bot.runtime.routing import build_handler, intervention_catalogue
 from bot.runtime.worker import Worker
 from bot.sandbox.no_llm import NoLLM
 from bot.sandbox.session import SandboxError, locate
+from bot.sandbox.whatsapp_window import SimulatedPhones
 from bot.services import enrollment
 from bot.store.events import Event, new_id, participant_stream
 from bot.store.migrate import upgrade
@@ -92,8 +94,10 @@ class Cohort:
         seed: int = 0,
         timezone: str = "UTC",
         timezones: Sequence[str] | None = None,
+        channels: Sequence[str] | None = None,
         database_url: str | None = None,
         keep: bool = False,
+        llm: Any = None,
     ) -> None:
         self.root, self.slug = locate(intervention)
         problems = intervention_catalogue(self.root).problems(self.slug)
@@ -103,6 +107,7 @@ class Cohort:
         self.personas, self.seed, self.timezone = list(personas), seed, timezone
         self.clock = FakeClock(start)
         self.timezones = list(timezones) if timezones else [timezone] * len(self.personas)
+        self.channels = list(channels) if channels else ["sms"] * len(self.personas)
         self.keep = keep  # a database kept (a simulation's run) is not thrown away on close
         self.folder = Path(tempfile.mkdtemp(prefix="tandem-cohort-"))
         self.database_url = database_url or f"sqlite:///{self.folder / 'cohort.db'}"
@@ -113,12 +118,12 @@ class Cohort:
         self.store = self.services.store
         upgrade(self.store.engine)
         self._handlers = dict(timer_turns.HANDLERS)  # build_handler registers the decisions'
-        self.llm = NoLLM()
+        self.llm = llm or NoLLM()  # the real client only for an intervention that needs one
         self.steps = StepModule(root=self.root, modules=[n for n in MODULES if n != "step"])
         modules = {**MODULES, self.steps.name: self.steps}
         handler = build_handler(self.services, client=self.llm, modules=modules)  # type: ignore[arg-type]  # NoLLM answers ChatClient's calls offline
         self.worker = Worker(self.services, handler, "cohort-worker")
-        self.phones = CollectingMessenger()
+        self.phones = SimulatedPhones()
         self.dispatcher = Dispatcher(self.services, self.phones, "cohort-dispatcher")
         found, _ = self.steps.intervention(self.slug)
         quiet = {self.slug: found.quiet_hours()} if found else {}
@@ -144,12 +149,13 @@ class Cohort:
         for n in range(len(self.personas)):
             asked = enrollment.Enrollment(
                 phone=f"+{FIRST_PHONE + n}",
+                channel=self.channels[n],
                 timezone=self.timezones[n],
                 intervention=self.slug,
             )
             event = enrollment.enrolled_event(asked, self.settings, "cli")
             event = event.model_copy(update={"participant_id": self.participant_id(n)})
-            self._by_address[f"+{FIRST_PHONE + n}"] = n
+            self._by_address[self.address(n)] = n
             enrolled.append(event)
         enrollment.record(self.store, enrolled, actor=ACTOR)
         self.participant_ids = [e.participant_id for e in enrolled]
@@ -173,7 +179,7 @@ class Cohort:
                 (n, reply)
                 for message in self.phones.take()
                 if (n := self._by_address.get(message.to_address)) is not None
-                and (reply := self._deliver(n, message.body or "")) is not None
+                and (reply := self._deliver(n, _text(message))) is not None
             ]
             now: list[tuple[int, str]] = []
             for n, reply in replies:
@@ -190,11 +196,11 @@ class Cohort:
 
     def say(self, n: int, text: str) -> None:
         """Participant n sends `text`, recorded as the Twilio webhook records it."""
-        pid, address = self.participant_ids[n], f"+{FIRST_PHONE + n}"
+        pid, ours = self.participant_ids[n], self.settings.twilio_from_number or "+15005550006"
         form = {
             "MessageSid": "SM" + new_id().replace("-", ""),
-            "From": address,
-            "To": self.settings.twilio_from_number or "+15005550006",
+            "From": self.address(n),
+            "To": format_address(self.channels[n], ours),  # type: ignore[arg-type]
             "Body": text,
         }
         message = inbound.parse_message(form)
@@ -205,6 +211,10 @@ class Cohort:
             now = self.clock.now()
             plan = inbound.decide(message, row, pending, self.settings, now, history)
             tx.append(plan.stream_id, plan.events, plan.expected_version, plan.idempotency_key)
+
+    def address(self, n: int) -> str:
+        """Participant n's address as Twilio writes it (`whatsapp:+1555…` on WhatsApp)."""
+        return format_address(self.channels[n], f"+{FIRST_PHONE + n}")  # type: ignore[arg-type]
 
     def events(self, n: int) -> list[Event]:
         """Participant n's events, in order."""
@@ -219,6 +229,7 @@ class Cohort:
     def close(self) -> None:
         """Throw the database away and put back the timer handlers found at the start."""
         self.services.close()
+        self.llm.close()
         if not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)
         timer_turns.HANDLERS.clear()
@@ -256,3 +267,8 @@ class Cohort:
             if not busy:
                 return
         raise CohortError(f"still busy after {MAX_ROUNDS} rounds")
+
+
+def _text(message: OutboundMessage) -> str:
+    """What the phone shows: the body, or a template's text (its {{1}})."""
+    return message.body or (message.content_variables or {}).get("1") or ""

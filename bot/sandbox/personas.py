@@ -3,8 +3,10 @@
 that answers as a persona would, drawing every choice from its own seeded random stream.
 
 A scripted persona needs no LLM: its replies come from the lists it declares, its answers to
-a question from the question's numbered options. An LLM persona is refused by `load_personas`
-callers that have no LLM (never played as a scripted one in its place).
+a question from the question's numbered options. An LLM persona draws whether, when and what
+kind of reply (STOP, a crisis line) from the same stream, and an LLM writes the text of its
+other replies (bot.sandbox.persona_llm); without an LLM it is refused, never played as a
+scripted one in its place.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -86,7 +88,7 @@ class Persona(Strict):
     whatsapp: float = Field(0.0, ge=0, le=1)  # chance the participant texts on WhatsApp
     chatter: list[str] = ["ok", "thanks", "sounds good"]
     off_topic_lines: list[str] = ["what time is it?", "who is this", "lol"]
-    model: str | None = None  # an LLM persona's model (LLM_PERSONA_MODEL otherwise)
+    model: str | None = None  # an LLM persona's model (TANDEM_MODEL otherwise)
 
     @model_validator(mode="after")
     def _consistent(self) -> Persona:
@@ -94,10 +96,6 @@ class Persona(Strict):
             raise ValueError("`crisis` is above 0 but `crisis_lines` declares no lines")
         if not self.chatter:
             raise ValueError("`chatter` needs at least one line")
-        if self.whatsapp > 0:
-            raise ValueError(
-                "`whatsapp` above 0 is not simulated yet (planned): set it to 0"
-            )  # never a silent SMS sender in its place
         try:
             ZoneInfo(self.timezone)
         except (KeyError, ValueError):
@@ -155,20 +153,32 @@ class Reply:
 
     text: str
     after: timedelta
-    kind: str  # answer, invalid, off_topic, chatter, stop, crisis
+    kind: str  # answer, invalid, off_topic, chatter, stop, crisis, llm
+
+
+class Writer(Protocol):
+    """Writes an LLM persona's reply to the conversation so far (("bot" | "me", text) pairs,
+    the bot's last); None when the LLM failed, and then nothing is sent."""
+
+    def write(self, persona: Persona, conversation: list[tuple[str, str]]) -> str | None: ...
 
 
 @dataclass
 class Player:
-    """One simulated participant playing `persona` with its own random stream."""
+    """One simulated participant playing `persona` with its own random stream; an LLM persona
+    has a `writer` for its replies' text."""
 
     name: str
     persona: Persona
     rng: random.Random
     started: datetime
+    writer: Writer | None = None
+    whatsapp: bool = False  # enrolled on WhatsApp (drawn by the simulation)
     silent_from: datetime | None = None  # dropped out: never replies from then on
     stopped: bool = False
     said: list[Reply] = field(default_factory=list)
+    conversation: list[tuple[str, str]] = field(default_factory=list)
+    failed: int = 0  # replies not sent because the LLM failed to write them
 
     def __post_init__(self) -> None:
         rate = self.persona.dropout_per_day
@@ -182,6 +192,8 @@ class Player:
         """The reply to `text` received `at`, or None (no reply)."""
         persona, rng = self.persona, self.rng
         draws = [rng.random() for _ in range(4)]  # always four: one message, four draws
+        if self.writer is not None:  # only an LLM persona reads the conversation back
+            self.conversation.append(("bot", text))
         if self.stopped or (self.silent_from is not None and at >= self.silent_from):
             return None
         options = options_in(text)
@@ -189,25 +201,38 @@ class Player:
         chance = persona.replies.probability * (1 if asks else persona.replies.statements)
         if draws[0] >= chance:
             return None
-        after = self._latency(at, draws[1])
-        if draws[2] < persona.stop:
+        reply = self._scripted(options, self._latency(at, draws[1]), draws)
+        if reply.kind == "stop":
             self.stopped = True
-            return self._said(Reply("STOP", after, "stop"))
+        elif reply.kind != "crisis" and self.writer is not None:
+            # The scripted reply was drawn all the same, so the stream stays as a scripted
+            # persona's; only its text is the LLM's.
+            written = self.writer.write(persona, self.conversation)
+            if written is None:
+                self.failed += 1
+                return None
+            reply = Reply(written, reply.after, "llm")
+        self.said.append(reply)
+        if self.writer is not None:
+            self.conversation.append(("me", reply.text))
+        return reply
+
+    def _scripted(self, options: list[str], after: timedelta, draws: list[float]) -> Reply:
+        """The scripted persona's reply: STOP, a crisis line, chatter, or an answer."""
+        persona, rng = self.persona, self.rng
+        if draws[2] < persona.stop:
+            return Reply("STOP", after, "stop")
         if draws[2] < persona.stop + persona.crisis:
-            return self._said(Reply(rng.choice(persona.crisis_lines), after, "crisis"))
+            return Reply(rng.choice(persona.crisis_lines), after, "crisis")
         if not options:
-            return self._said(Reply(rng.choice(persona.chatter), after, "chatter"))
+            return Reply(rng.choice(persona.chatter), after, "chatter")
         answers, pick = persona.answers, draws[3]
         if pick < answers.invalid:
             wrong = max(int(o) for o in options) + 1 + rng.randrange(5)
-            return self._said(Reply(str(wrong), after, "invalid"))
+            return Reply(str(wrong), after, "invalid")
         if pick < answers.invalid + answers.off_topic:
-            return self._said(Reply(rng.choice(persona.off_topic_lines), after, "off_topic"))
-        return self._said(Reply(rng.choice(options), after, "answer"))
-
-    def _said(self, reply: Reply) -> Reply:
-        self.said.append(reply)
-        return reply
+            return Reply(rng.choice(persona.off_topic_lines), after, "off_topic")
+        return Reply(rng.choice(options), after, "answer")
 
     def _latency(self, at: datetime, draw: float) -> timedelta:
         latency = self.persona.replies.latency

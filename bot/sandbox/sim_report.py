@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.console.intervention_graph import draw
 from bot.interventions.language.graph import node_id
-from bot.sandbox import sim_costs, sim_pages, sim_progress
+from bot.sandbox import persona_llm, sim_costs, sim_pages, sim_progress, whatsapp_window
 from bot.sandbox.sim_facts import Facts
 from bot.sandbox.sim_prices import PriceTable
 from bot.sandbox.simulation import Run
@@ -141,6 +141,7 @@ def burden(facts: Facts) -> dict[str, Any]:
                 kind = queued.get("kind")
                 violations.append({"participant": n, "at": e.occurred_at.isoformat(), "kind": kind})
     flat = [x for row in per_day for x in row]
+    window = [whatsapp_window.check(events) for events in facts.events]
     return {
         "per_participant_per_day": {
             "mean": round(sum(flat) / len(flat), 3) if flat else 0,
@@ -152,6 +153,8 @@ def burden(facts: Facts) -> dict[str, Any]:
         "quiet_hours": str(facts.quiet.start) + "-" + str(facts.quiet.end) if facts.quiet else None,
         "quiet_hours_violations": len(violations),
         "violations": violations[:20],
+        "window_violations": sum(len(w.violations) for w in window),  # WhatsApp: must be 0
+        "template_sends": sum(w.templates for w in window),
     }
 
 
@@ -230,6 +233,7 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "forms": sim_progress.forms,
     "adherence": sim_progress.adherence,
     "llm": sim_costs.llm,
+    "llm_personas": persona_llm.section,
 }
 
 
@@ -334,7 +338,9 @@ def body(report: dict[str, Any]) -> str:
     parts.append(_table(["local hour", "messages"], list(enumerate(b["per_local_hour"]))))
     parts.append(
         f"<p>Quiet hours {escape(str(b['quiet_hours']))}: "
-        f"<strong>{b['quiet_hours_violations']}</strong> violations.</p>"
+        f"<strong>{b['quiet_hours_violations']}</strong> violations. WhatsApp 24-hour window: "
+        f"<strong>{b['window_violations']}</strong> violations; {b['template_sends']} template "
+        "sends.</p>"
     )
     parts.append("<h2>Drop-off by persona</h2>")
     parts.append(_nested(report["dropoff"], "where they stopped"))
@@ -350,9 +356,9 @@ def body(report: dict[str, Any]) -> str:
     parts.append(_table(["event", "file:line", "step", "times", "participants"], f_rows))
     parts.append("<h2>What the personas sent</h2>")
     parts.append(_nested(report["replies"], "kind"))
-    for name in ("decisions", "instruments"):
+    for name in ("decisions", "instruments", "llm_personas"):
         if name in report:
-            parts.append(f"<h2>{name.title()}</h2>")
+            parts.append(f"<h2>{'LLM personas' if name == 'llm_personas' else name.title()}</h2>")
             parts.append(_nested(report[name], "value"))
     parts.extend(sim_pages.sections(report))
     return "\n".join(parts)

@@ -11,8 +11,10 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from bot.core.config import Settings
+from bot.sandbox import persona_llm, whatsapp_window
 from bot.sandbox.cohort import Cohort, CohortError, Delivered, Later
 from bot.sandbox.personas import Persona, PersonaError, Player, load_personas
 from bot.sandbox.session import locate
@@ -67,6 +69,7 @@ class Run:
     seed: int
     database_url: str
     turns: list[TurnTime] = field(default_factory=list)  # wall time of each turn (timings.json)
+    writers: dict[str, persona_llm.PersonaWriter] = field(default_factory=dict)  # LLM personas'
 
 
 def simulate(  # noqa: PLR0913 - the command's options
@@ -95,34 +98,53 @@ def simulate(  # noqa: PLR0913 - the command's options
     except PersonaError as exc:
         lines = "\n".join(str(p) for p in exc.problems)
         raise SimulationError(f"personas cannot be used:\n{lines}") from None
-    llm = sorted(name for name, p in personas.items() if p.kind == "llm")
-    if llm:
-        raise SimulationError(
-            f"LLM personas need an LLM persona player, not built yet (planned): {', '.join(llm)}"
-            " - use scripted personas (kind: scripted)"
-        )
+    refused = persona_llm.no_llm_for_personas(settings, personas)
+    if refused:
+        raise SimulationError(refused)
     locate(target)  # an unknown intervention is refused before anything is written
+    engine, refused = persona_llm.engine_llm(settings, target)
+    if refused:
+        raise SimulationError(refused)
     report.mkdir(parents=True, exist_ok=True)
     if database_url is None:
         path = report / DATABASE
         if path.exists():
+            if engine is not None:
+                engine.close()
             raise SimulationError(f"{path} exists: give a new --report folder")
         database_url = f"sqlite:///{path.resolve()}"
     names = assign(personas, participants, seed)
+    writers = persona_llm.persona_writers(settings, personas)
     players = [
-        Player(name, personas[name], random.Random(f"tandem-simulate:{seed}:{n}"), start)
+        Player(
+            name,
+            personas[name],
+            random.Random(f"tandem-simulate:{seed}:{n}"),
+            start,
+            writer=writers.get(name),
+            whatsapp=on_whatsapp(personas[name], seed, n),
+        )
         for n, name in enumerate(names)
     ]
-    cohort = Cohort(
-        settings,
-        target,
-        [Played(p) for p in players],
-        start,
-        seed=seed,
-        timezones=[personas[name].timezone for name in names],
-        database_url=database_url,
-        keep=True,
-    )
+    channels = ["whatsapp" if p.whatsapp else "sms" for p in players]
+    if "whatsapp" in channels:
+        settings = whatsapp_window.with_template(settings, target)
+    try:
+        cohort = Cohort(
+            settings,
+            target,
+            [Played(p) for p in players],
+            start,
+            seed=seed,
+            timezones=[personas[name].timezone for name in names],
+            channels=channels,
+            database_url=database_url,
+            keep=True,
+            llm=engine,
+        )
+    except BaseException:
+        _close(engine, writers)
+        raise
     turns = time_turns(cohort)
     try:
         cohort.enroll()
@@ -130,4 +152,22 @@ def simulate(  # noqa: PLR0913 - the command's options
     except BaseException:
         cohort.close()
         raise
-    return Run(cohort, players, names, personas, start, days, seed, database_url, turns)
+    finally:
+        _close(None, writers)
+    return Run(cohort, players, names, personas, start, days, seed, database_url, turns, writers)
+
+
+def on_whatsapp(persona: Persona, seed: int, n: int) -> bool:
+    """Whether participant n texts on WhatsApp: drawn with the persona's `whatsapp` chance from
+    a stream of its own (the replies' streams stay as they were)."""
+    if persona.whatsapp <= 0:
+        return False
+    return random.Random(f"tandem-simulate:{seed}:{n}:channel").random() < persona.whatsapp
+
+
+def _close(engine: Any, writers: dict[str, persona_llm.PersonaWriter]) -> None:
+    """Close the LLM clients opened for the run (the cohort closes the engine's once built)."""
+    if engine is not None:
+        engine.close()
+    for client in {id(w.client): w.client for w in writers.values()}.values():
+        client.close()

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli.main import cli
+from tests.fakes.openai_api import FakeOpenAI, ScriptedReply
 from tests.sandbox.test_simulate import events_of, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,18 +90,28 @@ def test_the_report_is_recorded_in_the_runs_database(
 def test_llm_calls_are_counted_and_a_model_without_a_price_is_said_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """health-intake asks the LLM (none here: each call is recorded as failed, model `-`)."""
+    """health-intake asks the LLM (the local fake: an intervention that needs an LLM is not
+    simulated without one); its model has no declared price, so no cost is made up."""
     prices = tmp_path / "prices.yaml"
     prices.write_text("per_million_tokens:\n  gpt-4o-mini: {input: 0.15, output: 0.6}\n")
     args = ["health-intake", *PERSONAS, "--participants", "4", "--days", "1"]
-    found = simulate(tmp_path / "r", *args, "--prices", str(prices))
+    with FakeOpenAI() as fake:
+        fake.script(*[ScriptedReply.text("Thanks, tell me more.")] * 2000)
+        for name, value in {
+            "OPENAI_BASE_URL": fake.url + "/v1",
+            "OPENAI_API_KEY": "test-key",
+            "TANDEM_MODEL": "fake-model",
+            "LLM_MAX_RETRIES": "0",
+        }.items():
+            monkeypatch.setenv(name, value)
+        found = simulate(tmp_path / "r", *args, "--prices", str(prices))
     called = events_of(tmp_path / "r", "llm.called", monkeypatch)
-    assert found["llm"]["calls"] == len(called) > 0
+    assert found["llm"]["calls"] == len(called) == len(fake.requests) > 0
     assert found["llm"]["failed"] == sum(not e["data"]["ok"] for e in called)
-    assert found["llm"]["unpriced_models"] == ["-"] and found["llm"]["cost"] is None
-    assert found["llm"]["by_model"]["-"]["cost"] is None
+    assert found["llm"]["unpriced_models"] == ["fake-model"] and found["llm"]["cost"] is None
+    assert found["llm"]["by_model"]["fake-model"]["cost"] is None
     assert (
-        "<strong>No declared price</strong>: - (0 in, 0 out)"
+        "<strong>No declared price</strong>: fake-model ("
         in (tmp_path / "r" / "report.html").read_text()
     )
 
