@@ -1,7 +1,7 @@
 """LLM personas in a simulation: the writer that has an LLM write a persona's replies through
 the OpenAI-compatible endpoint (bot.conversation.llm, as the rest of Tandem reaches it), the
-engine's own LLM for an intervention that needs one, and the report's section counting the
-personas' calls, failures and tokens.
+engine's own LLM for an intervention that needs one (the report's `llm_personas` section,
+in bot.sandbox.sim_costs, counts the personas' calls, failures and tokens).
 
 Whether, when and what kind of reply a persona sends stays drawn from its seeded stream
 (bot.sandbox.personas); only the text comes from the LLM. A failed call is counted and the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.conversation.llm import ChatClient
 from bot.core.config import Settings
@@ -20,9 +20,6 @@ from bot.interventions.validation import needs
 from bot.runtime.routing import intervention_catalogue
 from bot.sandbox.personas import Persona
 from bot.sandbox.session import locate
-
-if TYPE_CHECKING:
-    from bot.sandbox.sim_facts import Facts
 
 PURPOSE = "persona"
 TURNS = 40  # the conversation's last messages the LLM is shown
@@ -126,22 +123,3 @@ def engine_llm(settings: Settings, target: str) -> tuple[ChatClient | None, str 
     if missing:
         return None, needs.refusal(slug, wanted, missing) + " to simulate it"
     return ChatClient.from_settings(settings), None
-
-
-def section(facts: Facts) -> dict[str, Any] | None:
-    """Per LLM persona: the model, the replies the LLM wrote, the calls that failed (the
-    persona sent nothing for those) and the tokens; None when no persona is an LLM one."""
-    run = facts.run
-    if not run.writers:
-        return None
-    out: dict[str, Any] = {}
-    for name, writer in sorted(run.writers.items()):
-        out[name] = {
-            "model": run.personas[name].model or run.cohort.settings.model,
-            "calls": writer.calls,
-            "failed": writer.failed,
-            "prompt_tokens": writer.prompt_tokens,
-            "completion_tokens": writer.completion_tokens,
-            **{f"failed: {k}": v for k, v in sorted(writer.errors.items())},
-        }
-    return out

@@ -1,6 +1,7 @@
 """LLM calls and what they cost, for the simulation report (`tandem simulate --prices FILE`):
 the report's `llm` section, counted from the run's `llm.called` events and priced with the
-table of bot.sandbox.sim_prices.
+table of bot.sandbox.sim_prices; and the `llm_personas` section, the LLM personas' own calls
+(they are not events of the run: bot.sandbox.persona_llm counts them).
 
 A model the run used with no declared price is listed as unpriced with its tokens, never
 costed at 0; without `--prices` every model is unpriced.
@@ -59,3 +60,22 @@ def llm(facts: Facts) -> dict[str, Any]:
 
 def _zero() -> dict[str, int]:
     return {"calls": 0, "failed": 0, "tokens_in": 0, "tokens_out": 0}
+
+
+def personas(facts: Facts) -> dict[str, Any] | None:
+    """Per LLM persona: the model, the replies the LLM wrote, the calls that failed (the
+    persona sent nothing for those) and the tokens; None when no persona is an LLM one."""
+    run = facts.run
+    if not run.writers:
+        return None
+    out: dict[str, Any] = {}
+    for name, writer in sorted(run.writers.items()):
+        out[name] = {
+            "model": run.personas[name].model or run.cohort.settings.model,
+            "calls": writer.calls,
+            "failed": writer.failed,
+            "prompt_tokens": writer.prompt_tokens,
+            "completion_tokens": writer.completion_tokens,
+            **{f"failed: {k}": v for k, v in sorted(writer.errors.items())},
+        }
+    return out

@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.console.intervention_graph import draw
 from bot.interventions.language.graph import node_id
-from bot.sandbox import persona_llm, sim_costs, sim_pages, sim_progress, whatsapp_window
+from bot.sandbox import sim_costs, sim_pages, sim_progress, whatsapp_window
 from bot.sandbox.sim_facts import Facts
 from bot.sandbox.sim_prices import PriceTable
 from bot.sandbox.simulation import Run
@@ -233,7 +233,7 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "forms": sim_progress.forms,
     "adherence": sim_progress.adherence,
     "llm": sim_costs.llm,
-    "llm_personas": persona_llm.section,
+    "llm_personas": sim_costs.personas,
 }
 
 
