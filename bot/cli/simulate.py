@@ -44,15 +44,22 @@ def simulate(  # noqa: PLR0913 - the command's options
     report: Path,
     database: str | None,
 ) -> None:
-    """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
+    """Rehearse TARGET (an intervention folder or slug, or a study: studies/<slug>) with
+    synthetic participants.
 
     Scripted personas (PERSONAS/<name>.yaml) text the real engine (worker, timers,
     dispatcher to a recording messenger) on a simulated clock that jumps from one due moment
     to the next; no LLM is needed. Writes report.json and report.html (steps reached, dead
     steps, drop-off by persona, burden, quiet-hours violations, alerts, failures at
     file:line) and keeps the run's database for the console and `tandem export`. The same
-    seed gives the same report. Exit 1 for bad personas, an unknown or invalid intervention
-    or a study (planned).
+    seed gives the same report.
+
+    A study's participants join it through its enrollment rules (baseline values drawn by
+    field type, or fixed by a persona's `baseline:`) and are allocated as real ones are, with
+    the run's own key (TANDEM_MASTER_KEY=tandem-simulation-master-key-<seed as 8 digits>
+    opens its database), so the arms shown predict nothing of the real sequence; the report
+    adds an arms section. Exit 1 for bad personas, an unknown or invalid intervention or
+    study, or a study arm that needs an LLM.
     """
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError

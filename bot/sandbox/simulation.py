@@ -8,14 +8,16 @@ the run's events (bot.sandbox.sim_report). The run's database is kept in the rep
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.core.config import Settings
+from bot.sandbox import sim_study
 from bot.sandbox.cohort import Cohort, CohortError, Delivered, Later
 from bot.sandbox.personas import Persona, PersonaError, Player, load_personas
 from bot.sandbox.session import locate
+from bot.sandbox.sim_study import StudyPlan
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday morning: runs repeat from the same
 DATABASE = "simulation.db"
@@ -65,6 +67,7 @@ class Run:
     days: int
     seed: int
     database_url: str
+    study: StudyPlan | None = None
 
 
 def simulate(  # noqa: PLR0913 - the command's options
@@ -82,12 +85,7 @@ def simulate(  # noqa: PLR0913 - the command's options
     """Run the simulation; the report is written by the caller (bot.sandbox.sim_report)."""
     if participants < 1 or days < 1:
         raise SimulationError("--participants and --days must be 1 or more")
-    folder = Path(target) if "/" in target else Path("studies") / target
-    if (folder / "study.yaml").is_file():
-        raise SimulationError(
-            f"{target!r} is a study: simulating a study's arms is planned; "
-            "simulate each arm's intervention folder instead"
-        )
+    study = sim_study.plan(target, settings, seed) if sim_study.folder_of(target) else None
     try:
         personas = load_personas(personas_folder)
     except PersonaError as exc:
@@ -99,6 +97,15 @@ def simulate(  # noqa: PLR0913 - the command's options
             f"LLM personas need an LLM persona player, not built yet (planned): {', '.join(llm)}"
             " - use scripted personas (kind: scripted)"
         )
+    if study is not None:
+        fixed = [
+            p
+            for name, persona in personas.items()
+            for p in study.persona_problems(name, persona.baseline)
+        ]
+        if fixed:
+            raise SimulationError("personas cannot be used:\n" + "\n".join(fixed))
+        settings, target = study.settings, study.interventions[0]
     locate(target)  # an unknown intervention is refused before anything is written
     report.mkdir(parents=True, exist_ok=True)
     if database_url is None:
@@ -111,6 +118,12 @@ def simulate(  # noqa: PLR0913 - the command's options
         Player(name, personas[name], random.Random(f"tandem-simulate:{seed}:{n}"), start)
         for n, name in enumerate(names)
     ]
+    if study is not None:
+        draws = [random.Random(f"tandem-simulate:{seed}:{n}:baseline") for n in range(len(names))]
+        baselines = [
+            study.baseline(personas[name].baseline, draws[n]) for n, name in enumerate(names)
+        ]
+        study = replace(study, baselines=baselines)
     cohort = Cohort(
         settings,
         target,
@@ -120,6 +133,7 @@ def simulate(  # noqa: PLR0913 - the command's options
         timezones=[personas[name].timezone for name in names],
         database_url=database_url,
         keep=True,
+        joining=study,
     )
     try:
         cohort.enroll()
@@ -127,4 +141,4 @@ def simulate(  # noqa: PLR0913 - the command's options
     except BaseException:
         cohort.close()
         raise
-    return Run(cohort, players, names, personas, start, days, seed, database_url)
+    return Run(cohort, players, names, personas, start, days, seed, database_url, study)
