@@ -98,7 +98,7 @@ def enroll_csv() -> Any:
             good=len(good),
         ), 409
     try:
-        quiet = welcome.rules(services().settings, _catalogue().root)
+        quiet = welcome.rules(services().settings, _catalogue())
         done = enrollment.record(services().store, good, actor=actor(), quiet=quiet)
     except Refused as exc:
         return render_template("console/enroll_csv.html", rows=None, problem=exc.message), 409

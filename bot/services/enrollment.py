@@ -216,7 +216,7 @@ def enroll(
     the end of the participant's quiet hours (`welcome_at`, bot.services.welcome)."""
     taken = lambda p: phone_taken(store, p)  # noqa: E731
     checked = check(asked, settings, catalogue, taken, source, studies)
-    quiet = welcome.rules(settings, catalogue.root)
+    quiet = welcome.rules(settings, catalogue)
     (done,) = record(store, [checked], actor=actor, meta_message=ALREADY_ENROLLED, quiet=quiet)
     return done
 

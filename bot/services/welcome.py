@@ -1,6 +1,6 @@
 """The welcome of an enrollment made inside the participant's quiet hours: it waits for their
 end, as a `greeting` timer recorded with the enrollment, so the engine never texts anyone in
-their quiet hours on its own (docs/participants.md, "The welcome").
+their quiet hours on its own (docs/api.md, "Enrolling a participant").
 
 Outside quiet hours the worker greets at once (the `enrolled` work item). Inside them the
 enrollment's transaction also appends `timer.scheduled` (kind `greeting`, due when their quiet
@@ -11,13 +11,13 @@ as for someone enrolled by their own first message).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from bot.core.config import Settings
-from bot.core.localtime import parse_quiet_hours
+from bot.core.localtime import QuietHours, parse_quiet_hours
+from bot.interventions.validation.catalogue import Catalogue
 from bot.services.broadcast_sending import QuietRules
 from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import new_id
@@ -28,14 +28,33 @@ KIND = "greeting"  # the timer kind (bot.timers.kinds)
 REASON = "quiet_hours"
 
 
-def rules(settings: Settings, interventions: Path) -> QuietRules:
-    """QUIET_HOURS and the quiet hours of each intervention under `interventions` that has
-    its own, as the scheduler applies them."""
-    from bot.interventions.interpreter.applied import quiet_hours_by_intervention
+def rules(settings: Settings, interventions: Catalogue) -> QuietRules:
+    """QUIET_HOURS and, read when first asked for (one intervention, not all of them), the
+    quiet hours of an intervention that has its own, as the scheduler applies them."""
+    return QuietRules(parse_quiet_hours(settings.quiet_hours), OwnQuietHours(interventions))
 
-    return QuietRules(
-        parse_quiet_hours(settings.quiet_hours), quiet_hours_by_intervention(interventions)
-    )
+
+class OwnQuietHours(Mapping[str, QuietHours | None]):
+    """The interventions' own quiet hours, by slug, read from the catalogue on demand: a slug
+    is in it only if its intervention declares `quiet_hours` (the others keep QUIET_HOURS)."""
+
+    def __init__(self, interventions: Catalogue) -> None:
+        self.interventions = interventions
+
+    def __getitem__(self, slug: str) -> QuietHours | None:
+        own = self.interventions.quiet_hours(slug)
+        if own is None:
+            raise KeyError(slug)
+        return parse_quiet_hours(own)
+
+    def __contains__(self, slug: object) -> bool:
+        return isinstance(slug, str) and self.interventions.quiet_hours(slug) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (slug for slug in self.interventions.slugs() if slug in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def held_until(participant: Mapping[str, Any], now: datetime, quiet: QuietRules) -> datetime | None:
