@@ -52,7 +52,8 @@ def simulate(  # noqa: PLR0913 - the command's options
     database: str | None,
     prices: Path | None,
 ) -> None:
-    """Rehearse TARGET (an intervention folder or slug) with synthetic participants.
+    """Rehearse TARGET (an intervention folder or slug, or a study: studies/<slug>) with
+    synthetic participants.
 
     Personas (PERSONAS/<name>.yaml) text the real engine (worker, timers, dispatcher to a
     recording messenger) on a simulated clock that jumps from one due moment to the next,
@@ -66,8 +67,14 @@ def simulate(  # noqa: PLR0913 - the command's options
     wall-clock, so not in report.json), and keeps the run's database for the console and
     `tandem export`; the report is recorded in it too (`simulation.reported`, shown at
     /console/simulation). The same seed gives the same report.json (the draws only, with an
-    LLM). Exit 1 for bad personas or prices (at file:line), an unknown or invalid
-    intervention, a missing LLM or a study (planned).
+    LLM).
+
+    A study's participants join it through its enrollment rules (baseline values drawn by
+    field type, or fixed by a persona's `baseline:`) and are allocated as real ones are, with
+    the run's own key (TANDEM_MASTER_KEY=tandem-simulation-master-key-<seed as 8 digits>
+    opens its database), so the arms shown predict nothing of the real sequence; the report
+    adds an arms section. Exit 1 for bad personas or prices (at file:line), an unknown or
+    invalid intervention or study, or a missing LLM.
     """
     from bot.sandbox import sim_report
     from bot.sandbox.cohort import CohortError

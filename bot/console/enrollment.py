@@ -21,7 +21,7 @@ from bot.console import enrollment_rules, study_forms
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, requires
 from bot.interventions.validation.catalogue import Catalogue
-from bot.services import enrollment
+from bot.services import enrollment, welcome
 from bot.services.blinding import shown_arm
 from bot.services.enrollment import Checked, Enrolled
 from bot.services.refusal import Refused
@@ -98,7 +98,8 @@ def enroll_csv() -> Any:
             good=len(good),
         ), 409
     try:
-        done = enrollment.record(services().store, good, actor=actor())
+        quiet = welcome.rules(services().settings, _catalogue())
+        done = enrollment.record(services().store, good, actor=actor(), quiet=quiet)
     except Refused as exc:
         return render_template("console/enroll_csv.html", rows=None, problem=exc.message), 409
     log.info("console: %d participants enrolled from a CSV", len(done))

@@ -8,7 +8,8 @@ out; the worker appends them with `work.completed` in one transaction.
   `conversation_state` (unknown → intake, recorded) → the reply, or the module's fallback
   with `turn.failed` and a retry timer (bot.conversation.turn_retry)
   → supervisor texts (SUPERVISOR_PHONES and the intervention's) → debug trace.
-- enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting).
+- enrolled: the module greets from an explicit "participant enrolled" trigger (kind greeting);
+  enrolled in their quiet hours, the `greeting` timer's firing greets instead, at their end.
 - timer: the kind's handler (bot.conversation.timer_turns); `transition.requested` becomes
   `state.transitioned` (source timer) if the conversation is not there already; an
   administration abandoned on silence lets the step module go on (trigger "abandoned": its
@@ -74,6 +75,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_STATE = "intake"
 STEP_STATE = "step"  # the state the step module serves: where a broadcast's step runs
+GREETING = "greeting"  # the timer of a welcome held past quiet hours (bot.services.welcome)
 # Answers to the daily cycle's questions ("Done", "3"): bot.conversation.daily_cycle.on_reply.
 ReplyParser = Callable[..., Sequence[EventData]]
 
@@ -194,6 +196,8 @@ class ConversationFlow:
         if isinstance(enrolled, ParticipantEnrolled) and enrolled.source == "auto":
             return []  # enrolled by their own message, which is answered instead
         working = Working(turn.participant, turn.history(), turn.now, turn.pending)
+        if any(t.get("kind") == GREETING for t in working.pending_timers()):
+            return []  # enrolled in their quiet hours: the `greeting` timer greets at their end
         return self._converse(turn, working, [], "enrolled", None, [])
 
     def _broadcast(self, turn: Turn) -> list[EventData]:
@@ -213,6 +217,9 @@ class ConversationFlow:
 
     def _timer(self, turn: Turn) -> list[EventData]:
         history = turn.history()
+        if turn.timer is not None and turn.timer["kind"] == GREETING:
+            working = Working(turn.participant, history, turn.now, turn.pending)
+            return self._converse(turn, working, [], "enrolled", None, [])
         events = list(
             handle_fired(turn.participant, turn.timer, history, turn.now, pending=turn.pending)
         )

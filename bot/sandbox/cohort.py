@@ -29,6 +29,7 @@ from bot.conversation import timer_turns
 from bot.core.addresses import format_address
 from bot.core.clock import FakeClock
 from bot.core.config import Settings
+from bot.core.localtime import parse_quiet_hours
 from bot.interventions.language.intervention import Intervention
 from bot.runtime.bootstrap import build_services
 from bot.runtime.routing import build_handler, intervention_catalogue
@@ -37,6 +38,8 @@ from bot.sandbox.no_llm import NoLLM
 from bot.sandbox.session import SandboxError, locate
 from bot.sandbox.whatsapp_window import SimulatedPhones
 from bot.services import enrollment
+from bot.services.broadcast_sending import QuietRules
+from bot.store.event_types import ParticipantEnrolled
 from bot.store.events import Event, new_id, participant_stream
 from bot.store.migrate import upgrade
 from bot.store.projections.participants import PROJECTION
@@ -77,6 +80,16 @@ class Persona(Protocol):
     def receive(self, message: Delivered) -> str | Later | None: ...
 
 
+class Joining(Protocol):
+    """A study the cohort's participants join: participant n's checked enrollment (with the
+    baseline the study allocates on), and the interventions its arms run."""
+
+    @property
+    def interventions(self) -> list[str]: ...
+
+    def join(self, n: int, enrolled: ParticipantEnrolled) -> enrollment.Checked: ...
+
+
 class CohortError(SandboxError):
     """A simulation that cannot run as asked or that did not settle; the message says why."""
 
@@ -98,6 +111,7 @@ class Cohort:
         database_url: str | None = None,
         keep: bool = False,
         llm: Any = None,
+        joining: Joining | None = None,
     ) -> None:
         self.root, self.slug = locate(intervention)
         problems = intervention_catalogue(self.root).problems(self.slug)
@@ -125,8 +139,11 @@ class Cohort:
         self.worker = Worker(self.services, handler, "cohort-worker")
         self.phones = SimulatedPhones()
         self.dispatcher = Dispatcher(self.services, self.phones, "cohort-dispatcher")
-        found, _ = self.steps.intervention(self.slug)
-        quiet = {self.slug: found.quiet_hours()} if found else {}
+        self.joining = joining  # a study: each enrollment joins it (bot.sandbox.sim_study)
+        slugs = [self.slug, *(joining.interventions if joining else ())]
+        found = [(s, self.steps.intervention(s)[0]) for s in dict.fromkeys(slugs)]
+        quiet = {s: q for s, f in found if f and (q := f.quiet_hours()) is not None}
+        self.quiet = QuietRules(parse_quiet_hours(self.settings.quiet_hours), quiet)
         self.scheduler = Scheduler(self.services, intervention_quiet_hours=quiet)
         self.participant_ids: list[str] = []
         self._by_address: dict[str, int] = {}
@@ -144,8 +161,10 @@ class Cohort:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"tandem-cohort:{self.seed}:{n}"))
 
     def enroll(self) -> None:
-        """Enroll every persona's participant now, in one transaction, and settle."""
-        enrolled = []
+        """Enroll every persona's participant now, in one transaction, and settle: in a
+        study, each joins it and `record` draws their arm, as for the API's enrollments; a
+        welcome due in their quiet hours waits for their end, as anywhere."""
+        enrolled: list[enrollment.Checked | ParticipantEnrolled] = []
         for n in range(len(self.personas)):
             asked = enrollment.Enrollment(
                 phone=f"+{FIRST_PHONE + n}",
@@ -156,9 +175,9 @@ class Cohort:
             event = enrollment.enrolled_event(asked, self.settings, "cli")
             event = event.model_copy(update={"participant_id": self.participant_id(n)})
             self._by_address[self.address(n)] = n
-            enrolled.append(event)
-        enrollment.record(self.store, enrolled, actor=ACTOR)
-        self.participant_ids = [e.participant_id for e in enrolled]
+            enrolled.append(event if self.joining is None else self.joining.join(n, event))
+        done = enrollment.record(self.store, enrolled, actor=ACTOR, quiet=self.quiet)
+        self.participant_ids = [e.participant_id for e in done]
         self.settle()
 
     def run_until(self, until: datetime) -> None:

@@ -89,6 +89,9 @@ class Persona(Strict):
     chatter: list[str] = ["ok", "thanks", "sounds good"]
     off_topic_lines: list[str] = ["what time is it?", "who is this", "lol"]
     model: str | None = None  # an LLM persona's model (TANDEM_MODEL otherwise)
+    # A study's baseline values this persona fixes (the others are drawn), checked against
+    # the study simulated (bot.sandbox.sim_study).
+    baseline: dict[str, str | int | float | bool] = {}
 
     @model_validator(mode="after")
     def _consistent(self) -> Persona:

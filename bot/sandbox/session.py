@@ -157,7 +157,8 @@ class Sandbox:
         )
         enrolled = enrollment.enrolled_event(asked, self.settings, "cli")
         self.participant_id = enrolled.participant_id
-        enrollment.record(self.store, [enrolled], actor=ACTOR["actor"])
+        # typed at a terminal: nobody is texted, the welcome shows at once
+        enrollment.record(self.store, [enrolled], actor=ACTOR["actor"], quiet=None)
         return self.settle()
 
     def say(self, text: str) -> list[str]:

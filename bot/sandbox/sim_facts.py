@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.store.events import Event
+from bot.timers.quiet_hours import for_participant
 
 if TYPE_CHECKING:
     from bot.sandbox.sim_prices import PriceTable
@@ -29,6 +30,12 @@ class Facts:
         self.root, self.slug = cohort.root, cohort.slug
         quiet = self.intervention.quiet_hours() or parse_quiet_hours(cohort.settings.quiet_hours)
         self.quiet: QuietHours | None = quiet
+        # each participant's own (their intervention's, in a study with several)
+        rules = cohort.quiet
+        self.quiets = [
+            for_participant({"intervention": ran(e)}, rules.default, rules.by_intervention)
+            for e in self.events
+        ]
 
     def sent(self, n: int) -> list[tuple[Event, dict[str, Any]]]:
         """Participant n's messages sent to them: (message.sent, its message.queued's data)."""
@@ -44,3 +51,13 @@ class Facts:
             and e.data.outbox_id in queued  # type: ignore[attr-defined]
             and queued[e.data.outbox_id].get("to_participant", True)  # type: ignore[attr-defined]
         ]
+
+
+def ran(events: list[Event]) -> str | None:
+    """The intervention the participant's events say they ended up in."""
+    found = None
+    for e in events:
+        if e.event_type in ("participant.enrolled", "participant.updated"):
+            data = e.data.model_dump()
+            found = (data.get("changes") or data).get("intervention", found)
+    return found

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from bot.console.intervention_graph import draw
 from bot.interventions.language.graph import node_id
-from bot.sandbox import sim_costs, sim_pages, sim_progress, whatsapp_window
-from bot.sandbox.sim_facts import Facts
+from bot.interventions.language.intervention import Intervention
+from bot.sandbox import sim_arms, sim_costs, sim_pages, sim_progress, whatsapp_window
+from bot.sandbox.sim_facts import Facts, ran
 from bot.sandbox.sim_prices import PriceTable
 from bot.sandbox.simulation import Run
 from bot.store.events import Event
@@ -31,7 +32,7 @@ FAILURES = ("template.failed", "condition.failed", "turn.failed", "judgement.fai
 def summary(facts: Facts) -> dict[str, Any]:
     run = facts.run
     return {
-        "target": facts.slug,
+        "target": run.study.slug if run.study else facts.slug,
         "participants": len(run.names),
         "days": run.days,
         "seed": run.seed,
@@ -44,12 +45,22 @@ def summary(facts: Facts) -> dict[str, Any]:
 def steps(facts: Facts) -> dict[str, Any]:
     """Steps reached (participants and entries), transitions taken, turns per step; a
     declared step nobody reached or a declared transition never taken is listed as dead."""
+    return steps_of(facts, facts.intervention, running(facts))
+
+
+def running(facts: Facts) -> list[int]:
+    """The participants who ran the simulated intervention (in a study: its first arm's)."""
+    return [n for n, events in enumerate(facts.events) if ran(events) in (None, facts.slug)]
+
+
+def steps_of(facts: Facts, intervention: Intervention, who: Iterable[int]) -> dict[str, Any]:
+    """`steps` for the participants `who` (those of one arm's intervention, in a study)."""
     reached: dict[str, set[int]] = defaultdict(set)
     entries: Counter[str] = Counter()
     taken: dict[tuple[str, str], set[int]] = defaultdict(set)
     turns: Counter[str] = Counter()
-    for n, events in enumerate(facts.events):
-        for e in events:
+    for n in who:
+        for e in facts.events[n]:
             data = e.data.model_dump()
             if e.event_type == "step.entered":
                 reached[data["step"]].add(n)
@@ -58,7 +69,7 @@ def steps(facts: Facts) -> dict[str, Any]:
                     taken[(data["from_step"], data["step"])].add(n)
             elif e.event_type == "step.turn_taken":
                 turns[data["step"]] += 1
-    declared = facts.intervention.steps
+    declared = intervention.steps
     rows: list[dict[str, Any]] = []
     for slug, step in declared.items():
         rows.append(
@@ -99,19 +110,22 @@ def dropoff(facts: Facts) -> dict[str, Any]:
     never replied."""
     by_persona: dict[str, Counter[str]] = defaultdict(Counter)
     for n, events in enumerate(facts.events):
-        step, last_in, stopped = None, -1, None
-        for i, e in enumerate(events):
-            if e.event_type == "step.entered":
-                step = e.data.model_dump()["step"]
-            elif e.event_type == "message.received":
-                last_in, stopped = i, None
-            elif (asked := _asked(e)) and stopped is None and i > last_in:
-                stopped = f"{asked} (step {step})"
-        where = stopped or ("answered to the end" if last_in >= 0 else "nothing asked")
-        if last_in < 0:
-            where = f"never replied; {where}"
-        by_persona[facts.run.names[n]][where] += 1
+        by_persona[facts.run.names[n]][stopped_at(events)] += 1
     return {name: dict(sorted(c.items())) for name, c in sorted(by_persona.items())}
+
+
+def stopped_at(events: list[Event]) -> str:
+    """Where one participant stopped answering: `dropoff`'s words for them."""
+    step, last_in, stopped = None, -1, None
+    for i, e in enumerate(events):
+        if e.event_type == "step.entered":
+            step = e.data.model_dump()["step"]
+        elif e.event_type == "message.received":
+            last_in, stopped = i, None
+        elif (asked := _asked(e)) and stopped is None and i > last_in:
+            stopped = f"{asked} (step {step})"
+    where = stopped or ("answered to the end" if last_in >= 0 else "nothing asked")
+    return f"never replied; {where}" if last_in < 0 else where
 
 
 def _asked(e: Event) -> str | None:
@@ -137,7 +151,8 @@ def burden(facts: Facts) -> dict[str, Any]:
                 per_day[n][day] += 1
             hours[e.occurred_at.astimezone(facts.zones[n]).hour] += 1
             proactive = queued.get("kind") not in ANSWERS
-            if proactive and facts.quiet and facts.quiet.contains(e.occurred_at, facts.zones[n]):
+            quiet = facts.quiets[n]
+            if proactive and quiet and quiet.contains(e.occurred_at, facts.zones[n]):
                 kind = queued.get("kind")
                 violations.append({"participant": n, "at": e.occurred_at.isoformat(), "kind": kind})
     flat = [x for row in per_day for x in row]
@@ -150,7 +165,7 @@ def burden(facts: Facts) -> dict[str, Any]:
         },
         "per_day_total": [sum(row[d] for row in per_day) for d in range(days)],
         "per_local_hour": hours,
-        "quiet_hours": str(facts.quiet.start) + "-" + str(facts.quiet.end) if facts.quiet else None,
+        "quiet_hours": "; ".join(sorted({f"{q.start}-{q.end}" for q in facts.quiets if q})) or None,
         "quiet_hours_violations": len(violations),
         "violations": violations[:20],
         "window_violations": sum(len(w.violations) for w in window),  # WhatsApp: must be 0
@@ -219,6 +234,12 @@ def instruments(facts: Facts) -> dict[str, Any] | None:
     return {k: dict(sorted(v.items())) for k, v in sorted(seen.items())} or None
 
 
+def arms(facts: Facts) -> dict[str, Any] | None:
+    """A study's arms (bot.sandbox.sim_arms, handed this report's step and graph readers);
+    None when an intervention is simulated."""
+    return sim_arms.arms(facts, steps_of, stopped_at, coloured_graph)
+
+
 SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "summary": summary,
     "steps": steps,
@@ -234,6 +255,7 @@ SECTIONS: dict[str, Callable[[Facts], dict[str, Any] | None]] = {
     "adherence": sim_progress.adherence,
     "llm": sim_costs.llm,
     "llm_personas": sim_costs.personas,
+    "arms": arms,
 }
 
 
@@ -243,17 +265,20 @@ def build(run: Run, prices: PriceTable | None = None) -> dict[str, Any]:
     facts.prices = prices
     found = {name: section(facts) for name, section in SECTIONS.items()}
     report: dict[str, Any] = {name: value for name, value in found.items() if value is not None}
-    report["graph"] = coloured_graph(facts, report["steps"])
+    report["graph"] = coloured_graph(facts, report["steps"], of=len(running(facts)))
     return report
 
 
-def coloured_graph(facts: Facts, steps_found: dict[str, Any]) -> str | None:
-    """The intervention's Mermaid graph (bot.console.intervention_graph) with each step
-    filled by the share of participants who reached it; dead steps in red."""
-    drawn = draw(facts.root, facts.slug)
+def coloured_graph(
+    facts: Facts, steps_found: dict[str, Any], slug: str | None = None, of: int | None = None
+) -> str | None:
+    """The intervention's (or `slug`'s) Mermaid graph (bot.console.intervention_graph) with
+    each step filled by the share of participants (or of `of` of them) who reached it; dead
+    steps in red."""
+    drawn = draw(facts.root, slug or facts.slug)
     if drawn.source is None:
         return None
-    total = max(len(facts.run.names), 1)
+    total = max(len(facts.run.names) if of is None else of, 1)
     lines = [drawn.source.rstrip("\n")]
     for row in steps_found["steps"]:
         share = row["participants"] / total
@@ -356,6 +381,8 @@ def body(report: dict[str, Any]) -> str:
     parts.append(_table(["event", "file:line", "step", "times", "participants"], f_rows))
     parts.append("<h2>What the personas sent</h2>")
     parts.append(_nested(report["replies"], "kind"))
+    if "arms" in report:
+        parts.append(sim_arms.html(report["arms"]))
     for name in ("decisions", "instruments", "llm_personas"):
         if name in report:
             parts.append(f"<h2>{'LLM personas' if name == 'llm_personas' else name.title()}</h2>")

@@ -8,16 +8,17 @@ the run's events (bot.sandbox.sim_report). The run's database is kept in the rep
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bot.core.config import Settings
-from bot.sandbox import persona_llm, whatsapp_window
+from bot.sandbox import persona_llm, sim_study, whatsapp_window
 from bot.sandbox.cohort import Cohort, CohortError, Delivered, Later
 from bot.sandbox.personas import Persona, PersonaError, Player, load_personas
 from bot.sandbox.session import locate
+from bot.sandbox.sim_study import StudyPlan
 from bot.sandbox.sim_timing import TurnTime, time_turns
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday morning: runs repeat from the same
@@ -70,6 +71,7 @@ class Run:
     database_url: str
     turns: list[TurnTime] = field(default_factory=list)  # wall time of each turn (timings.json)
     writers: dict[str, persona_llm.PersonaWriter] = field(default_factory=dict)  # LLM personas'
+    study: StudyPlan | None = None
 
 
 def simulate(  # noqa: PLR0913 - the command's options
@@ -87,12 +89,7 @@ def simulate(  # noqa: PLR0913 - the command's options
     """Run the simulation; the report is written by the caller (bot.sandbox.sim_report)."""
     if participants < 1 or days < 1:
         raise SimulationError("--participants and --days must be 1 or more")
-    folder = Path(target) if "/" in target else Path("studies") / target
-    if (folder / "study.yaml").is_file():
-        raise SimulationError(
-            f"{target!r} is a study: simulating a study's arms is planned; "
-            "simulate each arm's intervention folder instead"
-        )
+    study = sim_study.plan(target, settings, seed) if sim_study.folder_of(target) else None
     try:
         personas = load_personas(personas_folder)
     except PersonaError as exc:
@@ -101,6 +98,15 @@ def simulate(  # noqa: PLR0913 - the command's options
     refused = persona_llm.no_llm_for_personas(settings, personas)
     if refused:
         raise SimulationError(refused)
+    if study is not None:
+        fixed = [
+            p
+            for name, persona in personas.items()
+            for p in study.persona_problems(name, persona.baseline)
+        ]
+        if fixed:
+            raise SimulationError("personas cannot be used:\n" + "\n".join(fixed))
+        settings, target = study.settings, study.interventions[0]
     locate(target)  # an unknown intervention is refused before anything is written
     engine, refused = persona_llm.engine_llm(settings, target)
     if refused:
@@ -126,6 +132,12 @@ def simulate(  # noqa: PLR0913 - the command's options
         )
         for n, name in enumerate(names)
     ]
+    if study is not None:
+        draws = [random.Random(f"tandem-simulate:{seed}:{n}:baseline") for n in range(len(names))]
+        baselines = [
+            study.baseline(personas[name].baseline, draws[n]) for n, name in enumerate(names)
+        ]
+        study = replace(study, baselines=baselines)
     channels = ["whatsapp" if p.whatsapp else "sms" for p in players]
     if "whatsapp" in channels:
         settings = whatsapp_window.with_template(settings, target)
@@ -141,6 +153,7 @@ def simulate(  # noqa: PLR0913 - the command's options
             database_url=database_url,
             keep=True,
             llm=engine,
+            joining=study,
         )
     except BaseException:
         _close(engine, writers)
@@ -154,7 +167,9 @@ def simulate(  # noqa: PLR0913 - the command's options
         raise
     finally:
         _close(None, writers)
-    return Run(cohort, players, names, personas, start, days, seed, database_url, turns, writers)
+    return Run(
+        cohort, players, names, personas, start, days, seed, database_url, turns, writers, study
+    )
 
 
 def on_whatsapp(persona: Persona, seed: int, n: int) -> bool:

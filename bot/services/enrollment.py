@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from bot.core.addresses import InvalidPhoneNumber, canonical_phone
@@ -26,13 +27,16 @@ from bot.core.localtime import validate_timezone
 from bot.core.phone_zone import choose_timezone
 from bot.interventions.validation import needs
 from bot.interventions.validation.catalogue import Catalogue
+from bot.services import welcome
 from bot.services.allocation import allocated
+from bot.services.broadcast_sending import QuietRules
 from bot.services.refusal import Refused
 from bot.services.stage2 import stage2_timer
 from bot.services.study_joining import joined
 from bot.store.event_store import ConcurrencyError, ConstraintViolation, EventStore
 from bot.store.event_types import ParticipantEnrolled
 from bot.store.event_types.studies import ParticipantAllocated
+from bot.store.event_types.timers import TimerScheduled
 from bot.store.events import EventData, NewEvent, new_id, participant_stream
 from bot.store.queries import enrolled_with_phone
 from bot.studies.catalogue import StudyCatalogue
@@ -89,6 +93,7 @@ class Enrolled:
     enrolled: ParticipantEnrolled
     allocation: ParticipantAllocated | None = None
     blinded: bool = False
+    welcome_at: datetime | None = None  # the welcome waits for their quiet hours to end
 
     @property
     def participant_id(self) -> str:
@@ -207,10 +212,12 @@ def enroll(
     studies: StudyCatalogue | None = None,
 ) -> Enrolled:
     """Check and record one enrollment (`participant.enrolled`, `actor` in its meta, and in a
-    study `participant.allocated`); the worker sends the first message shortly after."""
+    study `participant.allocated`); the worker sends the first message shortly after, or at
+    the end of the participant's quiet hours (`welcome_at`, bot.services.welcome)."""
     taken = lambda p: phone_taken(store, p)  # noqa: E731
     checked = check(asked, settings, catalogue, taken, source, studies)
-    (done,) = record(store, [checked], actor=actor, meta_message=ALREADY_ENROLLED)
+    quiet = welcome.rules(settings, catalogue)
+    (done,) = record(store, [checked], actor=actor, meta_message=ALREADY_ENROLLED, quiet=quiet)
     return done
 
 
@@ -219,11 +226,14 @@ def record(
     checked: Sequence[Checked | ParticipantEnrolled],
     *,
     actor: str,
+    quiet: QuietRules | None,
     meta_message: str = ENROLLED_MEANWHILE,
 ) -> list[Enrolled]:
     """Record checked enrollments, all in one transaction, each study enrollment with its
     allocation drawn there: a phone enrolled by someone else since the check refuses them all
-    (`Refused`, a conflict saying `meta_message`)."""
+    (`Refused`, a conflict saying `meta_message`). With `quiet` (the quiet hours that apply,
+    bot.services.welcome), a welcome due inside the participant's waits for their end; None
+    only where nobody is texted (`tandem chat`'s terminal)."""
     meta = {"actor": actor}
     done: list[Enrolled] = []
     try:
@@ -241,12 +251,24 @@ def record(
                     due = stage2_timer(one.study, one.design, drawn.arm, store.clock.now())
                     events += [due] if due is not None else []
                     made = Enrolled(enrolled, drawn, one.design.blinded)
+                held = None if quiet is None else _held_welcome(made.enrolled, store, quiet)
+                if held is not None:
+                    events.append(held)
+                    made = Enrolled(made.enrolled, made.allocation, made.blinded, held.due_at)
                 stream = participant_stream(one.participant_id)
                 tx.append(stream, [NewEvent(e, meta=meta) for e in events], 0)
                 done.append(made)
     except (ConstraintViolation, ConcurrencyError):
         raise Refused(meta_message, "phone", "conflict") from None
     return done
+
+
+def _held_welcome(
+    enrolled: ParticipantEnrolled, store: EventStore, quiet: QuietRules
+) -> TimerScheduled | None:
+    """The timer holding the welcome past the participant's quiet hours, if now is inside."""
+    who = {"timezone": enrolled.timezone, "intervention": enrolled.intervention}
+    return welcome.welcome_timer(who, store.clock.now(), quiet)
 
 
 def phone_taken(store: EventStore, phone: str) -> bool:

@@ -97,6 +97,14 @@ KINDS: dict[str, KindPolicy] = {
             summary="a `send:` message of an intervention, rendered when it is sent",
         ),
         KindPolicy(
+            "greeting",
+            None,
+            "defer",
+            cancelled_by_reply=True,
+            summary="the welcome of an enrollment made in the participant's quiet hours, at "
+            "their end (a text from them first is answered instead)",
+        ),
+        KindPolicy(
             "stage2",
             None,
             "ignore",

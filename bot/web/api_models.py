@@ -312,6 +312,12 @@ class ParticipantResponse(BaseModel):
     status: Literal["ok"]
     message: str | None = None
     result: ParticipantOut
+    welcome_at: datetime | None = Field(
+        None,
+        description="Enrollment only: enrolled inside the participant's quiet hours, the "
+        "welcome is held until this instant (UTC), the end of those hours; absent: it goes "
+        "at once.",
+    )
 
 
 class ParticipantListResponse(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from typing import Any, Protocol
 
 from flask import Response, jsonify, request
@@ -109,15 +110,20 @@ def _refused(exc: Refused) -> tuple[Response, int]:
 
 def ok(model: BaseModel, code: int = 200) -> tuple[Response, int]:
     body = model.model_dump(mode="json")
-    if body.get("message") is None:
-        body.pop("message", None)
+    for optional in ("message", "welcome_at"):  # left out rather than null
+        if body.get(optional) is None:
+            body.pop(optional, None)
     return jsonify(body), code
 
 
 def participant_response(
-    row: dict[str, Any], message: str | None = None, code: int = 200
+    row: dict[str, Any],
+    message: str | None = None,
+    code: int = 200,
+    welcome_at: datetime | None = None,
 ) -> tuple[Response, int]:
-    out = ParticipantResponse(status="ok", message=message, result=participant_out(row))
+    result = participant_out(row)
+    out = ParticipantResponse(status="ok", message=message, result=result, welcome_at=welcome_at)
     return ok(out, code)
 
 

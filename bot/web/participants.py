@@ -51,7 +51,8 @@ API_FIELDS = {"phone": "phone_number"}  # the service's field names as this API'
 def enroll(body: EnrollRequest) -> tuple[Response, int]:
     """Record `participant.enrolled` (in a study, with `participant.allocated`: the arm is
     drawn then, and answered unless the study is blinded); the worker sends the first
-    message shortly after."""
+    message shortly after, or, inside the participant's quiet hours, at their end
+    (`welcome_at`)."""
     services = current_services()
     fields = body.model_dump()
     asked = enrollment.Enrollment(phone=fields.pop("phone_number"), **fields)
@@ -71,7 +72,13 @@ def enroll(body: EnrollRequest) -> tuple[Response, int]:
     log.info("participant %s enrolled (%s)", enrolled.participant_id, enrolled.channel)
     row = services.store.projection_row("participants", enrolled.participant_id)
     assert row is not None  # just recorded
-    return participant_response(row, "Conversation participant enrolled successfully", 201)
+    said = "Conversation participant enrolled successfully"
+    if done.welcome_at is not None:
+        said += (
+            f"; it is their quiet hours, so the welcome is held until "
+            f"{done.welcome_at.isoformat()} (see welcome_at)"
+        )
+    return participant_response(row, said, 201, welcome_at=done.welcome_at)
 
 
 @api.put(

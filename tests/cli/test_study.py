@@ -70,4 +70,4 @@ def test_the_allocation_list_is_concealed_unless_revealed_and_the_reveal_is_reco
 def test_an_unknown_study_is_refused_naming_the_known_ones(database_url: str) -> None:
     result = tandem("study", "check", "no-such-study", url=database_url)
     assert result.returncode == 1
-    assert "no study 'no-such-study'; known: smart-demo, walk-pilot" in result.stderr
+    assert "no study 'no-such-study'; known: smart-demo, walk-pilot, walk-prompts" in result.stderr

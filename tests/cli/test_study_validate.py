@@ -63,7 +63,7 @@ def test_a_broken_study_is_refused_at_its_line_by_folder_and_by_file(broken: Pat
 
 def test_an_unknown_slug_or_a_folder_without_a_study_is_refused(tmp_path: Path) -> None:
     code, _, err = run("no-such-study")
-    assert code == 1 and "no such study; known: smart-demo, walk-pilot" in err
+    assert code == 1 and "no such study; known: smart-demo, walk-pilot, walk-prompts" in err
     code, _, err = run(str(tmp_path))
     assert code == 1 and "no study.yaml there" in err
 

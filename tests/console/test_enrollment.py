@@ -194,3 +194,18 @@ def test_one_csv_row_is_counted_in_the_singular_and_its_participant_listed(
     assert "1 participant enrolled" in done and "1 participants" not in done
     listed = done.split('id="enrolled"')[1]
     assert "+14155552671" in listed
+
+
+def test_a_welcome_held_by_quiet_hours_is_shown_on_their_page_with_when_it_goes(
+    signed_in: Callable[[str], FlaskClient], services: Services
+) -> None:
+    """12:00 UTC is 07:00 in Toronto, inside QUIET_HOURS 22:00-08:00: the welcome waits."""
+    client = signed_in("researcher")
+
+    response = post(
+        client, "/console/enroll", {"phone": "+1 415 555 2671", "timezone": "America/Toronto"}
+    )
+
+    page = get(client, response.headers["Location"]).get_data(as_text=True)
+    assert 'id="welcome-held"' in page
+    assert "the welcome waits until 2026-01-05 08:00 their time (13:00 UTC)" in page

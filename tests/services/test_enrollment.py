@@ -93,7 +93,7 @@ def test_recording_refuses_all_when_one_phone_was_enrolled_meanwhile(
     enrolled("+14155552673")
 
     with pytest.raises(Refused) as refused:
-        enrollment.record(services.store, [first, second], actor="test")
+        enrollment.record(services.store, [first, second], actor="test", quiet=None)
 
     assert refused.value.kind == "conflict"
     assert services.store.projection_row("participants", first.participant_id) is None

@@ -17,6 +17,7 @@ from bot.interventions.validation.validate import Attach, validate_folder
 _VALIDATED: dict[tuple[Path, tuple[tuple[str, int, int], ...]], list[Problem]] = {}
 _NEEDS: dict[tuple[Path, tuple[tuple[str, int, int], ...]], dict[str, list[str]]] = {}
 _TEMPLATES: dict[tuple[Path, tuple[tuple[str, int, int], ...]], str | None] = {}
+_QUIET: dict[tuple[Path, tuple[tuple[str, int, int], ...]], str | None] = {}
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,17 @@ class Catalogue:
             intervention, _ = read_intervention(folder)
             _TEMPLATES[key] = intervention.config.whatsapp_template if intervention else None
         return _TEMPLATES[key]
+
+    def quiet_hours(self, slug: str) -> str | None:
+        """`slug`'s own `quiet_hours` as written ("22:00-08:00"; None: QUIET_HOURS applies)."""
+        folder = self.root / slug
+        if slug not in self.slugs():
+            return None
+        key = (folder.resolve(), _stamp(folder))
+        if key not in _QUIET:
+            intervention, _ = read_intervention(folder)
+            _QUIET[key] = (intervention.config.quiet_hours or None) if intervention else None
+        return _QUIET[key]
 
     def valid(self) -> list[str]:
         """The slugs that can be used."""
