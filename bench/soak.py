@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 from sqlalchemy import func, or_, select  # noqa: E402
+from sqlalchemy.exc import OperationalError  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
 from bench.common import database  # noqa: E402
@@ -126,7 +127,14 @@ class Driver:
         """Where the clock goes next: QUANTUM past the earliest due work item, outbox row (a
         retry, a claim's expiry) or timer, or PERSONA_BATCH past the next persona message,
         whichever is first; at most MAX_STEP on, and never past `end`."""
-        due = self.next_due(now)
+        for attempt in range(60):
+            try:
+                due = self.next_due(now)
+                break
+            except OperationalError:  # PostgreSQL restarting: its pooled connections died
+                if attempt == 59:
+                    raise
+                time.sleep(1)
         found = [now + MAX_STEP, end]
         if due is not None:
             found.append(due + QUANTUM)
