@@ -91,6 +91,7 @@ class Options:
     kill_every_days: tuple[float, float] = (2.0, 4.0)  # a kill every U(a, b) simulated days
     pg_restarts: int = 2
     quiet: bool = False
+    wall_limit: float | None = None  # seconds: stop simulating then, and check what was run
 
 
 @dataclass
@@ -423,6 +424,9 @@ def _soak(driver: Driver, services: object, env: dict[str, str]) -> Figures:
     driver.drain(now)
     driver.read_outbound(now)
     while now < end:
+        if options.wall_limit and time.perf_counter() - started > options.wall_limit:
+            driver.say(f"wall limit reached at simulated {now:%Y-%m-%d %H:%M}: checking")
+            break
         target = driver.next_step(now, end)
         if plan and plan[0][0] <= target:
             target = max(now, plan[0][0])
@@ -442,12 +446,13 @@ def _soak(driver: Driver, services: object, env: dict[str, str]) -> Figures:
         driver.sample_rss(now)
         if (now - START).days != day:
             day = (now - START).days
-            if day % 10 == 0:
-                driver.say(f"day {day}: {steps} steps, {time.perf_counter() - started:.0f} s wall")
+            driver.say(f"day {day}: {steps} steps, {time.perf_counter() - started:.0f} s wall")
     driver.sample_rss(now, end=True)
     figures.wall_seconds = time.perf_counter() - started
-    figures.steps, figures.participants, figures.days = steps, options.participants, options.days
-    figures.not_injected += [f"{kind} at {at} (after the end)" for at, kind in plan]
+    figures.steps, figures.participants = steps, options.participants
+    figures.days = round((now - START) / timedelta(days=1), 1)
+    if plan:
+        driver.say(f"faults planned after the run stopped: {len(plan)}")
     check(figures, driver.store, driver.twilio, env, now)
     return figures
 
@@ -459,8 +464,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pg-restarts", type=int, default=2)
     parser.add_argument("--logs", type=Path, default=None, help="folder for the processes' logs")
+    parser.add_argument(
+        "--wall-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop simulating after this much wall time and check the days run so far",
+    )
     args = parser.parse_args(argv)
-    options = Options(args.participants, args.days, args.seed, pg_restarts=args.pg_restarts)
+    options = Options(
+        args.participants,
+        args.days,
+        args.seed,
+        pg_restarts=args.pg_restarts,
+        wall_limit=args.wall_limit,
+    )
     logs = args.logs or Path(tempfile.mkdtemp(prefix="tandem-soak-"))
     logs.mkdir(parents=True, exist_ok=True)
     print(

@@ -31,7 +31,7 @@ TIMER_EVENTS = (
 @dataclass
 class Figures:
     participants: int = 0
-    days: int = 0
+    days: float = 0  # simulated (fewer than asked if a wall limit stopped the run)
     steps: int = 0
     wall_seconds: float = 0.0
     events: int = 0

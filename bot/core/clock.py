@@ -101,4 +101,5 @@ def clock_for(clock_file: Path | None) -> Clock:
 
 
 def is_simulated(clock: Clock) -> bool:
+    """Whether `clock` is a simulated one (the start log and /ready say so)."""
     return bool(getattr(clock, "simulated", False))
