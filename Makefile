@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup run test lint bench mutation safety-model
+.PHONY: setup run test lint bench soak mutation safety-model
 
 $(BIN)/tandem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ bench: setup
 	$(BIN)/python bench/export.py
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/safety.py
+
+# The standing soak under faults (bench/soak.py, docs/performance.md): 500 participants x 180
+# simulated days on PostgreSQL in the Procfile's layout; kills workers and the web, restarts
+# PostgreSQL twice (pg_ctlcluster: run it where that is yours to restart). Exit 1 if a check fails.
+soak: setup
+	$(BIN)/python bench/soak.py --participants $${SOAK_PARTICIPANTS:-500} --days $${SOAK_DAYS:-180} --seed $${SOAK_SEED:-1}
 
 # Retrain the learned crisis line from tests/safety_corpus/training (seeded: the same corpus gives
 # the same weights.npz bytes); writes bot/conversation/safety_model/ (docs/safety.md).

@@ -34,7 +34,8 @@ def database(kind: str) -> Iterator[str]:
             yield url
         return
     name = f"tandem_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    # pre-pinged: a bench that restarts PostgreSQL (bench/soak.py) still drops its database
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)

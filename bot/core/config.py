@@ -181,6 +181,10 @@ class Settings(BaseModel):
     # Durable timers (docs/timers.md): participant-local quiet hours ("22:00-08:00", empty =
     # none), the sweep for timers other processes wrote, grace per kind, the leader's lease.
     quiet_hours: str = Field("", alias="QUIET_HOURS")
+    # A simulated clock (bench/soak.py): the file whose ISO instant every process reads as the
+    # time. Refused without TANDEM_SIMULATION=true; never set in production (docs/performance.md).
+    clock_file: Path | None = Field(None, alias="TANDEM_CLOCK")
+    simulation: bool = Field(False, alias="TANDEM_SIMULATION")
     timer_sweep_seconds: float = Field(30.0, gt=0, alias="TIMER_SWEEP_SECONDS")
     timer_grace: dict[str, float | None] = Field(default_factory=dict, alias="TIMER_GRACE")
     scheduler_lease_seconds: float = Field(30.0, ge=1, alias="SCHEDULER_LEASE_SECONDS")
@@ -254,6 +258,7 @@ class Settings(BaseModel):
         "safety_continue_turn",
         "safety_learned",
         "console_require_2fa",
+        "simulation",
         mode="before",
     )(_flag)
 
@@ -394,6 +399,11 @@ def coherence_problems(values: Mapping[str, object]) -> list[str]:
     def given(name: str) -> str:
         return str(values.get(name) or "").strip()
 
+    if given("TANDEM_CLOCK") and _flag(values.get("TANDEM_SIMULATION")) is not True:
+        problems.append(
+            "TANDEM_CLOCK names a simulated clock: refused without TANDEM_SIMULATION=true "
+            "(benchmarks only, never production)"
+        )
     if given("MESSENGER").lower() == "twilio":
         if not (given("TWILIO_ACCOUNT_SID") and given("TWILIO_AUTH_TOKEN")):
             problems.append("MESSENGER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")

@@ -175,8 +175,7 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
         lower_priority(niceness)
     sys.setswitchinterval(SWITCH_INTERVAL)
     from bot.channel.factory import build_messenger
-    from bot.core.clock import SystemClock
-    from bot.runtime.bootstrap import build_store, configure_logging
+    from bot.runtime.bootstrap import build_store, configure_logging, settings_clock
     from bot.runtime.routing import build_handler
     from bot.runtime.threads import Runtime
     from bot.store.services import Services
@@ -184,7 +183,7 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     configure_logging(settings)
     # The parent built the same store first (it warned about a missing master key and indexed
     # phones): the child only opens it.
-    clock = SystemClock()
+    clock = settings_clock(settings)
     store = build_store(settings, clock, writer_priority="yield")  # the web's writes go first
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)

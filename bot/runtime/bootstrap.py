@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from bot.conversation import memory
-from bot.core.clock import Clock, SystemClock
+from bot.core.clock import Clock, clock_for, is_simulated
 from bot.core.config import ConfigError, Settings
 from bot.core.log_config import LOG_FORMAT
 from bot.keys.rotation import index_missing_phones
@@ -46,7 +46,7 @@ def build_store(
     register_column_folds()
     store = EventStore(
         make_engine(settings.database_url, writer_priority=writer_priority),
-        clock=clock or SystemClock(),
+        clock=clock or clock_for(settings.clock_file),
         sealer=Sealer(settings.master_key),
     )
     try:
@@ -74,6 +74,20 @@ def check_master_key(settings: Settings) -> None:
         )
 
 
+def settings_clock(settings: Settings) -> Clock:
+    """The process's clock: the wall clock, or TANDEM_CLOCK's simulated one (the settings
+    allow it only with TANDEM_SIMULATION), said loudly at start."""
+    clock = clock_for(settings.clock_file)
+    if is_simulated(clock):
+        log.warning(
+            "the clock is SIMULATED: the time is read from TANDEM_CLOCK=%s (TANDEM_SIMULATION; "
+            "a benchmark, never production); now %s",
+            settings.clock_file,
+            clock.now().isoformat(),
+        )
+    return clock
+
+
 def build_services(
     settings: Settings,
     *,
@@ -85,7 +99,7 @@ def build_services(
     """Wire the store, the clock and this process's wake-ups; a serving process without a
     master key says at start that it stores personal data unsealed (not `sandbox`, the
     throwaway database of `tandem chat`)."""
-    clock = clock or SystemClock()
+    clock = clock or settings_clock(settings)
     register_column_folds()
     if store is None:
         store = build_store(settings, clock, writer_priority=writer_priority)

@@ -34,6 +34,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from bot.core.clock import is_simulated
 from bot.core.localtime import QuietHours, parse_quiet_hours
 from bot.store import outage
 from bot.store.event_types.timers import (
@@ -49,6 +50,7 @@ from bot.store.services import Services
 from bot.timers import firing
 from bot.timers.kinds import with_grace
 from bot.timers.leadership import Leadership, leadership_for
+from bot.timers.simulated_trigger import SimulatedTrigger
 
 log = logging.getLogger(__name__)
 FROM_SETTINGS: Any = object()
@@ -118,7 +120,7 @@ class Scheduler:
         self._job_ids = itertools.count()
         self._changes: deque[tuple[str, str, datetime | None]] = deque()
         self._stopping = threading.Event()
-        self._aps: BackgroundScheduler | None = None
+        self._aps: BackgroundScheduler | SimulatedTrigger | None = None
         self._thread: threading.Thread | None = None
         # Firing threads, each with its own batch and transaction. PostgreSQL's round trips
         # overlap with two; SQLite has one writer, so a second would only wait for the lock.
@@ -147,12 +149,15 @@ class Scheduler:
         sweep and firing threads."""
         # APScheduler logs each job added and run at INFO; the timer events are the record.
         logging.getLogger("apscheduler").setLevel(max(logging.WARNING, log.getEffectiveLevel()))
-        self._aps = BackgroundScheduler(
-            timezone=UTC,
-            jobstores={"default": MemoryJobStore()},
-            executors={"default": ThreadPoolExecutor(self.threads)},
-            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},
-        )
+        if is_simulated(self.services.clock):  # APScheduler runs on the wall clock
+            self._aps = SimulatedTrigger(self.services.clock)
+        else:
+            self._aps = BackgroundScheduler(
+                timezone=UTC,
+                jobstores={"default": MemoryJobStore()},
+                executors={"default": ThreadPoolExecutor(self.threads)},
+                job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},
+            )
         self._aps.start(paused=True)
         # Listen before loading: a timer committed meanwhile is then seen one way or the other.
         self.services.store.listeners.append(self._committed)
