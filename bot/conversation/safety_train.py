@@ -7,8 +7,8 @@ never opened here. The category head learns seven classes: the five crisis categ
 1 - P(none) - P(everyday), and a review score, 1 - P(everyday) (bot.conversation.learned).
 Thresholds are chosen on out-of-fold scores from a seeded cross-validation over the training
 corpus, stratified by category x language and grouped so that lines written together (a
-scenario and its translations, a block of a file) fall in the same fold (`groups`): each line
-is scored by a model that saw neither it nor its siblings.
+scenario and its translations or re-voicings, a block of a file) fall in one fold (`groups`):
+each line is scored by a model that saw neither it nor its siblings.
 - alert: the lowest crisis score whose out-of-fold false-alarm rate on the hard negatives (the
   controls that are not everyday texts: the ones a crisis screen mistakes) is at most
   ALERT_FALSE_ALARMS;
