@@ -8,9 +8,9 @@ averaged (`Recipe`): the sentence embedding and character n-grams (bot.conversat
 The crisis score is 1 - P(none) - P(everyday) (bot.conversation.learned). Thresholds are chosen
 on out-of-fold scores from a seeded cross-validation over the training corpus, stratified by
 category x language and grouped so that lines written together (a scenario and its
-translations, a block of a file) fall in the same fold (`groups`): each line is scored by a
-model that saw neither it nor its siblings. Together with the phrase screen's hits on the same
-lines, as the worker combines them (`triage`):
+translations or re-voicings, a block of a file) fall in one fold (`groups`): each line is
+scored by a model that saw neither it nor its siblings. Together with the phrase screen's hits
+on the same lines, as the worker combines them (`triage`):
 - confirm and alert, jointly: the pair that alerts on the most crisis lines while the phrase
   screen's confirmed hits (crisis score >= confirm) and the learned alerts (>= alert) together
   alert on at most ALERT_FALSE_ALARMS of the hard negatives; ties go to the lowest confirm;
@@ -97,6 +97,7 @@ def read_training(directory: Path = TRAINING) -> tuple[list[Example], str]:
 SCENARIO_FILES = ("_scenes", "_replies")  # the second batch: one scenario, four languages
 SCENARIO_GROUP = 4
 BLOCK_GROUP = 10
+PARAGRAPH_FILES = "_batch3_"  # the third batch: scenarios separated by a `#` comment line
 
 
 def groups(examples: Sequence[Example]) -> list[str]:
@@ -104,10 +105,22 @@ def groups(examples: Sequence[Example]) -> list[str]:
     was written as the same scenarios in four languages, in the same order: a scenario's
     translations share a group (kind of file, category, position among that category's lines,
     in fours), so no fold is tested on the translation of a line it trained on. The first
-    batch was written in runs of similar lines: blocks of ten consecutive lines of a file."""
+    batch was written in runs of similar lines: blocks of ten consecutive lines of a file. The
+    third batch (`*_batch3_*.tsv`) was written one scenario at a time, each under its own comment
+    line, some scenarios re-voiced in several languages in the same order: a scenario's lines (a
+    run of consecutive line numbers) share a group with the same-numbered scenario of that kind
+    of file in the other languages."""
     seen: dict[tuple[str, str], int] = {}
+    paragraph: dict[str, tuple[int, int]] = {}  # file -> (last line number, paragraph index)
     names = []
     for example in examples:
+        if PARAGRAPH_FILES in example.source:
+            last, index = paragraph.get(example.source, (-1, 0))
+            index += example.item.line != last + 1
+            paragraph[example.source] = (example.item.line, index)
+            shared = PARAGRAPH_FILES + example.source.rsplit(PARAGRAPH_FILES, 1)[1]
+            names.append(f"{shared}/{index}")
+            continue
         kind = next((k for k in SCENARIO_FILES if k in example.source), None)
         if kind is None:
             names.append(f"{example.source}/{example.item.line // BLOCK_GROUP}")

@@ -112,6 +112,26 @@ def test_a_scenario_and_its_translations_share_a_cross_validation_group() -> Non
     assert len({groups[11], groups[12], groups[13]}) == 3  # first batch: blocks of a file
 
 
+def test_a_third_batch_scenario_is_one_group_up_to_its_next_comment_line() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    # en_batch3_crisis.tsv: comment on lines 1 and 5, a blank line 8, lines 2-4, 6-7, 9.
+    lines = (2, 3, 4, 6, 7, 9)
+    examples = [example("en_batch3_crisis.tsv", n) for n in lines]
+    examples += [example("es_batch3_crisis.tsv", n) for n in (2, 3, 5)]
+    examples.append(example("es_batch3_none_hardneg.tsv", 2))
+
+    groups = safety_train.groups(examples)
+
+    assert groups[0] == groups[1] == groups[2]  # one scenario
+    assert groups[3] == groups[4] != groups[0]  # the next, after a comment line
+    assert groups[5] not in groups[:5]  # a blank line also starts a scenario
+    assert groups[6] == groups[7] == groups[0]  # its re-voicing in another language
+    assert groups[8] == groups[3]
+    assert groups[9] not in groups[:9]  # another kind of file
+
+
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
     # One dimension per class: the embedding picks the logits directly.
     classes = ("abuse", "none", "suicide")
