@@ -35,15 +35,17 @@ from bench.common import percentile  # noqa: E402
 from bot.conversation.learned import EMBEDDERS, NONE, Thresholds  # noqa: E402
 from bot.conversation.safety_train import (  # noqa: E402
     ALERT_FALSE_ALARMS,
+    FOLDS,
     REVIEW_RATE,
     SCENARIO_FILES,
+    SEED,
     Example,
     Recipe,
     _just_above,
     choose_thresholds,
     figures,
     fit_category,
-    out_of_fold,
+    groups,
     phrase_hits,
     predict_category,
     read_training,
@@ -87,7 +89,7 @@ class Option:
 
 OPTIONS = {
     "use-6 (earlier)": Option(Recipe(embedding_weight=1.0), seven=False, triage="everyday"),
-    "use-7, review 1-P(everyday)": Option(Recipe(embedding_weight=1.0), triage="everyday"),
+    "use-7 review 1-P(everyday)": Option(Recipe(embedding_weight=1.0), triage="everyday"),
     "use-7": Option(Recipe(embedding_weight=1.0)),
     "use-7 C=1": Option(Recipe(embedding_c=1.0, embedding_weight=1.0)),
     "use-7 C=16": Option(Recipe(embedding_c=16.0, embedding_weight=1.0)),
@@ -118,24 +120,71 @@ def thresholds_for(
     return Thresholds(alert, _just_above(calm, int(REVIEW_RATE * everyday.sum())), 0.0)
 
 
-def transfer(
-    rows: NDArray[np.float32], examples: list[Example], option: Option, phrase: NDArray[np.bool_]
-) -> tuple[Scores, NDArray[np.intp], Thresholds]:
-    """Train on the first batch, score the second, thresholds from the first batch's folds."""
-    first = np.array([not any(k in e.source for k in SCENARIO_FILES) for e in examples])
-    old = [e for e, f in zip(examples, first, strict=True) if f]
-    labels = labels_for(option, old)
-    scores = out_of_fold(rows[first], old, option.recipe, labels=labels)
-    thresholds = thresholds_for(option, scores, old, phrase[first])
+Probabilities = tuple[list[str], NDArray[np.float64]]
+
+
+def head_oof(
+    part: Recipe, rows: NDArray[np.float32], examples: Sequence[Example], labels: Sequence[str]
+) -> Probabilities:
+    """One head's out-of-fold class probabilities, in safety_train.out_of_fold's folds."""
+    from sklearn.model_selection import StratifiedGroupKFold  # noqa: PLC0415 - training only
+
     texts = [e.item.text for e in examples]
-    arrays = fit_category(
-        option.recipe, rows[first], [texts[i] for i in np.flatnonzero(first)], labels
-    )
-    later = np.flatnonzero(~first)
-    classes, probabilities = predict_category(
-        option.recipe, arrays, rows[later], [texts[i] for i in later]
-    )
-    return two_scores(probabilities, classes), later, thresholds
+    strata = [f"{e.item.category}/{e.item.language}" for e in examples]
+    classes = sorted(set(labels))
+    found = np.zeros((len(examples), len(classes)))
+    folds = StratifiedGroupKFold(n_splits=FOLDS, shuffle=True, random_state=SEED)
+    for train, test in folds.split(rows, strata, groups(examples)):
+        train_texts = [texts[i] for i in train]
+        arrays = fit_category(part, rows[train], train_texts, [labels[i] for i in train])
+        names, found[test] = predict_category(part, arrays, rows[test], [texts[i] for i in test])
+        assert names == classes
+    return classes, found
+
+
+class Heads:
+    """Each head's probabilities, computed once and shared by the options that average it: out
+    of fold on the whole corpus, out of fold on the first batch, and the second batch scored by
+    a head fitted on the first."""
+
+    def __init__(self, rows: NDArray[np.float32], examples: list[Example]) -> None:
+        self.rows, self.examples = rows, examples
+        self.first = np.array([not any(k in e.source for k in SCENARIO_FILES) for e in examples])
+        self.found: dict[tuple[str, float, bool], tuple[Probabilities, ...]] = {}
+
+    def of(self, kind: str, c: float, option: Option) -> tuple[Probabilities, ...]:
+        key = (kind, c, option.seven)
+        if key not in self.found:
+            part = Recipe(embedding_c=c, ngram_c=c, embedding_weight=float(kind == "use"))
+            labels = labels_for(option, self.examples)
+            first = np.flatnonzero(self.first)
+            old = [self.examples[i] for i in first]
+            later = np.flatnonzero(~self.first)
+            texts = [e.item.text for e in self.examples]
+            old_labels = [labels[i] for i in first]
+            arrays = fit_category(part, self.rows[first], [texts[i] for i in first], old_labels)
+            moved = predict_category(part, arrays, self.rows[later], [texts[i] for i in later])
+            self.found[key] = (
+                head_oof(part, self.rows, self.examples, labels),
+                head_oof(part, self.rows[first], old, old_labels),
+                moved,
+            )
+        return self.found[key]
+
+    def scores(self, option: Option) -> tuple[Scores, Scores, Scores]:
+        """(whole corpus out of fold, first batch out of fold, second batch) scores."""
+        weight = option.recipe.embedding_weight
+        parts = []
+        if weight > 0:
+            parts.append((weight, self.of("use", option.recipe.embedding_c, option)))
+        if weight < 1:
+            parts.append((1 - weight, self.of("ngram", option.recipe.ngram_c, option)))
+        found = []
+        for check in range(3):
+            classes = parts[0][1][check][0]
+            mixed = sum(w * p[check][1] for w, p in parts)
+            found.append(two_scores(np.asarray(mixed), classes))
+        return found[0], found[1], found[2]
 
 
 def summary(
@@ -196,21 +245,21 @@ def main() -> None:
     examples, _ = read_training()
     texts = [e.item.text for e in examples]
     phrase = phrase_hits(examples)
-    rows = embeddings("use", texts, args.cache)
+    heads = Heads(embeddings("use", texts, args.cache), examples)
     print(f"training corpus: {len(examples)} lines; phrase screen + learned line together:")
     print("recall on crisis lines, alerts and review band on hard negatives, review band on")
     print("everyday texts; thresholds alert, review, confirm as each option's rule chose them")
     head = f"{'alert':>7}{'a+r':>7}{'worst':>7}{'>=95%':>8}{'hn al.':>7}{'hn rev':>7}{'ev rev':>7}"
     print(f"{'option / check':<44}{head}")
+    old = [e for e, f in zip(examples, heads.first, strict=True) if f]
+    later = [e for e, f in zip(examples, heads.first, strict=True) if not f]
     for name in args.options.split(","):
         option = OPTIONS[name]
-        labels = labels_for(option, examples)
-        scores = out_of_fold(rows, examples, option.recipe, labels=labels)
-        limits = thresholds_for(option, scores, examples, phrase)
-        print(f"{name + ', grouped CV':<44}{summary(option, scores, examples, phrase, limits)}")
-        moved, later, limits = transfer(rows, examples, option, phrase)
-        second = [examples[i] for i in later]
-        row = summary(option, moved, second, phrase[later], limits)
+        whole, first, second = heads.scores(option)
+        limits = thresholds_for(option, whole, examples, phrase)
+        print(f"{name + ', grouped CV':<44}{summary(option, whole, examples, phrase, limits)}")
+        limits = thresholds_for(option, first, old, phrase[heads.first])
+        row = summary(option, second, later, phrase[~heads.first], limits)
         print(f"{name + ', first batch -> second':<44}{row}", flush=True)
     print(cost("use", texts[::13][:300]))
 

@@ -38,7 +38,7 @@ def grams(text: str, sizes: tuple[int, int] = SIZES) -> Counter[str]:
     """Each n-gram of the folded text's space-padded words, with its count."""
     found: Counter[str] = Counter()
     low, high = sizes
-    for word in folded(text).split(" "):
+    for word in folded(text).split():
         padded = f" {word} "
         for n in range(low, min(high, len(padded)) + 1):
             found.update(padded[i : i + n] for i in range(len(padded) - n + 1))

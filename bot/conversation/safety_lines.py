@@ -51,7 +51,9 @@ class LearnedSetup:
         review = settings.safety_review_threshold
         alert = card.alert if alert is None else alert
         review = card.review if review is None else review
-        limits = Thresholds(alert, review, card.confirm)
+        confirm = settings.safety_confirm_threshold
+        confirm = card.confirm if confirm is None else confirm
+        limits = Thresholds(alert, review, confirm or None)
         return cls(LazyLine() if load is None else LazyLine(load), limits)
 
 

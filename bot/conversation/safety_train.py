@@ -321,7 +321,7 @@ def figures(
     found = {
         "alert_recall": alerted[crisis].mean(),
         "alert_or_review_recall": flagged[crisis].mean(),
-        "worst_cell_alert_or_review_recall": min(cells),
+        "worst_cell_alert_or_review_recall": min(cells, default=0.0),
         "cells_at_95": sum(c >= 0.95 for c in cells),
         "cells": len(cells),
         "hard_negative_alerts": alerted[hard].mean(),
