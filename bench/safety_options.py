@@ -95,8 +95,8 @@ OPTIONS = {
     "use-7 C=16": Option(Recipe(embedding_c=16.0, embedding_weight=1.0)),
     "ngram-7": Option(Recipe(embedding_weight=0.0)),
     "ngram-7 C=16": Option(Recipe(ngram_c=16.0, embedding_weight=0.0)),
-    "use+ngram-7 w=0.3": Option(Recipe(embedding_weight=0.3)),
-    "use+ngram-7 w=0.5 (shipped)": Option(Recipe()),
+    "use+ngram-7 w=0.5": Option(Recipe(embedding_weight=0.5)),
+    "use+ngram-7 w=0.3 (shipped)": Option(Recipe()),
 }
 DEFAULT = ",".join(k for k in OPTIONS if "C=16" not in k)
 

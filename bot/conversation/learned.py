@@ -277,7 +277,7 @@ def load_line(directory: Path = MODEL_DIR, embedder: Embedder | None = None) -> 
         ]
         ngram = None
         if len(heads) == 3:
-            weight = float(card.raw["embedding_weight"])
+            weight = float(weights["embedding_weight"][0])
             ngram = NgramHead(CharNgrams.from_arrays(weights, "ngram"), heads[2], weight)
     review_on_everyday = card.raw.get("review_on", "everyday") == "everyday"
     return LinearLine(embedder, heads[0], heads[1], card.version, ngram, review_on_everyday)

@@ -57,7 +57,7 @@ SEED = 64
 FOLDS = 5
 C = 4.0
 C_NGRAM = 4.0
-EMBEDDING_WEIGHT = 0.5
+EMBEDDING_WEIGHT = 0.3
 ALERT_FALSE_ALARMS = 0.03
 REVIEW_RATE = 0.02
 CONFIRM_STEPS = 200
@@ -180,6 +180,8 @@ def fit_category(
         classes, coef, intercept = fit_head(rows, labels, recipe.embedding_c)
         arrays |= {"category_classes": classes, "category_coef": coef}
         arrays |= {"category_intercept": intercept}
+    if 0 < recipe.embedding_weight < 1:  # in the weights, so that it changes the version
+        arrays["embedding_weight"] = np.asarray([recipe.embedding_weight], dtype=np.float64)
     if recipe.embedding_weight < 1:
         ngrams = CharNgrams.fit(texts)
         classes, coef, intercept = fit_head(ngram_rows(ngrams, texts), labels, recipe.ngram_c)

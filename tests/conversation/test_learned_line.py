@@ -20,6 +20,7 @@ from bot.conversation.learned import (
     Matrix,
     Thresholds,
     band,
+    load_line,
     read_card,
 )
 from bot.conversation.safety import ScreenResult
@@ -230,6 +231,28 @@ def test_retraining_on_the_same_corpus_writes_identical_weights(tmp_path: Path) 
     assert weights[0] == weights[1]
     assert first == second
     assert first["weights_sha256"] == hashlib.sha256(weights[0]).hexdigest()
+
+
+def test_a_trained_model_loads_with_its_n_gram_head_and_scores_as_its_trainer_did(
+    tmp_path: Path,
+) -> None:
+    _corpus(tmp_path / "training")
+    card = safety_train.train(WordEmbedder(), "test", tmp_path / "m", tmp_path / "training")
+
+    line = load_line(tmp_path / "m", WordEmbedder())
+
+    assert line.ngram is not None and card["review_on"] == "crisis"
+    assert line.ngram.embedding_weight == safety_train.EMBEDDING_WEIGHT
+    texts = ["i want to end it all tonight", "walked the dog today"]
+    recipe = safety_train.Recipe()
+    with np.load(tmp_path / "m" / "weights.npz") as weights:
+        arrays = {name: weights[name] for name in weights.files}
+    classes, probabilities = safety_train.predict_category(
+        recipe, arrays, WordEmbedder().embed(texts), texts
+    )
+    crisis, _ = safety_train.two_scores(probabilities, classes)
+    assert [v.score for v in line.score_many(texts)] == pytest.approx(crisis)
+    assert line.score(texts[0]).review_score is None
 
 
 def test_a_changed_corpus_changes_the_recorded_corpus_hash(tmp_path: Path) -> None:
