@@ -3,16 +3,18 @@
 Every option is judged the way `make safety-model` judges the shipped one
 (bot.conversation.safety_train): seeded 5-fold cross-validation stratified by category x language
 and grouped (a scenario's translations, a block of a file, stay in one fold), thresholds chosen
-on the out-of-fold scores by the same rule (alert: at most 3 % of hard negatives; review: at
-most 2 % of everyday texts in the band). A second, harder check trains on the first batch of the
-training corpus only and scores the second batch (`*_scenes*`, `*_replies*`: written later,
-scenario-first, by another session), with thresholds chosen on the first batch's out-of-fold
-scores: how a line carries over to text written differently from what it learned. No held-out
-file is read. The CPU cost per message of each embedder is measured on 300 training lines, one
-at a time, in this thread's CPU time.
+on the out-of-fold scores by the same rule (alert and the phrase screen's confirmation: at most
+3 % of hard negatives alerted by both lines together; review: at most 2 % of everyday texts in
+the band), and the figures are those of the phrase screen and the learned line together, as the
+worker combines them. A second, harder check trains on the first batch of the training corpus
+only and scores the second batch (`*_scenes*`, `*_replies*`: written later, scenario-first, by
+another session), with thresholds chosen on the first batch's out-of-fold scores: how a line
+carries over to text written differently from what it learned. No held-out file is read. The
+CPU cost per message of the sentence embedder is measured on 300 training lines, one at a time,
+in this thread's CPU time.
 
-Run by hand (the e5 options need the `safety-options` extra):
-`python bench/safety_options.py [--cache DIR] [--options use-6,use-7,e5-7,use+e5-7]`.
+Run by hand: `python bench/safety_options.py [--cache DIR] [--options NAME,NAME]` (names:
+`--help`; the C=16 options are slow and left out unless named).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,18 +32,26 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import percentile  # noqa: E402
-from bot.conversation.learned import EMBEDDERS, NONE  # noqa: E402
+from bot.conversation.learned import EMBEDDERS, NONE, Thresholds  # noqa: E402
 from bot.conversation.safety_train import (  # noqa: E402
+    ALERT_FALSE_ALARMS,
+    FOLDS,
+    REVIEW_RATE,
     SCENARIO_FILES,
+    SEED,
     Example,
+    Recipe,
+    _just_above,
     choose_thresholds,
-    out_of_fold,
+    figures,
+    fit_category,
+    groups,
+    phrase_hits,
+    predict_category,
     read_training,
     two_scores,
 )
 
-LANGUAGES = ("en", "es", "fr", "pt")
-OPTIONS = ("use-6", "use-7", "e5-7", "use+e5-7")
 Scores = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
@@ -64,51 +75,154 @@ def embeddings(key: str, texts: Sequence[str], cache: Path | None) -> NDArray[np
     return np.stack([known[t] for t in texts]).astype(np.float32)
 
 
-def labels_for(option: str, examples: Sequence[Example]) -> list[str]:
+@dataclass(frozen=True)
+class Option:
+    """A candidate: how the category head is made, whether `everyday` is its own class, and
+    which triage it is judged by (`crisis`: review band on the crisis score, phrase hits
+    confirmed by it, as shipped; `everyday`: the earlier review score 1 - P(everyday), every
+    phrase hit an alert)."""
+
+    recipe: Recipe
+    seven: bool = True
+    triage: str = "crisis"
+
+
+OPTIONS = {
+    "use-6 (earlier)": Option(Recipe(embedding_weight=1.0), seven=False, triage="everyday"),
+    "use-7 review 1-P(everyday)": Option(Recipe(embedding_weight=1.0), triage="everyday"),
+    "use-7": Option(Recipe(embedding_weight=1.0)),
+    "use-7 C=1": Option(Recipe(embedding_c=1.0, embedding_weight=1.0)),
+    "use-7 C=16": Option(Recipe(embedding_c=16.0, embedding_weight=1.0)),
+    "ngram-7": Option(Recipe(embedding_weight=0.0)),
+    "ngram-7 C=16": Option(Recipe(ngram_c=16.0, embedding_weight=0.0)),
+    "use+ngram-7 w=0.5": Option(Recipe(embedding_weight=0.5)),
+    "use+ngram-7 w=0.3 (shipped)": Option(Recipe()),
+}
+DEFAULT = ",".join(k for k in OPTIONS if "C=16" not in k)
+
+
+def labels_for(option: Option, examples: Sequence[Example]) -> list[str]:
     """Seven classes (everyday apart from the hard negatives) or six (one `none`)."""
-    if option.endswith("-7"):
-        return [e.target for e in examples]
-    return [e.item.category for e in examples]
+    return [e.target if option.seven else e.item.category for e in examples]
 
 
-def transfer(
-    rows: NDArray[np.float32], examples: list[Example], option: str
-) -> tuple[Scores, NDArray[np.intp], tuple[float, float]]:
-    """Train on the first batch, score the second, thresholds from the first batch's folds."""
-    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 - training only
-
-    first = np.array([not any(k in e.source for k in SCENARIO_FILES) for e in examples])
-    old = [e for e, f in zip(examples, first, strict=True) if f]
-    labels = labels_for(option, old)
-    crisis, review = out_of_fold(rows[first], old, labels=labels)
-    thresholds = choose_thresholds(crisis, old, review)
-    model = LogisticRegression(C=4.0, max_iter=2000, class_weight="balanced")
-    model.fit(rows[first], labels)
-    scored = two_scores(model.predict_proba(rows[~first]), [str(c) for c in model.classes_])
-    return scored, np.flatnonzero(~first), thresholds
-
-
-def summary(scores: Scores, examples: Sequence[Example], thresholds: tuple[float, float]) -> str:
-    crisis_score, review_score = scores
-    alert, review = thresholds
-    category = np.array([e.item.category for e in examples])
-    language = np.array([e.item.language for e in examples])
+def thresholds_for(
+    option: Option, scores: Scores, examples: Sequence[Example], phrase: NDArray[np.bool_]
+) -> Thresholds:
+    """The shipped rule (safety_train.choose_thresholds), or the earlier one: alert on the
+    learned line's own hard-negative alerts, review on 1 - P(everyday)."""
+    if option.triage == "crisis":
+        return choose_thresholds(scores[0], examples, phrase)
     everyday = np.array([e.everyday for e in examples])
-    crisis = category != NONE
-    hard = ~crisis & ~everyday
-    alerted = crisis_score >= alert
-    flagged = alerted | (review_score >= review)
-    cells = [
-        flagged[crisis & (category == c) & (language == lang)].mean()
-        for c in sorted(set(category[crisis]))
-        for lang in LANGUAGES
-        if (crisis & (category == c) & (language == lang)).sum() >= 5
-    ]
+    hard = np.array([e.item.category == NONE for e in examples]) & ~everyday
+    alert = _just_above(np.sort(scores[0][hard])[::-1], int(ALERT_FALSE_ALARMS * hard.sum()))
+    calm = np.sort(scores[1][everyday & (scores[0] < alert)])[::-1]
+    return Thresholds(alert, _just_above(calm, int(REVIEW_RATE * everyday.sum())), 0.0)
+
+
+Probabilities = tuple[list[str], NDArray[np.float64]]
+
+
+def head_oof(
+    part: Recipe, rows: NDArray[np.float32], examples: Sequence[Example], labels: Sequence[str]
+) -> Probabilities:
+    """One head's out-of-fold class probabilities, in safety_train.out_of_fold's folds."""
+    from sklearn.model_selection import StratifiedGroupKFold  # noqa: PLC0415 - training only
+
+    texts = [e.item.text for e in examples]
+    strata = [f"{e.item.category}/{e.item.language}" for e in examples]
+    classes = sorted(set(labels))
+    found = np.zeros((len(examples), len(classes)))
+    folds = StratifiedGroupKFold(n_splits=FOLDS, shuffle=True, random_state=SEED)
+    for train, test in folds.split(rows, strata, groups(examples)):
+        train_texts = [texts[i] for i in train]
+        arrays = fit_category(part, rows[train], train_texts, [labels[i] for i in train])
+        names, found[test] = predict_category(part, arrays, rows[test], [texts[i] for i in test])
+        assert names == classes
+    return classes, found
+
+
+class Heads:
+    """Each head's probabilities, computed once and shared by the options that average it: out
+    of fold on the whole corpus, out of fold on the first batch, and the second batch scored by
+    a head fitted on the first."""
+
+    def __init__(self, rows: NDArray[np.float32], examples: list[Example]) -> None:
+        self.rows, self.examples = rows, examples
+        self.first = np.array([not any(k in e.source for k in SCENARIO_FILES) for e in examples])
+        self.found: dict[tuple[str, float, bool], tuple[Probabilities, ...]] = {}
+
+    def of(self, kind: str, c: float, option: Option) -> tuple[Probabilities, ...]:
+        key = (kind, c, option.seven)
+        if key not in self.found:
+            part = Recipe(embedding_c=c, ngram_c=c, embedding_weight=float(kind == "use"))
+            labels = labels_for(option, self.examples)
+            first = np.flatnonzero(self.first)
+            old = [self.examples[i] for i in first]
+            later = np.flatnonzero(~self.first)
+            texts = [e.item.text for e in self.examples]
+            old_labels = [labels[i] for i in first]
+            arrays = fit_category(part, self.rows[first], [texts[i] for i in first], old_labels)
+            moved = predict_category(part, arrays, self.rows[later], [texts[i] for i in later])
+            self.found[key] = (
+                head_oof(part, self.rows, self.examples, labels),
+                head_oof(part, self.rows[first], old, old_labels),
+                moved,
+            )
+        return self.found[key]
+
+    def scores(self, option: Option) -> tuple[Scores, Scores, Scores]:
+        """(whole corpus out of fold, first batch out of fold, second batch) scores."""
+        weight = option.recipe.embedding_weight
+        parts = []
+        if weight > 0:
+            parts.append((weight, self.of("use", option.recipe.embedding_c, option)))
+        if weight < 1:
+            parts.append((1 - weight, self.of("ngram", option.recipe.ngram_c, option)))
+        found = []
+        for check in range(3):
+            classes = parts[0][1][check][0]
+            mixed = sum(w * p[check][1] for w, p in parts)
+            found.append(two_scores(np.asarray(mixed), classes))
+        return found[0], found[1], found[2]
+
+
+def summary(
+    option: Option,
+    scores: Scores,
+    examples: Sequence[Example],
+    phrase: NDArray[np.bool_],
+    thresholds: Thresholds,
+) -> str:
+    """One row: phrase screen + learned line, as the option's triage combines them."""
+    if option.triage == "crisis":
+        found = figures(scores[0], examples, phrase, thresholds)
+    else:  # review on 1 - P(everyday): pass it as the "crisis" score of the review band
+        alerted = phrase | (scores[0] >= thresholds.alert)
+        review_score = np.where(alerted, 1.0, scores[1])
+        found = figures(
+            review_score, examples, np.zeros_like(phrase), Thresholds(1.0, thresholds.review, 0.0)
+        )
+        found |= _alerts(alerted, examples)
     return (
-        f"{alerted[crisis].mean():>7.1%}{flagged[crisis].mean():>7.1%}{min(cells):>7.1%}"
-        f"{sum(c >= 0.95 for c in cells):>4}/{len(cells):<3}{alerted[hard].mean():>7.1%}"
-        f"{(flagged & ~alerted)[hard].mean():>7.1%}{(flagged & ~alerted)[everyday].mean():>7.1%}"
+        f"{found['alert_recall']:>7.1%}{found['alert_or_review_recall']:>7.1%}"
+        f"{found['worst_cell_alert_or_review_recall']:>7.1%}"
+        f"{int(found['cells_at_95']):>4}/{int(found['cells']):<3}"
+        f"{found['hard_negative_alerts']:>7.1%}{found['hard_negative_review_band']:>7.1%}"
+        f"{found['everyday_review_band']:>7.1%}   {thresholds.alert:.4f} {thresholds.review:.4f}"
+        f" {thresholds.confirm or 0:.3f}"
     )
+
+
+def _alerts(alerted: NDArray[np.bool_], examples: Sequence[Example]) -> dict[str, float]:
+    """Alert recall and hard-negative alerts for the earlier triage (every phrase hit alerts)."""
+    everyday = np.array([e.everyday for e in examples])
+    crisis = np.array([e.item.category != NONE for e in examples])
+    hard = ~crisis & ~everyday
+    return {
+        "alert_recall": float(alerted[crisis].mean()),
+        "hard_negative_alerts": float(alerted[hard].mean()),
+    }
 
 
 def cost(key: str, texts: Sequence[str]) -> str:
@@ -126,28 +240,28 @@ def cost(key: str, texts: Sequence[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, help="keep embeddings here between runs")
-    parser.add_argument("--options", default=",".join(OPTIONS))
+    parser.add_argument("--options", default=DEFAULT, help=f"comma-separated, of: {list(OPTIONS)}")
     args = parser.parse_args()
     examples, _ = read_training()
     texts = [e.item.text for e in examples]
-    print(f"training corpus: {len(examples)} lines; recall on crisis lines, alerts on hard")
-    print("negatives, review band on hard negatives and on everyday texts")
+    phrase = phrase_hits(examples)
+    heads = Heads(embeddings("use", texts, args.cache), examples)
+    print(f"training corpus: {len(examples)} lines; phrase screen + learned line together:")
+    print("recall on crisis lines, alerts and review band on hard negatives, review band on")
+    print("everyday texts; thresholds alert, review, confirm as each option's rule chose them")
     head = f"{'alert':>7}{'a+r':>7}{'worst':>7}{'>=95%':>8}{'hn al.':>7}{'hn rev':>7}{'ev rev':>7}"
-    print(f"{'option / check':<34}{head}")
-    keys: set[str] = set()
-    for option in args.options.split(","):
-        embedder_keys = option.rsplit("-", 1)[0].split("+")
-        keys |= set(embedder_keys)
-        rows = np.hstack([embeddings(k, texts, args.cache) for k in embedder_keys])
-        scores = out_of_fold(rows, examples, labels=labels_for(option, examples))
-        thresholds = choose_thresholds(scores[0], examples, scores[1])
-        print(f"{option + ' grouped CV':<34}{summary(scores, examples, thresholds)}")
-        moved, second, limits = transfer(rows, examples, option)
-        later = [examples[i] for i in second]
-        print(f"{option + ' first batch -> second':<34}{summary(moved, later, limits)}")
-    sample = texts[::13][:300]
-    for key in sorted(keys):
-        print(cost(key, sample))
+    print(f"{'option / check':<44}{head}")
+    old = [e for e, f in zip(examples, heads.first, strict=True) if f]
+    later = [e for e, f in zip(examples, heads.first, strict=True) if not f]
+    for name in args.options.split(","):
+        option = OPTIONS[name]
+        whole, first, second = heads.scores(option)
+        limits = thresholds_for(option, whole, examples, phrase)
+        print(f"{name + ', grouped CV':<44}{summary(option, whole, examples, phrase, limits)}")
+        limits = thresholds_for(option, first, old, phrase[heads.first])
+        row = summary(option, second, later, phrase[~heads.first], limits)
+        print(f"{name + ', first batch -> second':<44}{row}", flush=True)
+    print(cost("use", texts[::13][:300]))
 
 
 if __name__ == "__main__":

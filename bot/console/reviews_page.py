@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from flask import current_app, redirect, render_template, url_for
@@ -14,7 +13,6 @@ from flask import current_app, redirect, render_template, url_for
 from bot.console.blueprint import console, services
 from bot.console.guard import actor, refused, requires
 from bot.conversation.reviews import Routing
-from bot.interventions.interpreter.applied import AppliedByIntervention
 from bot.services import reviews
 from bot.services.refusal import Refused
 from bot.store.reads.reviews import queue_rows
@@ -76,18 +74,9 @@ def _page(problem: str | None = None) -> str:
 
 
 def _routing() -> Routing:
-    """Who hears of a crisis alert, as the worker's flow routes it (SUPERVISOR_PHONES and the
-    participant's intervention's), built once per app."""
+    """Who hears of a crisis alert (bot.services.reviews.routing), built once per app."""
     found = current_app.extensions["tandem_console"]
     if "routing" not in found:
-        settings = services().settings
-        applied = AppliedByIntervention(settings, root=found["interventions"])
-        found["routing"] = Routing(
-            lambda participant: applied.of(participant).supervisors,
-            tuple(settings.escalation()),
-            timedelta(minutes=settings.supervisor_alert_window_minutes),
-            timedelta(minutes=settings.alert_escalate_minutes),
-            settings.public_base_url,
-        )
+        found["routing"] = reviews.routing(services().settings, found["interventions"])
     routing: Routing = found["routing"]
     return routing

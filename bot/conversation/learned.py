@@ -1,20 +1,24 @@
-"""The learned line of crisis detection: a linear classifier over offline multilingual embeddings.
+"""The learned line of crisis detection: linear classifiers over offline multilingual features.
 
 It sits between the phrase screen (the fast floor, bot.conversation.safety) and the LLM
-classifier (bot.conversation.classifier): no network, no LLM, a CPU text model that installs
-from the package registry. Anything with `score(text) -> LearnedVerdict` is a `LearnedLine`, so
-another model can replace this one; `LinearLine` is the one shipped: an `Embedder` (a sentence
-embedding model) and a multi-class softmax (six classes: five crisis categories and `none`)
-trained by bot.conversation.safety_train (`make safety-model`) and stored in safety_model/.
+classifier (bot.conversation.classifier): no network, no LLM, CPU models that install from the
+package registry. Anything with `score(text) -> LearnedVerdict` is a `LearnedLine`, so another
+model can replace this one; `LinearLine` is the one shipped: an `Embedder` (a sentence embedding
+model) with a multi-class softmax, and optionally a second softmax over character n-grams
+(bot.conversation.char_ngrams: typos, slang, missing accents) whose probabilities are averaged
+with the first, trained by bot.conversation.safety_train (`make safety-model`) and stored in
+safety_model/. The classes are the five crisis categories, `none` (hard negatives: texts that
+share words with a crisis) and, in models trained with it, `everyday` (ordinary texts).
 
-The crisis score is 1 - P(none); the category is the most probable crisis class; the language
-comes from a second small softmax over the same embedding. A model trained with the training-only
-class `everyday` (ordinary texts to a coach, apart from the hard negatives that share words with
-a crisis) also gives a review score, 1 - P(everyday): a message that reads like a crisis *or*
-like one of its look-alikes is worth a person's look, an ordinary text is not. `band` turns the
-two scores into the triage decision: `alert` (the crisis score reaches the alert threshold: a
-crisis alert, as the phrase screen raises), `review` (the review score reaches the review
-threshold: recorded for a person to look at; the participant gets the normal reply) or `none`.
+The crisis score is 1 - P(none) - P(everyday); the category is the most probable crisis class;
+the language comes from a second small softmax over the embedding. `band` turns the score into
+the triage decision: `alert` (at or above the alert threshold: a crisis alert, as the phrase
+screen raises), `review` (at or above the review threshold: recorded for a person to look at;
+the participant gets the normal reply) or `none`. The review band is on the crisis score, so a
+look-alike the model knows to be harmless stays out of it. (An older model card may ask for the
+review score 1 - P(everyday) instead, `"review_on": "everyday"`: every look-alike in review.)
+A phrase-screen hit whose crisis score is under the card's `confirm` threshold is a review
+item rather than an alert when the learned line is on (bot.conversation.safety_lines).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+from bot.conversation.char_ngrams import CharNgrams
 
 MODEL_DIR = Path(__file__).with_name("safety_model")
 NONE = "none"
@@ -75,15 +81,20 @@ class Embedder(Protocol):
 class Thresholds:
     """A crisis score at or above `alert` raises a crisis alert; below it, a review score at or
     above `review` gives a review verdict. For a model whose review score is its crisis score,
-    `review` at or above `alert` means no review band."""
+    `review` at or above `alert` means no review band. A phrase-screen hit is confirmed as an
+    alert when the crisis score reaches `confirm`, else it is a review item (None: every
+    phrase-screen hit alerts)."""
 
     alert: float
     review: float
+    confirm: float | None = None
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.review <= 1.0 and 0.0 <= self.alert <= 1.0):
+        limits = (self.review, self.alert, 0.0 if self.confirm is None else self.confirm)
+        if not all(0.0 <= x <= 1.0 for x in limits):
             raise ValueError(
-                f"need thresholds in 0..1, got review {self.review}, alert {self.alert}"
+                f"need thresholds in 0..1, got review {self.review}, alert {self.alert}, "
+                f"confirm {self.confirm}"
             )
 
 
@@ -155,20 +166,46 @@ class Head:
         return softmax(rows.astype(np.float64) @ self.coef.T + self.intercept)
 
 
-class LinearLine:
-    """The shipped learned line: an embedder and two linear heads (category, language)."""
+@dataclass(frozen=True)
+class NgramHead:
+    """A linear softmax over character n-grams, averaged with the embedding head's
+    probabilities: weight `1 - embedding_weight`."""
 
-    def __init__(self, embedder: Embedder, category: Head, language: Head, version: str) -> None:
+    ngrams: CharNgrams
+    head: Head
+    embedding_weight: float
+
+    def probabilities(self, texts: Sequence[str]) -> NDArray[np.float64]:
+        return softmax(self.ngrams.logits(texts, self.head.coef, self.head.intercept))
+
+
+class LinearLine:
+    """The shipped learned line: an embedder, its two linear heads (category, language) and an
+    optional character n-gram head; `review_on_everyday` keeps an older card's review score."""
+
+    def __init__(  # noqa: PLR0913 - the parts a model card describes
+        self,
+        embedder: Embedder,
+        category: Head,
+        language: Head,
+        version: str,
+        ngram: NgramHead | None = None,
+        review_on_everyday: bool = False,
+    ) -> None:
         if NONE not in category.classes:
             raise ValueError(f"the category head needs a {NONE!r} class")
+        if ngram is not None and ngram.head.classes != category.classes:
+            raise ValueError("the n-gram head must have the category head's classes")
         self.embedder, self.category, self.language, self.version = (
             embedder,
             category,
             language,
             version,
         )
+        self.ngram = ngram
         self._none = category.classes.index(NONE)
         self._everyday = category.classes.index(EVERYDAY) if EVERYDAY in category.classes else None
+        self._review_on_everyday = review_on_everyday and self._everyday is not None
 
     def score(self, text: str) -> LearnedVerdict:
         return self.score_many([text])[0]
@@ -176,11 +213,13 @@ class LinearLine:
     def score_many(self, texts: Sequence[str]) -> list[LearnedVerdict]:
         """Score several messages in one embedding batch (the evaluation's path)."""
         rows = self.embedder.embed(texts)
+        category = self.category.probabilities(rows)
+        if self.ngram is not None:
+            weight = self.ngram.embedding_weight
+            category = weight * category + (1.0 - weight) * self.ngram.probabilities(texts)
         return [
             self._verdict(p, q)
-            for p, q in zip(
-                self.category.probabilities(rows), self.language.probabilities(rows), strict=True
-            )
+            for p, q in zip(category, self.language.probabilities(rows), strict=True)
         ]
 
     def _verdict(
@@ -193,6 +232,7 @@ class LinearLine:
         if self._everyday is not None:
             calm += category[self._everyday]
             crisis[self._everyday] = -1.0
+        if self._everyday is not None and self._review_on_everyday:
             review = float(1.0 - category[self._everyday])
         return LearnedVerdict(
             score=float(1.0 - calm),
@@ -216,9 +256,8 @@ class ModelCard:
 def read_card(directory: Path = MODEL_DIR) -> ModelCard:
     raw = json.loads((directory / "model.json").read_text(encoding="utf-8"))
     limits = raw["thresholds"]
-    return ModelCard(
-        raw["version"], raw["embedder"], Thresholds(limits["alert"], limits["review"]), raw
-    )
+    thresholds = Thresholds(limits["alert"], limits["review"], limits.get("confirm"))
+    return ModelCard(raw["version"], raw["embedder"], thresholds, raw)
 
 
 def load_line(directory: Path = MODEL_DIR, embedder: Embedder | None = None) -> LinearLine:
@@ -233,9 +272,15 @@ def load_line(directory: Path = MODEL_DIR, embedder: Embedder | None = None) -> 
                 weights[f"{name}_coef"],
                 weights[f"{name}_intercept"],
             )
-            for name in ("category", "language")
+            for name in ("category", "language", "ngram")
+            if f"{name}_classes" in weights.files
         ]
-    return LinearLine(embedder, heads[0], heads[1], card.version)
+        ngram = None
+        if len(heads) == 3:
+            weight = float(weights["embedding_weight"][0])
+            ngram = NgramHead(CharNgrams.from_arrays(weights, "ngram"), heads[2], weight)
+    review_on_everyday = card.raw.get("review_on", "everyday") == "everyday"
+    return LinearLine(embedder, heads[0], heads[1], card.version, ngram, review_on_everyday)
 
 
 @cache

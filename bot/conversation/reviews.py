@@ -51,16 +51,23 @@ def review_events(
 ) -> list[EventData]:
     """The review item for a message scored in the review band, and its escalation timer. The
     turn adds the message as the item's `quote` (bot.conversation.flow)."""
+    summary = (
+        f"The learned line scored a message {scored.score:.2f} (review band "
+        f"{scored.review_threshold:g} to {scored.alert_threshold:g}; most likely "
+        f"{scored.category})."
+    )
+    if scored.unconfirmed_rule is not None:
+        summary = (
+            f"The phrase screen matched a message ({scored.unconfirmed_rule}), but the learned "
+            f"line scored it {scored.score:.2f}, under its confirm threshold "
+            f"{scored.confirm_threshold:g} (most likely {scored.category})."
+        )
     item = AlertRaised(
         alert_id=new_id(),
         kind="review",
         severity="review",
-        rule=scored.line,
-        summary=(
-            f"The learned line scored a message {scored.score:.2f} (review band "
-            f"{scored.review_threshold:g} to {scored.alert_threshold:g}; most likely "
-            f"{scored.category}). The participant got the normal reply and nothing else."
-        ),
+        rule=scored.unconfirmed_rule or scored.line,
+        summary=summary + " The participant got the normal reply and nothing else.",
     )
     timer = one_shot.scheduled(
         participant, KIND, now + escalate_after, scope=RULE, payload={"alert_id": item.alert_id}

@@ -224,6 +224,11 @@ class Settings(BaseModel):
     safety_learned: bool = Field(False, alias="SAFETY_LEARNED")
     safety_alert_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_ALERT_THRESHOLD")
     safety_review_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_REVIEW_THRESHOLD")
+    # With the learned line on, a phrase-screen hit it scores under this is a review item, not
+    # an alert (0 = every phrase hit alerts, the phrase screen deciding alone).
+    safety_confirm_threshold: float | None = Field(
+        None, ge=0, le=1, alias="SAFETY_CONFIRM_THRESHOLD"
+    )
     # A review item (a score in the review band) nobody cleared within this many minutes
     # becomes a crisis alert (docs/safety.md). Never off: at most a day, at least a minute.
     review_escalate_minutes: float = Field(60.0, ge=1, le=1440, alias="REVIEW_ESCALATE_MINUTES")

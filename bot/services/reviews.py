@@ -9,11 +9,14 @@ once, or a person and the escalation timer, append one verdict and the other is 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from bot.conversation.memory import remembered
 from bot.conversation.reviews import Routing, escalated, supervisor_events
+from bot.core.config import Settings
+from bot.interventions.interpreter.applied import AppliedByIntervention
 from bot.services import participant_lock
 from bot.services.refusal import Refused
 from bot.store.event_store import EventStore, Transaction
@@ -23,6 +26,21 @@ from bot.store.reads.reviews import raised_of
 
 Via = Literal["api", "console"]
 NOT_FOUND = "Review item not found"
+ID_LIMIT = 36  # alert ids are UUIDs
+
+
+def routing(settings: Settings, interventions: Path) -> Routing:
+    """Who hears of a crisis alert an escalated item raises, as the worker's flow routes it:
+    SUPERVISOR_PHONES and the participant's intervention's supervisors, the texting limit and
+    the alert's own escalation (for the console and the API)."""
+    applied = AppliedByIntervention(settings, root=interventions)
+    return Routing(
+        lambda participant: applied.of(participant).supervisors,
+        tuple(settings.escalation()),
+        timedelta(minutes=settings.supervisor_alert_window_minutes),
+        timedelta(minutes=settings.alert_escalate_minutes),
+        settings.public_base_url,
+    )
 
 
 def dismiss(store: EventStore, alert_id: str, *, actor: str, via: Via) -> dict[str, Any]:
@@ -62,9 +80,15 @@ def escalate(
 
 
 def _item(store: EventStore, alert_id: str) -> dict[str, Any]:
-    row = store.projection_row("alerts", alert_id)
-    if row is None or row["severity"] != "review" or row["participant_id"] is None:
+    """The review item's row: an unknown id is not found; an alert that is not a review item
+    (a crisis or operational alert) is a conflict, it is cleared by acknowledging it."""
+    row = None
+    if "\0" not in alert_id and len(alert_id) <= ID_LIMIT:
+        row = store.projection_row("alerts", alert_id)
+    if row is None:
         raise Refused(NOT_FOUND, "alert_id", "not_found")
+    if row["severity"] != "review" or row["participant_id"] is None:
+        raise Refused("this alert is not a review item", "alert_id", "conflict")
     return row
 
 

@@ -1,4 +1,6 @@
-"""`/alerts`: list alerts with filters, acknowledge and resolve them (researcher API)."""
+"""`/alerts`: list alerts with filters, acknowledge and resolve them, and clear review items as
+the console's review queue does: dismiss ("not a crisis") or escalate to a crisis alert
+(researcher API)."""
 
 from __future__ import annotations
 
@@ -7,17 +9,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
-from flask import Response, g, jsonify
+from flask import Response, current_app, g, jsonify
 from flask_openapi3 import APIBlueprint, OpenAPI, Tag
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.conversation.reviews import Routing
 from bot.conversation.supervisors import short_code
-from bot.services import alerts
+from bot.services import alerts, reviews
 from bot.services.refusal import Refused
 from bot.store.alert_reads import list_alerts
 from bot.web import auth
 from bot.web.api_models import ErrorResponse, error_response
-from bot.web.current import services
+from bot.web.current import interventions, services
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +157,54 @@ def alert_resolve(path: AlertPath, body: ResolveBody) -> tuple[Response, int]:
         path.alert_id,
         lambda actor: alerts.resolve(services().store, path.alert_id, note, actor=actor, via="api"),
     )
+
+
+@api.post(
+    "/<alert_id>/dismiss",
+    summary="Clear an open review item as not a crisis",
+    responses={200: AlertResponse, 404: ErrorResponse, 409: ErrorResponse, **ERRORS},
+)
+def alert_dismiss(path: AlertPath) -> tuple[Response, int]:
+    """Close an open review item (`review.dismissed`, by the caller); the participant is sent
+    nothing. An alert that is not a review item, or an item already cleared, is a 409."""
+    return _answer(
+        path.alert_id,
+        lambda actor: reviews.dismiss(services().store, path.alert_id, actor=actor, via="api"),
+    )
+
+
+@api.post(
+    "/<alert_id>/escalate",
+    summary="Escalate an open review item to a crisis alert",
+    responses={200: AlertResponse, 404: ErrorResponse, 409: ErrorResponse, **ERRORS},
+)
+def alert_escalate(path: AlertPath) -> tuple[Response, int]:
+    """Escalate an open review item (`review.escalated`, by the caller): a crisis alert quoting
+    the same message is raised and texted to the supervisors, as a turn's crisis alert is; the
+    participant is sent nothing. An alert that is not a review item, or an item already
+    cleared, is a 409. Returns the review item."""
+    return _answer(
+        path.alert_id,
+        lambda actor: reviews.escalate(
+            services().store,
+            path.alert_id,
+            actor=actor,
+            via="api",
+            routing=_routing(),
+            now=services().clock.now(),
+        ),
+    )
+
+
+def _routing() -> Routing:
+    """Who hears of an escalated item's crisis alert (bot.services.reviews.routing), once per
+    app."""
+    found = current_app.extensions.get("tandem.review_routing")
+    if found is None:
+        found = reviews.routing(services().settings, interventions().root)
+        current_app.extensions["tandem.review_routing"] = found
+    routing: Routing = found
+    return routing
 
 
 def _answer(alert_id: str, act: Callable[[str], dict[str, Any]]) -> tuple[Response, int]:

@@ -75,8 +75,9 @@ def test_an_intervention_folder_given_by_path_adds_its_exclusions(tmp_path: Path
     )
     text = "I nearly killed myself laughing\n"
 
-    assert scan(text)[0]["crisis"] is True
-    assert scan(text, "--intervention", str(tmp_path))[0]["crisis"] is False
+    # The phrase screen alone (with the learned line, an unconfirmed hit is a review item).
+    assert scan(text, "--phrase-only")[0]["crisis"] is True
+    assert scan(text, "--phrase-only", "--intervention", str(tmp_path))[0]["crisis"] is False
 
 
 def test_an_unknown_intervention_is_refused_naming_the_known_ones() -> None:
@@ -169,3 +170,19 @@ def test_with_a_review_score_the_band_is_read_from_it(
         review,
         review_score,
     )
+
+
+@pytest.mark.parametrize(
+    ("score", "crisis", "review"), [(0.2, False, True), (0.5, True, False), (0.9, True, False)]
+)
+def test_a_phrase_hit_alerts_when_the_learned_score_confirms_it_else_is_reviewed(
+    score: float, crisis: bool, review: bool
+) -> None:
+    hit = ScreenResult(True, "en.suicide.die", "suicide", "en", "could die")
+    scored = LearnedVerdict(score, "suicide", "en", "v")
+
+    verdict = scan_verdict("x", hit, scored, Thresholds(0.8, 0.6, confirm=0.4))
+
+    assert (verdict["crisis"], verdict["review"], verdict["line"]) == (crisis, review, "phrase")
+    assert verdict["rule"] == "en.suicide.die"
+    assert scan_verdict("x", hit, None, Thresholds(0.8, 0.6, confirm=0.4))["crisis"]

@@ -20,6 +20,7 @@ from bot.conversation.learned import (
     Matrix,
     Thresholds,
     band,
+    load_line,
     read_card,
 )
 from bot.conversation.safety import ScreenResult
@@ -70,25 +71,33 @@ def test_with_a_review_score_the_review_threshold_applies_to_it_not_to_the_crisi
     assert band(0.7, limits, review_score=0.89) == "none"  # an ordinary text
 
 
-def test_an_everyday_class_gives_the_review_score_and_leaves_the_crisis_score_and_category() -> (
-    None
-):
-    classes = ("everyday", "none", "suicide")
-    head = Head(classes, np.eye(3) * 3.0, np.zeros(3))
+class Fixed:
+    name = "fixed"
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return np.tile(np.array([[0.2, 1.0, 0.5]], dtype=np.float32), (len(texts), 1))
+
+
+def _seven_class_line(review_on_everyday: bool) -> LinearLine:
+    head = Head(("everyday", "none", "suicide"), np.eye(3) * 3.0, np.zeros(3))
     language = Head(("en", "es"), np.array([[1.0, 0, 0], [0, 1.0, 0]]), np.zeros(2))
+    return LinearLine(Fixed(), head, language, "v2", review_on_everyday=review_on_everyday)
 
-    class Fixed:
-        name = "fixed"
 
-        def embed(self, texts: Sequence[str]) -> Matrix:
-            return np.tile(np.array([[0.2, 1.0, 0.5]], dtype=np.float32), (len(texts), 1))
-
-    verdict = LinearLine(Fixed(), head, language, "v2").score("anything")
+def test_an_older_card_gives_the_review_score_and_leaves_the_crisis_score_and_category() -> None:
+    verdict = _seven_class_line(review_on_everyday=True).score("anything")
 
     p = np.exp([0.6, 3.0, 1.5]) / np.exp([0.6, 3.0, 1.5]).sum()
     assert verdict.score == pytest.approx(p[2])  # 1 - P(none) - P(everyday)
     assert verdict.review_score == pytest.approx(1 - p[0])
     assert verdict.category == "suicide"
+
+
+def test_the_review_band_is_on_the_crisis_score_unless_the_card_asks_otherwise() -> None:
+    verdict = _seven_class_line(review_on_everyday=False).score("anything")
+
+    p = np.exp([0.6, 3.0, 1.5]) / np.exp([0.6, 3.0, 1.5]).sum()
+    assert verdict.review_score is None and verdict.review == pytest.approx(p[2])
 
 
 def test_a_scenario_and_its_translations_share_a_cross_validation_group() -> None:
@@ -110,6 +119,26 @@ def test_a_scenario_and_its_translations_share_a_cross_validation_group() -> Non
     assert groups[4] == groups[9] != groups[0]  # the fifth scenario starts the next group
     assert groups[10] not in groups[:10]  # another category
     assert len({groups[11], groups[12], groups[13]}) == 3  # first batch: blocks of a file
+
+
+def test_a_third_batch_scenario_is_one_group_up_to_its_next_comment_line() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    # en_batch3_crisis.tsv: comment on lines 1 and 5, a blank line 8, lines 2-4, 6-7, 9.
+    lines = (2, 3, 4, 6, 7, 9)
+    examples = [example("en_batch3_crisis.tsv", n) for n in lines]
+    examples += [example("es_batch3_crisis.tsv", n) for n in (2, 3, 5)]
+    examples.append(example("es_batch3_none_hardneg.tsv", 2))
+
+    groups = safety_train.groups(examples)
+
+    assert groups[0] == groups[1] == groups[2]  # one scenario
+    assert groups[3] == groups[4] != groups[0]  # the next, after a comment line
+    assert groups[5] not in groups[:5]  # a blank line also starts a scenario
+    assert groups[6] == groups[7] == groups[0]  # its re-voicing in another language
+    assert groups[8] == groups[3]
+    assert groups[9] not in groups[:9]  # another kind of file
 
 
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
@@ -160,18 +189,25 @@ def test_chosen_thresholds_hold_the_false_alarm_and_review_targets_on_the_scores
     scores, examples = _examples(seed=7, crisis_mean=0.5)
     everyday = np.array([e.everyday for e in examples])
     hard = np.array([e.item.category == "none" for e in examples]) & ~everyday
+    rng = np.random.default_rng(3)
+    # The phrase screen flags a third of the crisis lines and 8 % of the hard negatives.
+    phrase = np.where(
+        hard, rng.uniform(size=len(scores)) < 0.08, rng.uniform(size=len(scores)) < 0.33
+    )
+    phrase &= ~everyday
 
-    # A review score above the crisis score, as 1 - P(everyday) is above 1 - P(none) - P(everyday)
-    review_scores = np.minimum(1.0, scores + np.random.default_rng(3).uniform(0, 0.2, len(scores)))
+    limits = safety_train.choose_thresholds(scores, examples, phrase)
+    alerted, flagged = safety_train.triage(scores, phrase, limits)
 
-    alert, review = safety_train.choose_thresholds(scores, examples, review_scores)
-
-    assert (scores[hard] >= alert).mean() <= safety_train.ALERT_FALSE_ALARMS
-    assert (scores[hard] >= alert).mean() > safety_train.ALERT_FALSE_ALARMS / 2
-    in_band = (review_scores[everyday] >= review) & (scores[everyday] < alert)
-    assert in_band.mean() <= safety_train.REVIEW_RATE
+    assert alerted[hard].mean() <= safety_train.ALERT_FALSE_ALARMS
+    assert alerted[hard].mean() > safety_train.ALERT_FALSE_ALARMS / 2
+    assert (phrase & hard).mean() / hard.mean() > safety_train.ALERT_FALSE_ALARMS  # so: confirm
+    assert limits.confirm is not None and 0 < limits.confirm < 1
+    in_band = flagged & ~alerted
+    assert in_band[everyday].mean() <= safety_train.REVIEW_RATE
     # Not trivially safe: the band holds some everyday texts, and the alert is not at 1.
-    assert in_band.mean() > safety_train.REVIEW_RATE / 2 and alert < 1.0
+    assert in_band[everyday].mean() > safety_train.REVIEW_RATE / 2 and limits.alert < 1.0
+    assert flagged[phrase].all()  # a phrase hit is never let go: alerted or reviewed
 
 
 def _corpus(directory: Path) -> None:
@@ -197,6 +233,28 @@ def test_retraining_on_the_same_corpus_writes_identical_weights(tmp_path: Path) 
     assert first["weights_sha256"] == hashlib.sha256(weights[0]).hexdigest()
 
 
+def test_a_trained_model_loads_with_its_n_gram_head_and_scores_as_its_trainer_did(
+    tmp_path: Path,
+) -> None:
+    _corpus(tmp_path / "training")
+    card = safety_train.train(WordEmbedder(), "test", tmp_path / "m", tmp_path / "training")
+
+    line = load_line(tmp_path / "m", WordEmbedder())
+
+    assert line.ngram is not None and card["review_on"] == "crisis"
+    assert line.ngram.embedding_weight == safety_train.EMBEDDING_WEIGHT
+    texts = ["i want to end it all tonight", "walked the dog today"]
+    recipe = safety_train.Recipe()
+    with np.load(tmp_path / "m" / "weights.npz") as weights:
+        arrays = {name: weights[name] for name in weights.files}
+    classes, probabilities = safety_train.predict_category(
+        recipe, arrays, WordEmbedder().embed(texts), texts
+    )
+    crisis, _ = safety_train.two_scores(probabilities, classes)
+    assert [v.score for v in line.score_many(texts)] == pytest.approx(crisis)
+    assert line.score(texts[0]).review_score is None
+
+
 def test_a_changed_corpus_changes_the_recorded_corpus_hash(tmp_path: Path) -> None:
     _corpus(tmp_path / "training")
     _, before = safety_train.read_training(tmp_path / "training")
@@ -214,6 +272,16 @@ def test_the_committed_model_was_trained_on_the_committed_training_corpus() -> N
     weights = (MODEL_DIR / "weights.npz").read_bytes()
     assert card.raw["weights_sha256"] == hashlib.sha256(weights).hexdigest()
     assert card.version.endswith(card.raw["weights_sha256"][:12])
+
+
+def test_the_committed_card_reviews_on_the_crisis_score_within_its_targets() -> None:
+    card = read_card()
+    figures = card.raw["out_of_fold"]
+
+    assert card.raw["review_on"] == "crisis" and card.thresholds.confirm is not None
+    assert card.thresholds.review <= card.thresholds.alert
+    assert figures["hard_negative_alerts"] <= card.raw["targets"]["hard_negative_alerts"] == 0.03
+    assert figures["everyday_review_band"] <= card.raw["targets"]["everyday_review_band"] == 0.02
 
 
 @pytest.mark.parametrize("name", ["heldout_v3.tsv", "heldout_v4.tsv"])

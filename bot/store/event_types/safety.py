@@ -49,10 +49,12 @@ class SafetyScored(EventData):
     """The learned line's verdict (bot.conversation.learned): its crisis score, its review score
     (None for a model without one: the crisis score stands for it), the band it falls in
     (`alert` raised a crisis alert, `review` asks a person to look, `none`), the most likely
-    category and language, the thresholds applied and the model version that scored."""
+    category and language, the thresholds applied and the model version that scored. When the
+    phrase screen matched but the crisis score stayed under `confirm_threshold`, the band is
+    `review` and `unconfirmed_rule` names the phrase rule that did not become an alert."""
 
     personal = fields()
-    plain = fields("line", "category", "language", "band", "model_version")
+    plain = fields("line", "category", "language", "band", "model_version", "unconfirmed_rule")
 
     message_event_id: str
     line: str = "learned"
@@ -64,3 +66,5 @@ class SafetyScored(EventData):
     alert_threshold: float
     review_threshold: float
     model_version: str
+    confirm_threshold: float | None = None
+    unconfirmed_rule: str | None = None

@@ -54,8 +54,8 @@ def test_a_review_band_score_records_a_review_verdict_a_review_item_and_the_norm
     (scored,) = conversation.data("safety.scored")
     assert (scored.band, scored.alert_threshold, scored.review_threshold) == ("review", 1.0, 0.0)
     assert 0.0 <= scored.score < 1.0
-    # The review score the band was read from is recorded beside the crisis score.
-    assert scored.review_score is not None and scored.score <= scored.review_score <= 1.0
+    # The shipped card reads the review band from the crisis score: no second score.
+    assert read_card().raw["review_on"] == "crisis" and scored.review_score is None
     (item,) = conversation.data("alert.raised")  # for a person: tests/.../test_review_items.py
     assert (item.kind, item.severity, item.notify_supervisors) == ("review", "review", False)
     assert conversation.bodies() == ["Lovely walk!"]
