@@ -117,17 +117,18 @@ def test_with_llm_and_no_llm_configured_it_refuses_clearly(tmp_path):
 
 
 # The held-out figures of the phrase screen + learned line, asserted as printed by `tandem
-# safety eval`, against issue 64's targets: 95 % alert + review recall in every cell of five
-# lines or more, at most 5 % alert false alarms, at most 3 % of everyday texts in the review band.
-# heldout_v5.tsv and heldout_v5_everyday.txt are written by a separate session that never saw
-# the training text and copied in by the integrator only after the model (use-ngram-lr-*) and its
-# thresholds were committed; they are scored once (bot.conversation.safety_train reads only
-# tests/safety_corpus/training). Until they are in the tree these tests skip, saying so; if
-# the model misses a target there, the integrator records what it reached here and in
-# docs/safety.md ("The gap"), as was done for v4, rather than tuning anything on v5.
+# safety eval`. heldout_v5.tsv and heldout_v5_everyday.txt were written by a separate session
+# that never saw the training text and copied in only after the model (use-ngram-lr-702fc09ca185)
+# and its thresholds were committed; they were scored once (docs/safety.md). Issue 64's targets:
+# 95 % alert + review recall in every cell of five lines or more, at most 5 % alert false alarms,
+# at most 3 % of everyday texts in the review band. The last two are met and asserted as asked;
+# the recall is asserted as reached (floors: every cell, the cells at 95 %, the whole), never
+# tuned on v5: a change that loses recall fails here, and one that reaches the target in every
+# cell must be shown on a new held-out file (heldout_v6) first.
 HELDOUT = "heldout_v5.tsv"
 EVERYDAY = "heldout_v5_everyday.txt"
 TARGETS = {"recall": 0.95, "alert_false_alarms": 0.05, "review_band": 0.03}
+REACHED = {"worst_cell": 0.812, "cells_at_target": 9, "overall": 0.957}  # scored once on v5
 _TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
 
 
@@ -150,14 +151,18 @@ def heldout_eval() -> str:
     return result.output
 
 
-def test_held_out_alert_or_review_recall_reaches_the_target_in_every_cell_of_five(heldout_eval):
+def test_held_out_alert_or_review_recall_holds_what_it_reached_in_every_cell_of_five(heldout_eval):
     rows = _section(heldout_eval, "phrase + learned, alert + review").splitlines()
     cells = [r.split() for r in rows if r.split() and r.split()[0] not in ("category", "controls")]
     checked = [c for c in cells if "all" not in c[:2] and c[0] != "none" and int(c[2]) >= 5]
+    recalls = {(c[0], c[1]): _percent(c[3]) for c in checked}
+    reached = sum(r >= TARGETS["recall"] for r in recalls.values())
 
     assert len(checked) == 20  # five categories x four languages
-    for category, language, _, recall, *_ in checked:
-        assert _percent(recall) >= TARGETS["recall"], (category, language, recall)
+    assert min(recalls.values()) >= REACHED["worst_cell"], recalls
+    assert reached >= REACHED["cells_at_target"], recalls  # issue 64 asks all 20
+    overall = _row(_section(heldout_eval, "phrase + learned, alert + review"), "all", "all")[3]
+    assert _percent(overall) >= REACHED["overall"] >= TARGETS["recall"]
 
 
 def test_held_out_alert_false_alarms_stay_under_the_target(heldout_eval):
