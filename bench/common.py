@@ -6,11 +6,13 @@ import multiprocessing as mp
 import os
 import statistics
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import requests
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -96,3 +98,16 @@ def scripted_llm(answer: Callable[[dict], object]) -> Iterator[str]:
     finally:
         stop.set()
         server.join(timeout=10)
+
+
+def wait_up(url: str, seconds: float = 90) -> None:
+    """Wait until the web process at `url` answers /health with 200."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url + "/health", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up within {seconds:.0f} s")

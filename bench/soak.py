@@ -39,15 +39,14 @@ from sqlalchemy import func, or_, select  # noqa: E402
 from sqlalchemy.exc import OperationalError  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
-from bench.common import database  # noqa: E402
+from bench.common import database, wait_up  # noqa: E402
 from bench.soak_checks import Figures, check, print_figures  # noqa: E402
-from bench.soak_procs import (  # noqa: E402  # noqa: E402
+from bench.soak_procs import (  # noqa: E402
     Proc,
     free_port,
     leaders,
     restart_postgres,
     rss_kib,
-    wait_up,  # noqa: E402
     web_command,
     worker_command,
 )

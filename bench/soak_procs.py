@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import requests
 from sqlalchemy import text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,18 +153,6 @@ WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database
 def leaders(conn: Any) -> dict[str, str]:
     """Which process (its PGAPPNAME: soak-<role>) holds each leadership's advisory lock."""
     return {name: app for name, app in conn.execute(text(LEADERS)).all()}
-
-
-def wait_up(url: str, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(url + "/health", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up within {seconds:.0f} s")
 
 
 def _cluster() -> tuple[str, str] | str:

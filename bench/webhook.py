@@ -60,7 +60,7 @@ from sqlalchemy import create_engine, func, select  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 from twilio.request_validator import RequestValidator  # noqa: E402
 
-from bench.common import database, percentile, scripted_llm  # noqa: E402
+from bench.common import database, percentile, scripted_llm, wait_up  # noqa: E402
 from bot.store.schema import work_items  # noqa: E402
 from tests.fakes.openai_api import ScriptedReply  # noqa: E402
 
@@ -78,18 +78,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _wait_up(url: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(url + "/health", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
 
 
 def _requests(url: str, total: int, phones: list[str], tag: str) -> list[tuple[bytes, str]]:
@@ -430,7 +418,7 @@ def run_layout(  # noqa: ANN001
         base_pids = [proc.pid for proc in procs if proc.pid not in ours_pids]
         try:
             for url in urls:
-                _wait_up(url)
+                wait_up(url, 60)
             phones = _enroll(urls[0])
             if turns:
                 _drain(database_url, args.drain)
