@@ -93,7 +93,8 @@ COMMANDS: dict[str, Entry] = {
     ),
     "simulate": Entry(
         "bot.cli.simulate",
-        "Rehearse TARGET (an intervention folder or slug) with synthetic participants.",
+        "Rehearse TARGET (an intervention folder or slug, or a study: studies/<slug>) with "
+        "synthetic participants.",
     ),
     "study": Entry(
         "bot.cli.study",
