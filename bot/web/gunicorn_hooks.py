@@ -18,5 +18,6 @@ logconfig_dict = gunicorn_dict(os.environ.get("LOG_LEVEL", "INFO"))
 
 def post_worker_init(worker: Any) -> None:
     """Each worker, once it has loaded the app and before it serves: its startup heap frozen out
-    of the cyclic collector (bot.runtime.heap), logged in gunicorn's log."""
-    worker.log.info("froze %d startup objects out of the cyclic collector", freeze_startup_heap())
+    of the cyclic collector (bot.runtime.heap, which logs it once through the app's logging
+    that `logconfig_dict` gives the worker; logging it here too printed each line twice)."""
+    freeze_startup_heap()
