@@ -28,8 +28,8 @@ from bot.cli.root import cli, settings_from_env
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("simulation"),
     show_default=True,
-    help="The folder for report.json, report.html, timings.json and (without --database) "
-    "simulation.db.",
+    help="The folder for report.json, report.html, timings.json/.html and (without "
+    "--database) simulation.db.",
 )
 @click.option(
     "--database",
@@ -63,11 +63,11 @@ def simulate(  # noqa: PLR0913 - the command's options
     are refused without them. Writes report.json and report.html (steps reached, dead steps,
     drop-off by persona, burden, quiet-hours and WhatsApp-window violations, alerts,
     failures at file:line, time to completion, forms, measurement adherence, LLM calls and
-    their cost with --prices, LLM personas' calls) and timings.json (the slowest turns:
-    wall-clock, so not in report.json), and keeps the run's database for the console and
+    their cost with --prices, LLM personas' calls) and timings.json/.html (the slowest
+    turns: wall-clock, so not in the report), and keeps the run's database for the console and
     `tandem export`; the report is recorded in it too (`simulation.reported`, shown at
-    /console/simulation). The same seed gives the same report.json (the draws only, with an
-    LLM).
+    /console/simulation). The same seed gives the same report.json and report.html (the
+    draws only, with an LLM).
 
     A study's participants join it through its enrollment rules (baseline values drawn by
     field type, or fixed by a persona's `baseline:`) and are allocated as real ones are, with
@@ -121,5 +121,5 @@ def simulate(  # noqa: PLR0913 - the command's options
     click.echo(f"WhatsApp window violations: {found['burden']['window_violations']}")
     for name, calls in found.get("llm_personas", {}).items():
         click.echo(f"LLM persona {name}: {calls['calls']} calls, {calls['failed']} failed")
-    click.echo(f"report: {data} and {page_file} (timings.json: the slowest turns)")
+    click.echo(f"report: {data} and {page_file} (timings.html: the slowest turns)")
     click.echo(f"database: {run.database_url}")

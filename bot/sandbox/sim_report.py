@@ -295,23 +295,36 @@ def _green(share: float) -> str:
 def write(
     report: dict[str, Any], folder: Path, timings: dict[str, Any] | None = None
 ) -> tuple[Path, Path]:
-    """report.json and report.html in `folder`, and timings.json (wall-clock, kept out of
-    report.json so that a seed repeats it byte for byte) when there are timings."""
+    """report.json and report.html in `folder`, which a seed repeats byte for byte; and, when
+    there are timings, timings.json and timings.html (the slowest turns: wall-clock, which
+    varies run to run, so kept out of both and linked from report.html)."""
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "report.json"
     data.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    link = ""
     if timings is not None:
         text = json.dumps(timings, indent=2, sort_keys=True) + "\n"
         (folder / "timings.json").write_text(text, encoding="utf-8")
+        slow = "\n".join(sim_pages.slowest(timings))
+        (folder / "timings.html").write_text(_page("Slowest turns", slow), encoding="utf-8")
+        link = (
+            "<p>The slowest turns (wall-clock time, which varies from run to run): "
+            "<a href='timings.html'>timings.html</a>, <a href='timings.json'>timings.json</a>.</p>"
+        )
     page = folder / "report.html"
-    page.write_text(html({**report, "timings": timings}), encoding="utf-8")
+    page.write_text(html(report, link), encoding="utf-8")
     return data, page
 
 
-def html(report: dict[str, Any]) -> str:
-    """The report as one page: a table per section, numbers as text, everything escaped."""
+def html(report: dict[str, Any], end: str = "") -> str:
+    """The report as one page: a table per section, numbers as text, everything escaped;
+    `end` (HTML) after the sections."""
     s = report["summary"]
     title = f"Simulation of {s['target']}: {s['participants']} participants, {s['days']} days"
+    return _page(title, body(report) + ("\n" + end if end else ""))
+
+
+def _page(title: str, content: str) -> str:
     head = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title>",
@@ -319,7 +332,7 @@ def html(report: dict[str, Any]) -> str:
         "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}"
         ".dead{background:#ef9a9a}</style></head><body>",
     ]
-    return "\n".join([*head, body(report), "</body></html>\n"])
+    return "\n".join([*head, content, "</body></html>\n"])
 
 
 def body(report: dict[str, Any]) -> str:

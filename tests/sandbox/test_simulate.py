@@ -99,6 +99,7 @@ def test_the_same_seed_gives_the_same_report(demo: tuple[Path, Any], tmp_path: P
         "1",
     )
     assert (tmp_path / "again" / "report.json").read_text() == (report / "report.json").read_text()
+    assert (tmp_path / "again" / "report.html").read_text() == (report / "report.html").read_text()
     assert again == found
 
 

@@ -62,12 +62,7 @@ def test_the_same_seed_gives_the_same_study_report(
     report, found = run
     simulate(tmp_path / "again", str(STUDY), *ARGS)
     assert (tmp_path / "again" / "report.json").read_text() == (report / "report.json").read_text()
-    # report.html ends with the slowest turns: wall-clock times, which differ run to run.
-    pages = [(f / "report.html").read_text() for f in (tmp_path / "again", report)]
-    assert [p.split("<h2>Slowest turns</h2>")[0] for p in pages] == [
-        pages[1].split("<h2>Slowest turns</h2>")[0]
-    ] * 2
-    assert all("<h2>Slowest turns</h2>" in p for p in pages)
+    assert (tmp_path / "again" / "report.html").read_text() == (report / "report.html").read_text()
     assert found["summary"]["target"] == "walk-prompts"
     assert "not the real allocation" in found["arms"]["note"]
     assert "not the real allocation" in (report / "report.html").read_text()
