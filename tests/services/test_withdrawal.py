@@ -35,9 +35,18 @@ def test_unsent_messages_and_pending_timers_are_stopped(
         participant_stream(pid), [timer, *outbound.to_participant(row, "hi", kind="prompt")]
     )
 
+    # Enrolled at 04:00 in Los Angeles (the fake clock's 12:00 UTC): the welcome waits for the
+    # end of quiet hours as a `greeting` timer, which the withdrawal cancels with the other.
+    kinds = [
+        e.data.kind  # type: ignore[attr-defined]
+        for e in services.store.load(participant_stream(pid))
+        if e.event_type == "timer.scheduled"
+    ]
+    assert sorted(kinds) == ["daily", "greeting"]
+
     done = _withdraw(services, pid)
 
-    assert (done.suppressed, done.cancelled, done.takeover_ended) == (1, 1, False)
+    assert (done.suppressed, done.cancelled, done.takeover_ended) == (1, 2, False)
     assert done.row["status"] == "withdrawn"
 
 
