@@ -7,6 +7,8 @@ import threading
 from urllib.parse import urlencode
 from urllib.request import Request, urlopen
 
+import pytest
+
 from bot.store.services import Services
 from bot.web import create_app
 from bot.web.server import embedded_server
@@ -46,6 +48,10 @@ def test_a_signed_webhook_over_http_is_recorded_and_the_server_stops_on_shutdown
         assert probe.connect_ex(("127.0.0.1", port)) != 0  # no longer listening
 
 
+# Closing the trigger by hand can catch a waitress task thread still finishing the /health
+# answer, which then fails on the closed descriptor: collateral of the fault this test plants,
+# not what it checks (that the stop still ends the server).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_stop_ends_the_server_even_when_its_trigger_is_closed_already(
     services: Services,
 ) -> None:
