@@ -53,9 +53,10 @@ from bench.soak_procs import (  # noqa: E402
 from bot.core.clock import FileClock, write_instant  # noqa: E402
 from bot.core.config import load_settings  # noqa: E402
 from bot.runtime.bootstrap import build_services  # noqa: E402
+from bot.runtime.routing import intervention_catalogue  # noqa: E402
 from bot.sandbox.personas import Player, load_personas  # noqa: E402
 from bot.sandbox.simulation import assign  # noqa: E402
-from bot.services import enrollment  # noqa: E402
+from bot.services import enrollment, welcome  # noqa: E402
 from bot.store.schema import outbox, timers, work_items  # noqa: E402
 from tests.fakes.twilio_api import FakeTwilio  # noqa: E402
 
@@ -414,7 +415,8 @@ def _soak(driver: Driver, services: object, env: dict[str, str]) -> Figures:
     for proc in driver.procs:
         proc.start(START)
     wait_up(driver.web_url)
-    enrollment.record(driver.store, asked, actor="soak")  # type: ignore[arg-type]
+    quiet = welcome.rules(services.settings, intervention_catalogue())  # type: ignore[attr-defined]
+    enrollment.record(driver.store, asked, actor="soak", quiet=quiet)  # type: ignore[arg-type]
     plan = fault_plan(options, START)
     rng = random.Random(f"tandem-soak-victims:{options.seed}")
     end = START + timedelta(days=options.days)
