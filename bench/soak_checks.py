@@ -65,7 +65,8 @@ def check(figures: Figures, store: Any, twilio: Any, env: dict[str, str], now: d
     received = Counter(d["message_sid"] for t, d in rows if t == "message.received")
     sent = Counter(d["outbox_id"] for t, d in rows if t == "message.sent")
     sent_sids = {d["provider_sid"] for t, d in rows if t == "message.sent"}
-    fired, twice = timer_firings(rows)
+    fired, again = timer_handling(rows)
+    twice = len(again)
     missed = sum(1 for t, d in rows if t == "timer.skipped" and d.get("reason") == "missed")
     created = [r.sid for r in twilio.messages]
 
@@ -104,6 +105,7 @@ def check(figures: Figures, store: Any, twilio: Any, env: dict[str, str], now: d
     ):
         if c[name]:
             figures.failures.append(f"{name}: {c[name]}")
+    figures.failures += [f"timer handled twice: {what}" for what in again[:10]]
     replay = subprocess.run(
         [str(BIN / "tandem"), "replay", "--check"],
         env=env,
@@ -129,29 +131,41 @@ def check(figures: Figures, store: Any, twilio: Any, env: dict[str, str], now: d
 
 
 def timer_firings(rows: list[Any]) -> tuple[int, int]:
-    """(timers fired or skipped when due, those handled twice), in event order: a timer is
-    armed by `scheduled` or `deferred`, then fired or skipped once; after firing, its turn may
-    record `skipped` once more (the prompt was answered meanwhile: bot.conversation.timer_turns),
-    which is its verdict, not a second firing."""
+    """(timers fired or skipped when due, those handled twice); `twice_handled` names them."""
+    fired, again = timer_handling(rows)
+    return fired, len(again)
+
+
+def timer_handling(rows: list[Any]) -> tuple[int, list[str]]:
+    """(timers fired or skipped when due, each handling after the first as `kind: event after
+    state`), in event order: a timer is armed by `scheduled` or `deferred`, then fired or
+    skipped once; after firing, its turn may record `skipped` once more (the prompt was
+    answered meanwhile: bot.conversation.timer_turns), which is its verdict, not a second
+    firing."""
     state: dict[str, str] = {}
-    fired = twice = 0
+    kinds: dict[str, str] = {}
+    fired = 0
+    again: list[str] = []
     for kind, data in rows:
         if not kind.startswith("timer."):
             continue
         timer, was = data["timer_id"], state.get(data["timer_id"])
+        kinds.setdefault(timer, str(data.get("kind", "?")))
         if kind in ("timer.scheduled", "timer.deferred"):
             state[timer] = "armed"
         elif kind == "timer.cancelled":
             state[timer] = "done"
         elif kind == "timer.fired":
             fired += 1
-            twice += was != "armed"
+            if was != "armed":
+                again.append(f"{kinds[timer]}: {kind} after {was}")
             state[timer] = "fired"
         elif kind == "timer.skipped":
             fired += was == "armed"
-            twice += was not in ("armed", "fired")
+            if was not in ("armed", "fired"):
+                again.append(f"{kinds[timer]}: {kind} after {was}")
             state[timer] = "done"
-    return fired, twice
+    return fired, again
 
 
 def print_figures(figures: Figures, file: TextIO = sys.stdout) -> None:
