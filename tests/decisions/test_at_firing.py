@@ -200,7 +200,10 @@ def _first_timer(deployed: Deployment, pid: str) -> str:
     with deployed.services.store.reading() as conn:
         from bot.store.queries import pending_timers
 
-        return str(pending_timers(conn, pid)[0]["timer_id"])
+        # the first decision point (a welcome held by quiet hours is a `greeting` timer)
+        return str(
+            next(t["timer_id"] for t in pending_timers(conn, pid) if t["kind"] == "decision")
+        )
 
 
 class _Died(BaseException):
