@@ -93,6 +93,7 @@ def check(figures: Figures, store: Any, twilio: Any, env: dict[str, str], now: d
     )
     c["timers fired"] = fired
     c["timers fired twice"] = twice
+    c["timers skipped after cancelled/skipped (sent nothing)"] = skipped_after_done(rows)
     c["timers lost"] = int(overdue) + missed
     for name in (
         "inbound lost",
@@ -162,10 +163,30 @@ def timer_handling(rows: list[Any]) -> tuple[int, list[str]]:
             state[timer] = "fired"
         elif kind == "timer.skipped":
             fired += was == "armed"
-            if was not in ("armed", "fired"):
+            if was not in ("armed", "fired", "done"):
                 again.append(f"{kinds[timer]}: {kind} after {was}")
             state[timer] = "done"
     return fired, again
+
+
+def skipped_after_done(rows: list[Any]) -> int:
+    """`timer.skipped` recorded for a timer already cancelled or skipped: a verdict that sends
+    nothing (so not a second firing), counted apart so that it stays visible."""
+    state: dict[str, str] = {}
+    found = 0
+    for kind, data in rows:
+        if not kind.startswith("timer."):
+            continue
+        timer = data["timer_id"]
+        if kind == "timer.skipped" and state.get(timer) == "done":
+            found += 1
+        if kind in ("timer.scheduled", "timer.deferred"):
+            state[timer] = "armed"
+        elif kind in ("timer.cancelled", "timer.skipped"):
+            state[timer] = "done"
+        elif kind == "timer.fired":
+            state[timer] = "fired"
+    return found
 
 
 def print_figures(figures: Figures, file: TextIO = sys.stdout) -> None:
