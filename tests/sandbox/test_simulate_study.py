@@ -5,7 +5,6 @@ the run's events as `tandem events` prints them (with the run's own master key).
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,20 +14,13 @@ from click.testing import CliRunner
 
 from bot.cli.main import cli
 from bot.sandbox.sim_study import simulation_key
+from tests.sandbox.test_simulate import events_of, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "studies" / "walk-prompts"
 SEED, PARTICIPANTS, DAYS = 2, 12, 3
 ARGS = ["--personas", str(ROOT / "personas"), "--participants", str(PARTICIPANTS)]
 ARGS += ["--days", str(DAYS), "--seed", str(SEED)]
-
-
-def simulate(report: Path, *args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(
-        cli, ["simulate", *args, "--report", str(report)], catch_exceptions=False
-    )
-    assert result.exit_code == 0, result.output
-    return json.loads((report / "report.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +31,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]
 
 def events(report: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """The run's events of `kind`, read with the run's own master key."""
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{report / 'simulation.db'}")
     monkeypatch.setenv("TANDEM_MASTER_KEY", simulation_key(SEED))
-    result = CliRunner().invoke(cli, ["events", "--type", kind], catch_exceptions=False)
-    if result.exit_code == 1 and "no events match" in result.output:
-        return []
-    assert result.exit_code == 0, result.output
-    return [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    return events_of(report, kind, monkeypatch, none_ok=True)
 
 
 def arms_of(report: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
