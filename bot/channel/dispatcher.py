@@ -119,9 +119,10 @@ class Dispatcher:
     def run_forever(self, stop: threading.Event, idle_wait: float = 1.0) -> None:
         """Send until `stop` is set; between empty polls wait for an outbox wake-up."""
         while not stop.is_set():
+            began = outage.began()
             try:
                 handled = self.run_once()
-                outage.succeeded()
+                outage.succeeded(began)
             except Exception as exc:  # noqa: BLE001 - the loop's one broad except: log, go on
                 outage.loop_failed(log, exc, f"dispatcher {self.name}")
                 handled = 0

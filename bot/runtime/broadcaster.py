@@ -59,10 +59,11 @@ class Broadcaster:
         try:
             while not stop.is_set():
                 led, settled = False, 0
+                began = outage.began()
                 try:
                     led = leader.acquire()
                     settled = self.run_once(stop) if led else 0
-                    outage.succeeded()
+                    outage.succeeded(began)
                 except Exception as exc:  # noqa: BLE001 - the loop's one broad except
                     outage.loop_failed(log, exc, f"broadcaster {self.name}")
                 if not settled:  # idle, or another process leads: look again later

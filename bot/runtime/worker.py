@@ -97,9 +97,10 @@ class Worker:
     def run_forever(self, stop: threading.Event, idle_wait: float = 0.5) -> None:
         """Work until `stop` is set; sleep on the work wake-up when nothing is due."""
         while not stop.is_set():
+            began = outage.began()
             try:
                 done = self.run_once()
-                outage.succeeded()
+                outage.succeeded(began)
             except Exception as exc:  # noqa: BLE001 - the loop's one broad except: log, go on
                 outage.loop_failed(log, exc, f"worker {self.name}")
                 done = 0

@@ -4,9 +4,11 @@ While the database is down every background loop (workers, dispatchers, the sche
 broadcaster) fails at each try; logging each failure with its traceback buried the log (194
 tracebacks in a 12 s PostgreSQL stop). A failure that means "the database cannot be reached"
 (`is_outage`) is reported here instead: the first one logs that the outage started, later ones
-log "still unavailable" at most once per `EVERY` seconds, and the first success after it logs
-that the database is back and how long it was gone. The lines name the error's class only:
-a driver's message can quote a statement and its values.
+log "still unavailable" at most once per `EVERY` seconds, and the first success of a try that
+began after the outage was seen logs that the database is back and how long it was gone. (A try
+that began before, a statement already on its way when the connection dropped, proves nothing
+about the database now: counting it logged a false "back" and a second outage.) The lines name
+the error's class only: a driver's message can quote a statement and its values.
 """
 
 from __future__ import annotations
@@ -71,12 +73,17 @@ class Outage:
                     type(exc).__name__,
                 )
 
-    def succeeded(self) -> None:
-        """A try reached the database: if it was down, say it is back."""
+    def began(self) -> float:
+        """The time a try begins, to hand to `succeeded` when it ends."""
+        return self.monotonic()
+
+    def succeeded(self, began: float) -> None:
+        """A try that began at `began` reached the database: if it was down, and the try began
+        after the outage was seen, say it is back."""
         if self._since is None:  # the common case: no lock
             return
         with self._lock:
-            if self._since is None:
+            if self._since is None or began < self._since:
                 return
             log.warning(
                 "database available again after %.0f s (%d failed tries)",
@@ -95,9 +102,14 @@ def failed(exc: BaseException, where: str) -> None:
     OUTAGE.failed(exc, where)
 
 
-def succeeded() -> None:
-    """A background loop's try reached the database."""
-    OUTAGE.succeeded()
+def began() -> float:
+    """When a background loop's try begins (pass it to `succeeded`)."""
+    return OUTAGE.began()
+
+
+def succeeded(began: float) -> None:
+    """A background loop's try, begun at `began`, reached the database."""
+    OUTAGE.succeeded(began)
 
 
 def loop_failed(logger: logging.Logger, exc: BaseException, where: str) -> None:

@@ -220,12 +220,13 @@ class Scheduler:
             self.services.signals.timers.wait(max(0.0, next_sweep - time.monotonic()))
             if self._stopping.is_set():
                 return
+            began = outage.began()
             try:
                 self._apply_changes()
                 if time.monotonic() >= next_sweep:
                     self.sweep()
                     next_sweep = time.monotonic() + self.sweep_seconds
-                    outage.succeeded()
+                    outage.succeeded(began)
             except Exception as exc:  # noqa: BLE001 - the sweep's one broad except: log, go on
                 outage.loop_failed(log, exc, "timer sweep (retrying at the next sweep)")
                 next_sweep = time.monotonic() + self.sweep_seconds

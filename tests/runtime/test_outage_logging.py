@@ -105,8 +105,8 @@ def test_a_simulated_ten_minute_outage_from_eight_threads_logs_a_dozen_lines(
         for t in threads:
             t.join()
         now[0] += 0.5
-    watch.succeeded()
-    watch.succeeded()  # nothing more to say
+    watch.succeeded(now[0])
+    watch.succeeded(now[0])  # nothing more to say
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0].startswith("database unavailable (OperationalError in worker")
     assert [line.split(" after ")[0] for line in lines[1:-1]] == [
@@ -114,6 +114,29 @@ def test_a_simulated_ten_minute_outage_from_eight_threads_logs_a_dozen_lines(
     ] * 9  # at 60, 120, ... 540 s: once a minute
     assert lines[-1] == "database available again after 600 s (9600 failed tries)"
     assert not any(r.exc_info for r in caplog.records)
+
+
+def test_a_try_that_began_before_the_outage_does_not_end_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A statement already on its way when the connection dropped may still succeed; it says
+    nothing about the database now, so the outage goes on until a try begun after it succeeds."""
+    now = [10.0]
+    watch = outage.Outage(monotonic=lambda: now[0])
+    caplog.set_level(logging.INFO, logger="bot")
+    in_flight = watch.began()
+    now[0] = 11.0
+    watch.failed(OperationalError("SELECT 1", {}, OSError("reset")), "worker w1")
+    now[0] = 12.0
+    watch.succeeded(in_flight)  # began at 10 s, before the outage seen at 11 s
+    assert watch.down
+    now[0] = 15.0
+    watch.succeeded(watch.began())
+    assert not watch.down
+    assert [r.getMessage() for r in caplog.records] == [
+        "database unavailable (OperationalError in worker w1); background work retries quietly",
+        "database available again after 4 s (1 failed tries)",
+    ]
 
 
 def test_another_error_still_logs_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
