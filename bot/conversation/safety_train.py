@@ -97,7 +97,8 @@ def read_training(directory: Path = TRAINING) -> tuple[list[Example], str]:
 SCENARIO_FILES = ("_scenes", "_replies")  # the second batch: one scenario, four languages
 SCENARIO_GROUP = 4
 BLOCK_GROUP = 10
-PARAGRAPH_FILES = "_batch3_"  # the third batch: scenarios separated by a `#` comment line
+# The third and fourth batches: scenarios separated by a `#` comment line.
+PARAGRAPH_FILES = ("_batch3_", "_batch4_")
 
 
 def groups(examples: Sequence[Example]) -> list[str]:
@@ -109,16 +110,18 @@ def groups(examples: Sequence[Example]) -> list[str]:
     third batch (`*_batch3_*.tsv`) was written one scenario at a time, each under its own comment
     line, some scenarios re-voiced in several languages in the same order: a scenario's lines (a
     run of consecutive line numbers) share a group with the same-numbered scenario of that kind
-    of file in the other languages."""
+    of file in the other languages. The fourth batch (`*_batch4_*.tsv`) is grouped the same way,
+    its blocks numbered apart from the third's."""
     seen: dict[tuple[str, str], int] = {}
     paragraph: dict[str, tuple[int, int]] = {}  # file -> (last line number, paragraph index)
     names = []
     for example in examples:
-        if PARAGRAPH_FILES in example.source:
+        marker = next((m for m in PARAGRAPH_FILES if m in example.source), None)
+        if marker is not None:
             last, index = paragraph.get(example.source, (-1, 0))
             index += example.item.line != last + 1
             paragraph[example.source] = (example.item.line, index)
-            shared = PARAGRAPH_FILES + example.source.rsplit(PARAGRAPH_FILES, 1)[1]
+            shared = marker + example.source.rsplit(marker, 1)[1]
             names.append(f"{shared}/{index}")
             continue
         kind = next((k for k in SCENARIO_FILES if k in example.source), None)

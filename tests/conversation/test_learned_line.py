@@ -141,6 +141,21 @@ def test_a_third_batch_scenario_is_one_group_up_to_its_next_comment_line() -> No
     assert groups[9] not in groups[:9]  # another kind of file
 
 
+def test_a_fourth_batch_scenario_is_grouped_like_the_third_but_apart_from_it() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    examples = [example("en_batch3_crisis.tsv", n) for n in (2, 3)]
+    examples += [example("en_batch4_crisis.tsv", n) for n in (3, 4, 6)]
+    examples += [example("pt_batch4_crisis.tsv", n) for n in (3, 5)]
+
+    groups = safety_train.groups(examples)
+
+    assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
+    assert groups[2] not in groups[:2]  # the third batch's first block is another group
+    assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in pt
+
+
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
     # One dimension per class: the embedding picks the logits directly.
     classes = ("abuse", "none", "suicide")
