@@ -13,7 +13,9 @@ scored by a model that saw neither it nor its siblings. Together with the phrase
 on the same lines, as the worker combines them (`triage`):
 - confirm and alert, jointly: the pair that alerts on the most crisis lines while the phrase
   screen's confirmed hits (crisis score >= confirm) and the learned alerts (>= alert) together
-  alert on at most ALERT_FALSE_ALARMS of the hard negatives; ties go to the lowest confirm;
+  alert on at most ALERT_FALSE_ALARMS of the hard negatives, and at most DEMOTED_HITS of the
+  phrase screen's hits on crisis lines are demoted to review (a plain "I want to kill myself"
+  must alert: the phrase screen is the floor); ties go to the lowest confirm;
 - review: the lowest crisis score whose review band (with the phrase hits not confirmed) holds
   at most REVIEW_RATE of the everyday lines.
 The final heads are then fitted on the whole training corpus and written, with a model card
@@ -60,6 +62,8 @@ C_NGRAM = 4.0
 EMBEDDING_WEIGHT = 0.3
 ALERT_FALSE_ALARMS = 0.03
 REVIEW_RATE = 0.02
+# At most this share of the phrase screen's hits on crisis lines may go to review unconfirmed.
+DEMOTED_HITS = 0.02
 CONFIRM_STEPS = 200
 MIN_CELL = 5
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -282,9 +286,12 @@ def choose_thresholds(
     hard = np.array([e.item.category == NONE for e in examples]) & ~everyday
     crisis = np.array([e.item.category != NONE for e in examples])
     allowed = int(np.floor(ALERT_FALSE_ALARMS * hard.sum()))
+    demotable = int(np.floor(DEMOTED_HITS * (phrase & crisis).sum()))
     best: tuple[float, float, float] | None = None
     for step in range(CONFIRM_STEPS + 1):
         confirm = step / CONFIRM_STEPS
+        if (phrase & crisis & (scores < confirm)).sum() > demotable:
+            break  # a higher confirm only demotes more of the phrase screen's crisis hits
         confirmed = phrase & (scores >= confirm)
         rest = np.sort(scores[hard & ~confirmed])[::-1]
         if (confirmed & hard).sum() > allowed:
@@ -293,7 +300,11 @@ def choose_thresholds(
         recall = float((confirmed | (scores >= alert))[crisis].mean())
         if best is None or recall > best[0]:  # ties: the lowest confirm, fewest hits demoted
             best = (recall, alert, confirm)
-    assert best is not None  # confirm 1.0 leaves the budget to the learned line alone
+    if best is None:
+        raise ValueError(
+            "no confirm threshold keeps the phrase screen's hard-negative alerts within "
+            f"{ALERT_FALSE_ALARMS:.0%} while demoting at most {DEMOTED_HITS:.0%} of its crisis hits"
+        )
     _, alert, confirm = best
     alerted, _ = triage(scores, phrase, Thresholds(alert, 1.0, confirm))
     demoted = phrase & ~alerted
@@ -323,7 +334,9 @@ def figures(
         if (crisis & (category == c) & (language == lang)).sum() >= MIN_CELL
     ]
     review = flagged & ~alerted
+    hits = phrase & crisis
     found = {
+        "phrase_hits_demoted": (hits & ~alerted).sum() / max(int(hits.sum()), 1),
         "alert_recall": alerted[crisis].mean(),
         "alert_or_review_recall": flagged[crisis].mean(),
         "worst_cell_alert_or_review_recall": min(cells, default=0.0),
@@ -409,6 +422,7 @@ def train(
         "targets": {
             "hard_negative_alerts": ALERT_FALSE_ALARMS,
             "everyday_review_band": REVIEW_RATE,
+            "phrase_hits_demoted": DEMOTED_HITS,
         },
         "out_of_fold": figures(scores, examples, phrase, thresholds),
     }
