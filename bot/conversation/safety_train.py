@@ -515,10 +515,12 @@ def train(  # noqa: PLR0913 - the trainer's choices, each with its default
     recipe_name: str = RECIPE,
 ) -> dict[str, Any]:
     """Embed the training corpus, choose thresholds out of fold, fit, write; the model card."""
+    recipe = RECIPES[recipe_name]
+    if recipe.word_weight > 0:  # bench/safety_options.py only: the worker loads no word head
+        raise ValueError(f"recipe {recipe_name!r} has a word head, which the worker cannot load")
     examples, corpus_hash = read_training(directory)
     texts = [e.item.text for e in examples]
     rows = embedder.embed(texts)
-    recipe = RECIPES[recipe_name]
     copies = embedder.embed([noised(t, seed) for t in texts]) if recipe.augment else None
     scores, _ = out_of_fold(rows, examples, recipe, seed=seed, copies=copies)
     phrase = phrase_hits(examples)
