@@ -17,11 +17,8 @@ SLIPPED = "I slipped back into old habits this week"
 
 
 def started(make_harness: Callable[..., Harness]) -> Harness:
-    # Confirm 0: the phrase screen's hit alerts alone. This file is about the texting limit;
-    # whether the learned line confirms CRISIS is test_crisis_end_to_end.py's question (the
-    # shipped model scores it under its confirm threshold, so by default it is a review item).
     supervisors = ",".join(SUPERVISORS)
-    h = make_harness(SUPERVISOR_PHONES=supervisors, SAFETY_CONFIRM_THRESHOLD="0")
+    h = make_harness(SUPERVISOR_PHONES=supervisors)
     h.script(ScriptedReply.text(GREETING))
     assert h.enroll(name="Ana").status_code == 201
     return h

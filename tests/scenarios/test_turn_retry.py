@@ -147,9 +147,7 @@ def test_with_retries_off_the_fallback_is_all_and_nothing_is_scheduled(
 def test_a_retried_turn_after_the_safety_reply_is_told_it_was_sent(
     make_harness: Callable[..., Harness],
 ) -> None:
-    # Confirm 0: the phrase screen's hit alerts alone (about the retry, not the detection; by
-    # default the shipped model leaves this phrase unconfirmed: test_crisis_end_to_end.py).
-    h = enrolled(make_harness, SAFETY_CONTINUE_TURN="true", SAFETY_CONFIRM_THRESHOLD="0")
+    h = enrolled(make_harness, SAFETY_CONTINUE_TURN="true")
     h.script(DOWN)
     h.text("I want to kill myself")
     h.script(ScriptedReply.text("I'm here with you. Would you like to talk about it?"))

@@ -73,10 +73,8 @@ def test_the_same_words_from_a_participant_of_another_intervention_go_to_the_llm
 def test_an_intervention_without_a_safety_message_gets_safety_message(
     make_conversation: Callable[..., Conversation],
 ) -> None:
-    # Confirm 0: the phrase screen's hit alerts alone (about the message, not the detection;
-    # by default the shipped model leaves this phrase unconfirmed: test_crisis_end_to_end.py).
     conversation = make_conversation(
-        SAFETY_MESSAGE="Please call {helpline}", HELPLINE_TEXT="911", SAFETY_CONFIRM_THRESHOLD="0"
+        SAFETY_MESSAGE="Please call {helpline}", HELPLINE_TEXT="911"
     )
     conversation.enroll(intervention="habit-coach")
     conversation.receive("I want to kill myself")
@@ -93,7 +91,7 @@ def test_an_interventions_supervisors_are_texted_as_well_as_supervisor_phones(
 ) -> None:
     study(tmp_path, f'supervisors: ["{STUDY_SUPERVISOR}", "{SUPERVISOR}"]\n')
     monkeypatch.setitem(MODULES, "step", StepModule(root=tmp_path))  # build_handler reads its root
-    conversation = make_conversation(SAFETY_CONFIRM_THRESHOLD="0")  # the phrase screen alone
+    conversation = make_conversation()
     conversation.enroll(intervention="study")
     conversation.receive("I want to kill myself")
 
