@@ -6,12 +6,20 @@ and grouped (a scenario's translations, a block of a file, stay in one fold), th
 on the out-of-fold scores by the same rule (alert and the phrase screen's confirmation: at most
 3 % of hard negatives alerted by both lines together; review: at most 2 % of everyday texts in
 the band), and the figures are those of the phrase screen and the learned line together, as the
-worker combines them. A second, harder check trains on the first batch of the training corpus
-only and scores the second batch (`*_scenes*`, `*_replies*`: written later, scenario-first, by
+worker combines them. A second, harder check trains on the first and third batches of the
+training corpus only ("first batch" below: every file but the second batch's) and scores the
+second batch (`*_scenes*`, `*_replies*`: written later, scenario-first, by
 another session), with thresholds chosen on the first batch's out-of-fold scores: how a line
 carries over to text written differently from what it learned. No held-out file is read. The
 CPU cost per message of the sentence embedder is measured on 300 training lines, one at a time,
-in this thread's CPU time.
+in this thread's CPU time, and each option's n-gram heads per message, loaded once as the
+worker loads them.
+
+Options beyond the shipped recipe (safety_train.Recipe): one noised texting-style copy of each
+training line (`safety_train.noised`; a copy trains only where its original does, so never
+across a fold split), class weights equalising only the five crisis categories (or none), a word
+unigram + bigram head as a third average, character n-grams of 1-5 or 3-6, and USE weights 0.2
+or 0.4. Option names hold no comma (`--options` splits on commas).
 
 Run by hand: `python bench/safety_options.py [--cache DIR] [--options NAME,NAME]` (names:
 `--help`; the C=16 options are slow and left out unless named).
@@ -20,6 +28,7 @@ Run by hand: `python bench/safety_options.py [--cache DIR] [--options NAME,NAME]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -32,20 +41,21 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import percentile  # noqa: E402
-from bot.conversation.learned import EMBEDDERS, NONE, Thresholds  # noqa: E402
+from bot.conversation.char_ngrams import CharNgrams  # noqa: E402
+from bot.conversation.learned import EMBEDDERS, NONE, Thresholds, softmax  # noqa: E402
 from bot.conversation.safety_train import (  # noqa: E402
     ALERT_FALSE_ALARMS,
-    FOLDS,
     REVIEW_RATE,
     SCENARIO_FILES,
-    SEED,
     Example,
     Recipe,
     _just_above,
+    augmented,
     choose_thresholds,
     figures,
     fit_category,
-    groups,
+    noised,
+    oof_probabilities,
     phrase_hits,
     predict_category,
     read_training,
@@ -97,7 +107,23 @@ OPTIONS = {
     "ngram-7 C=16": Option(Recipe(ngram_c=16.0, embedding_weight=0.0)),
     "use+ngram-7 w=0.5": Option(Recipe(embedding_weight=0.5)),
     "use+ngram-7 w=0.3 (shipped)": Option(Recipe()),
+    "shipped + noised copies": Option(Recipe(augment=True)),
+    "shipped crisis categories equal": Option(Recipe(class_weight="crisis")),
+    "shipped unweighted": Option(Recipe(class_weight="none")),
+    "shipped + word head 0.35": Option(Recipe(word_weight=0.35)),
+    "shipped + word head 0.2": Option(Recipe(word_weight=0.2)),
+    "shipped char 1-5": Option(Recipe(ngram_sizes=(1, 5))),
+    "shipped char 3-6": Option(Recipe(ngram_sizes=(3, 6))),
+    "shipped w=0.2": Option(Recipe(embedding_weight=0.2)),
+    "shipped w=0.4": Option(Recipe(embedding_weight=0.4)),
+    "noised copies w=0.2": Option(Recipe(augment=True, embedding_weight=0.2)),
+    "noised copies w=0.4": Option(Recipe(augment=True, embedding_weight=0.4)),
+    "noised copies char 1-5": Option(Recipe(augment=True, ngram_sizes=(1, 5))),
+    "noised copies char 3-6": Option(Recipe(augment=True, ngram_sizes=(3, 6))),
+    "noised copies + word head 0.2": Option(Recipe(augment=True, word_weight=0.2)),
+    "noised copies crisis categories equal": Option(Recipe(augment=True, class_weight="crisis")),
 }
+EARLIER = ("use-6", "use-7", "ngram-7", "use+ngram-7 w=0.5")
 DEFAULT = ",".join(k for k in OPTIONS if "C=16" not in k)
 
 
@@ -123,68 +149,86 @@ def thresholds_for(
 Probabilities = tuple[list[str], NDArray[np.float64]]
 
 
-def head_oof(
-    part: Recipe, rows: NDArray[np.float32], examples: Sequence[Example], labels: Sequence[str]
-) -> Probabilities:
-    """One head's out-of-fold class probabilities, in safety_train.out_of_fold's folds."""
-    from sklearn.model_selection import StratifiedGroupKFold  # noqa: PLC0415 - training only
-
-    texts = [e.item.text for e in examples]
-    strata = [f"{e.item.category}/{e.item.language}" for e in examples]
-    classes = sorted(set(labels))
-    found = np.zeros((len(examples), len(classes)))
-    folds = StratifiedGroupKFold(n_splits=FOLDS, shuffle=True, random_state=SEED)
-    for train, test in folds.split(rows, strata, groups(examples)):
-        train_texts = [texts[i] for i in train]
-        arrays = fit_category(part, rows[train], train_texts, [labels[i] for i in train])
-        names, found[test] = predict_category(part, arrays, rows[test], [texts[i] for i in test])
-        assert names == classes
-    return classes, found
-
-
 class Heads:
     """Each head's probabilities, computed once and shared by the options that average it: out
     of fold on the whole corpus, out of fold on the first batch, and the second batch scored by
-    a head fitted on the first."""
+    a head fitted on the first. `copies`: the embeddings of each line's noised copy, for the
+    options that augment."""
 
-    def __init__(self, rows: NDArray[np.float32], examples: list[Example]) -> None:
-        self.rows, self.examples = rows, examples
+    def __init__(
+        self, rows: NDArray[np.float32], copies: NDArray[np.float32], examples: list[Example]
+    ) -> None:
+        self.rows, self.copies, self.examples = rows, copies, examples
         self.first = np.array([not any(k in e.source for k in SCENARIO_FILES) for e in examples])
-        self.found: dict[tuple[str, float, bool], tuple[Probabilities, ...]] = {}
+        self.found: dict[tuple[Recipe, bool], tuple[Probabilities, ...]] = {}
+        self.fitted: dict[Recipe, tuple[Recipe, dict[str, NDArray[np.float64]]]] = {}
 
-    def of(self, kind: str, c: float, option: Option) -> tuple[Probabilities, ...]:
-        key = (kind, c, option.seven)
+    def of(self, part: Recipe, option: Option) -> tuple[Probabilities, ...]:
+        key = (part, option.seven)
         if key not in self.found:
-            part = Recipe(embedding_c=c, ngram_c=c, embedding_weight=float(kind == "use"))
             labels = labels_for(option, self.examples)
             first = np.flatnonzero(self.first)
             old = [self.examples[i] for i in first]
             later = np.flatnonzero(~self.first)
             texts = [e.item.text for e in self.examples]
             old_labels = [labels[i] for i in first]
-            arrays = fit_category(part, self.rows[first], [texts[i] for i in first], old_labels)
+            train = augmented(
+                part, self.rows[first], [texts[i] for i in first], old_labels, self.copies[first]
+            )
+            arrays = fit_category(part, *train)
+            self.fitted[part] = (part, arrays)
             moved = predict_category(part, arrays, self.rows[later], [texts[i] for i in later])
             self.found[key] = (
-                head_oof(part, self.rows, self.examples, labels),
-                head_oof(part, self.rows[first], old, old_labels),
+                oof_probabilities(self.rows, self.examples, part, labels, copies=self.copies),
+                oof_probabilities(
+                    self.rows[first], old, part, old_labels, copies=self.copies[first]
+                ),
                 moved,
             )
         return self.found[key]
 
+    def parts(self, recipe: Recipe) -> list[tuple[float, Recipe]]:
+        """The recipe's heads, each as a one-head recipe, with its weight in the average."""
+        one = dataclasses.replace(recipe, embedding_weight=0.0, word_weight=0.0)
+        found = []
+        if recipe.embedding_weight > 0:
+            use = dataclasses.replace(one, ngram_c=0.0, ngram_sizes=(0, 0), embedding_weight=1.0)
+            found.append((recipe.embedding_weight, use))
+        if recipe.char_weight > 0:
+            found.append((recipe.char_weight, dataclasses.replace(one, embedding_c=0.0)))
+        if recipe.word_weight > 0:
+            word = dataclasses.replace(one, embedding_c=0.0, ngram_sizes=(0, 0), word_weight=1.0)
+            found.append((recipe.word_weight, word))
+        return found
+
     def scores(self, option: Option) -> tuple[Scores, Scores, Scores]:
         """(whole corpus out of fold, first batch out of fold, second batch) scores."""
-        weight = option.recipe.embedding_weight
-        parts = []
-        if weight > 0:
-            parts.append((weight, self.of("use", option.recipe.embedding_c, option)))
-        if weight < 1:
-            parts.append((1 - weight, self.of("ngram", option.recipe.ngram_c, option)))
+        parts = [(w, self.of(part, option)) for w, part in self.parts(option.recipe)]
         found = []
         for check in range(3):
             classes = parts[0][1][check][0]
+            assert all(p[check][0] == classes for _, p in parts)
             mixed = sum(w * p[check][1] for w, p in parts)
             found.append(two_scores(np.asarray(mixed), classes))
         return found[0], found[1], found[2]
+
+    def text_cost(self, option: Option, texts: Sequence[str]) -> float:
+        """p95 CPU milliseconds per message of the option's n-gram heads (as fitted on the first
+        batch), one message at a time; the sentence embedder is timed apart (`cost`)."""
+        heads = []
+        for _, part in self.parts(option.recipe):
+            arrays = self.fitted[part][1]
+            prefix = "word" if part.word_weight else "ngram"
+            if f"{prefix}_coef" in arrays:  # loaded once, as the worker does
+                ngrams = CharNgrams.from_arrays(arrays, prefix)
+                heads.append((ngrams, arrays[f"{prefix}_coef"], arrays[f"{prefix}_intercept"]))
+        times = []
+        for text in texts:
+            start = time.thread_time()
+            for ngrams, coef, intercept in heads:
+                softmax(ngrams.logits([text], coef, intercept))
+            times.append((time.thread_time() - start) * 1000)
+        return percentile(times, 95) if times else 0.0
 
 
 def summary(
@@ -245,7 +289,8 @@ def main() -> None:
     examples, _ = read_training()
     texts = [e.item.text for e in examples]
     phrase = phrase_hits(examples)
-    heads = Heads(embeddings("use", texts, args.cache), examples)
+    copies = embeddings("use", [noised(t) for t in texts], args.cache)
+    heads = Heads(embeddings("use", texts, args.cache), copies, examples)
     print(f"training corpus: {len(examples)} lines; phrase screen + learned line together:")
     print("recall on crisis lines, alerts and review band on hard negatives, review band on")
     print("everyday texts; thresholds alert, review, confirm as each option's rule chose them")
@@ -261,6 +306,8 @@ def main() -> None:
         limits = thresholds_for(option, first, old, phrase[heads.first])
         row = summary(option, second, later, phrase[~heads.first], limits)
         print(f"{name + ', first batch -> second':<44}{row}", flush=True)
+        spent = heads.text_cost(option, texts[::13][:300])
+        print(f"{name + ', n-gram heads':<44}CPU per message p95 {spent:.1f} ms", flush=True)
     print(cost("use", texts[::13][:300]))
 
 

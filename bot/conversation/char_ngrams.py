@@ -6,7 +6,9 @@ case-folded, its accents stripped and its whitespace collapsed; each word, padde
 on either side, gives its n-grams of 2 to 5 characters (as scikit-learn's `char_wb` analyzer);
 the counts are damped (1 + log), weighted by inverse document frequency and L2-normalised. The
 vocabulary and weights are fitted by bot.conversation.safety_train and stored beside the
-heads (safety_model/ngrams.json); the worker needs no scikit-learn to score.
+heads (safety_model/weights.npz); the worker needs no scikit-learn to score. The same class
+holds word n-grams (`unit="word"`: the folded text's words, runs of letters and digits, and
+their pairs), weighted the same way.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 SIZES = (2, 5)
+WORD_SIZES = (1, 2)
 MIN_DOCUMENTS = 2
 _SPACES = re.compile(r"\s+")
+_WORDS = re.compile(r"\w+")
 
 
 def folded(text: str) -> str:
@@ -34,10 +38,16 @@ def folded(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def grams(text: str, sizes: tuple[int, int] = SIZES) -> Counter[str]:
-    """Each n-gram of the folded text's space-padded words, with its count."""
+def grams(text: str, sizes: tuple[int, int] = SIZES, unit: str = "char") -> Counter[str]:
+    """Each n-gram of the folded text's space-padded words, with its count (`unit="word"`:
+    each run of `sizes` consecutive words, joined by a space)."""
     found: Counter[str] = Counter()
     low, high = sizes
+    if unit == "word":
+        words = _WORDS.findall(folded(text))
+        for n in range(low, high + 1):
+            found.update(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+        return found
     for word in folded(text).split():
         padded = f" {word} "
         for n in range(low, min(high, len(padded)) + 1):
@@ -52,22 +62,29 @@ class CharNgrams:
     vocabulary: dict[str, int]
     idf: NDArray[np.float64]
     sizes: tuple[int, int] = SIZES
+    unit: str = "char"
 
     @classmethod
-    def fit(cls, texts: Sequence[str], min_documents: int = MIN_DOCUMENTS) -> CharNgrams:
+    def fit(
+        cls,
+        texts: Sequence[str],
+        min_documents: int = MIN_DOCUMENTS,
+        sizes: tuple[int, int] = SIZES,
+        unit: str = "char",
+    ) -> CharNgrams:
         """The n-grams found in at least `min_documents` texts, in sorted order (so the same
         texts always give the same columns), with smoothed idf = ln((1 + n) / (1 + df)) + 1."""
         documents: Counter[str] = Counter()
         for text in texts:
-            documents.update(grams(text).keys())
+            documents.update(grams(text, sizes, unit).keys())
         kept = sorted(g for g, df in documents.items() if df >= min_documents)
         n = len(texts)
         idf = np.array([math.log((1 + n) / (1 + documents[g])) + 1 for g in kept])
-        return cls({g: i for i, g in enumerate(kept)}, idf)
+        return cls({g: i for i, g in enumerate(kept)}, idf, sizes, unit)
 
     def features(self, text: str) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
         """(columns, values) of one text's non-zero features, L2-normalised."""
-        found = grams(text, self.sizes).items()
+        found = grams(text, self.sizes, self.unit).items()
         counts = [(self.vocabulary[g], c) for g, c in found if g in self.vocabulary]
         if not counts:
             return np.zeros(0, dtype=np.intp), np.zeros(0)
@@ -86,13 +103,17 @@ class CharNgrams:
         return rows
 
     def arrays(self, prefix: str) -> dict[str, NDArray[Any]]:
-        """What weights.npz stores: the n-grams in column order, their idf and the sizes."""
+        """What weights.npz stores: the n-grams in column order, their idf, the sizes and (for
+        words only, so that character weights keep their bytes) the unit."""
         ordered = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        return {
+        found = {
             f"{prefix}_grams": np.asarray(ordered, dtype=str),
             f"{prefix}_idf": self.idf.astype(np.float64),
             f"{prefix}_sizes": np.asarray(self.sizes, dtype=np.int64),
         }
+        if self.unit != "char":
+            found[f"{prefix}_unit"] = np.asarray([self.unit], dtype=str)
+        return found
 
     @classmethod
     def from_arrays(cls, weights: Any, prefix: str) -> CharNgrams:
@@ -100,4 +121,5 @@ class CharNgrams:
         ordered = [str(g) for g in weights[f"{prefix}_grams"]]
         low, high = (int(n) for n in weights[f"{prefix}_sizes"])
         idf = np.asarray(weights[f"{prefix}_idf"], dtype=np.float64)
-        return cls({g: i for i, g in enumerate(ordered)}, idf, (low, high))
+        unit = str(weights[f"{prefix}_unit"][0]) if f"{prefix}_unit" in weights else "char"
+        return cls({g: i for i, g in enumerate(ordered)}, idf, (low, high), unit)

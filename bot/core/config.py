@@ -218,10 +218,10 @@ class Settings(BaseModel):
     # The learned line (docs/safety.md): an offline model scoring every inbound message in the
     # worker; at or above the alert threshold a crisis alert, from the review threshold up a
     # review verdict. Unset thresholds come from the model card (bot/conversation/safety_model).
-    # Off by default until it meets issue 64's held-out targets: on held-out v3 it alerts on
-    # about 1 in 10 messages that are not crises, and each alert tells the participant their
-    # message was flagged (docs/safety.md has the figures).
-    safety_learned: bool = Field(False, alias="SAFETY_LEARNED")
+    # On by default (off: the phrase screen and the LLM classifier alone): the phrase screen
+    # alone catches about 1 crisis in 10 written in everyday texting style (docs/safety.md has
+    # the figures). The model loads on the worker's first message; the web never loads it.
+    safety_learned: bool = Field(True, alias="SAFETY_LEARNED")
     safety_alert_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_ALERT_THRESHOLD")
     safety_review_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_REVIEW_THRESHOLD")
     # With the learned line on, a phrase-screen hit it scores under this is a review item, not

@@ -28,7 +28,6 @@ def chat(stdin: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedP
             **clean,
             "DEFAULT_TIMEZONE": "Europe/London",
             "SAFETY_CLASSIFIER": "off",
-            "SAFETY_LEARNED": "off",
             **env,
         },
         capture_output=True,

@@ -141,6 +141,38 @@ def test_a_third_batch_scenario_is_one_group_up_to_its_next_comment_line() -> No
     assert groups[9] not in groups[:9]  # another kind of file
 
 
+def test_a_fourth_batch_scenario_is_grouped_like_the_third_but_apart_from_it() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    examples = [example("en_batch3_crisis.tsv", n) for n in (2, 3)]
+    examples += [example("en_batch4_crisis.tsv", n) for n in (3, 4, 6)]
+    examples += [example("pt_batch4_crisis.tsv", n) for n in (3, 5)]
+
+    groups = safety_train.groups(examples)
+
+    assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
+    assert groups[2] not in groups[:2]  # the third batch's first block is another group
+    assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in pt
+
+
+def test_a_fifth_batch_block_is_grouped_like_the_fourth_but_apart_from_it() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    examples = [example("en_batch4_crisis.tsv", n) for n in (3, 4)]
+    examples += [example("en_batch5_crisis.tsv", n) for n in (3, 4, 6)]
+    examples += [example("es_batch5_crisis.tsv", n) for n in (3, 5)]
+    examples.append(example("en_batch5_none_hardneg.tsv", 3))
+
+    groups = safety_train.groups(examples)
+
+    assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
+    assert groups[2] not in groups[:2]  # the fourth batch's first block is another group
+    assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in es
+    assert groups[7] not in groups[:7]  # another kind of file
+
+
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
     # One dimension per class: the embedding picks the logits directly.
     classes = ("abuse", "none", "suicide")
@@ -208,6 +240,51 @@ def test_chosen_thresholds_hold_the_false_alarm_and_review_targets_on_the_scores
     # Not trivially safe: the band holds some everyday texts, and the alert is not at 1.
     assert in_band[everyday].mean() > safety_train.REVIEW_RATE / 2 and limits.alert < 1.0
     assert flagged[phrase].all()  # a phrase hit is never let go: alerted or reviewed
+    crisis_hits = phrase & np.array([e.item.category != "none" for e in examples])
+    assert (crisis_hits & ~alerted).sum() <= safety_train.DEMOTED_HITS * crisis_hits.sum()
+
+
+def test_the_confirm_threshold_never_demotes_more_than_its_share_of_phrase_crisis_hits() -> None:
+    # Freeing the hard negatives' budget (by confirming phrase hits) would let the learned line
+    # alert on 300 crisis lines just under its threshold, at the cost of demoting 50 phrase hits
+    # the model scores low (short explicit messages it never learned). Without the cap the
+    # trade is worth it by recall; with it, at most 2 % of the phrase screen's crisis hits go.
+    rng = np.random.default_rng(5)
+    parts = [  # (category, everyday, phrase hit, scores)
+        ("none", False, True, rng.uniform(0.0, 0.6, 25)),
+        ("none", False, False, rng.beta(2, 8, 975)),
+        ("none", True, False, rng.beta(1, 9, 1000)),
+        ("suicide", False, True, rng.uniform(0.9, 1.0, 250)),
+        ("suicide", False, True, rng.uniform(0.0, 0.6, 50)),
+        ("suicide", False, False, rng.uniform(0.5, 0.62, 300)),
+        ("suicide", False, False, rng.beta(8, 2, 400)),
+    ]
+    examples, scores, phrase = [], [], []
+    for category, everyday, hit, values in parts:
+        for value in values:
+            n = len(examples)
+            examples.append(safety_train.Example(Labelled(str(n), category, "en", n), everyday))
+            scores.append(value)
+            phrase.append(hit)
+    crisis = np.array([e.item.category != "none" for e in examples])
+    hits = np.array(phrase) & crisis
+
+    limits = safety_train.choose_thresholds(np.array(scores), examples, np.array(phrase))
+    alerted, _ = safety_train.triage(np.array(scores), np.array(phrase), limits)
+
+    assert (hits & ~alerted).sum() <= safety_train.DEMOTED_HITS * hits.sum()  # 6 of 300
+
+
+def test_thresholds_that_cannot_keep_both_promises_are_refused() -> None:
+    scores, examples = _examples(seed=13, crisis_mean=0.5)
+    everyday = np.array([e.everyday for e in examples])
+    # The phrase screen flags every crisis line and every hard negative, and the model scores
+    # them alike: no confirm threshold spares the hard negatives without demoting crisis hits.
+    phrase = ~everyday
+    scores = np.where(phrase, 0.5, scores)
+
+    with pytest.raises(ValueError, match="no confirm threshold keeps"):
+        safety_train.choose_thresholds(scores, examples, phrase)
 
 
 def _corpus(directory: Path) -> None:
@@ -282,6 +359,7 @@ def test_the_committed_card_reviews_on_the_crisis_score_within_its_targets() -> 
     assert card.thresholds.review <= card.thresholds.alert
     assert figures["hard_negative_alerts"] <= card.raw["targets"]["hard_negative_alerts"] == 0.03
     assert figures["everyday_review_band"] <= card.raw["targets"]["everyday_review_band"] == 0.02
+    assert figures["phrase_hits_demoted"] <= card.raw["targets"]["phrase_hits_demoted"] == 0.02
 
 
 @pytest.mark.parametrize("name", ["heldout_v3.tsv", "heldout_v4.tsv"])

@@ -37,7 +37,6 @@ def conversation(
             "LLM_TIMEOUT_SECONDS": "2",
             "LLM_MAX_RETRIES": "0",
             "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
-            "SAFETY_LEARNED": "off",  # the learned line has its own tests (test_learned_line.py)
         }
         settings = load_settings(values, env_file=None)
         yield Conversation(build_services(settings, clock=clock, store=store), fake)

@@ -38,9 +38,7 @@ def make(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Sandbox]]:
 
     def build(env: dict[str, str] | None = None, **options: object) -> Sandbox:
         # Scripted in FIFO order; the second-line classifier is covered in tests/conversation.
-        settings = load_settings(
-            {"SAFETY_CLASSIFIER": "off", "SAFETY_LEARNED": "off", **(env or {})}, env_file=None
-        )
+        settings = load_settings({"SAFETY_CLASSIFIER": "off", **(env or {})}, env_file=None)
         options = {"intervention": str(PRACTICE), "timezone": "America/Toronto", **options}
         sandbox = Sandbox(settings, name="Ana", start=START, **options)  # type: ignore[arg-type]
         made.append(sandbox)

@@ -63,7 +63,7 @@ BASE_ENV = {
     "LLM_TIMEOUT_SECONDS": "10",
     "LLM_MAX_RETRIES": "0",
     "SAFETY_CLASSIFIER": "off",  # scripted in FIFO order; tests/conversation covers it
-    "SAFETY_LEARNED": "off",  # the learned line has its own tests (test_learned_line.py)
+    # SAFETY_LEARNED is left at its default (on): every scenario runs the learned line too
     "DEFAULT_REGION": "US",
     "DEFAULT_TIMEZONE": "America/Toronto",
     "INTERVENTION": "habit-coach",  # PromptPipe's coach: the intake and feedback modules

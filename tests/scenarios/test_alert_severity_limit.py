@@ -17,7 +17,8 @@ SLIPPED = "I slipped back into old habits this week"
 
 
 def started(make_harness: Callable[..., Harness]) -> Harness:
-    h = make_harness(SUPERVISOR_PHONES=",".join(SUPERVISORS))
+    supervisors = ",".join(SUPERVISORS)
+    h = make_harness(SUPERVISOR_PHONES=supervisors)
     h.script(ScriptedReply.text(GREETING))
     assert h.enroll(name="Ana").status_code == 201
     return h

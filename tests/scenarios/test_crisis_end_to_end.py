@@ -183,5 +183,7 @@ def test_with_the_classifier_off_no_call_is_made_and_no_verdict_is_recorded(
     h.text("I want to kill myself")
 
     assert h.requests[calls:] == []
-    assert h.data("safety.screened", "safety.classified") == []
+    assert h.data("safety.classified") == []
+    # The phrase screen's verdict is recorded because the learned line (on by default) ran too.
+    assert [s.rule for s in h.data("safety.screened")] == ["en.suicide.direct"]
     assert len(h.data("alert.raised")) == 1

@@ -26,7 +26,6 @@ MIDDLE = "gave my console to my cousin, won't need it after this week"
 REPLY = "That's generous of you. How is the walking going?"
 ENV = {
     "SUPERVISOR_PHONES": SUPERVISOR,
-    "SAFETY_LEARNED": "on",
     "SAFETY_ALERT_THRESHOLD": "0.9",
     "SAFETY_REVIEW_THRESHOLD": "0.5",
     "REVIEW_ESCALATE_MINUTES": "60",
@@ -137,7 +136,7 @@ def test_the_shipped_model_raises_a_review_item_for_a_message_in_its_review_band
     make_harness: Callable[..., Harness],
 ) -> None:
     text = _in_the_shipped_review_band()
-    h = make_harness(SUPERVISOR_PHONES=SUPERVISOR, SAFETY_LEARNED="on")
+    h = make_harness(SUPERVISOR_PHONES=SUPERVISOR)  # the default: on
     h.script(ScriptedReply.text(GREETING))
     assert h.enroll(name="Ana").status_code == 201
     h.script(ScriptedReply.text(REPLY))

@@ -130,7 +130,7 @@ def make_conversation(
             # Scripted in FIFO order: the second-line classifier's own call per message is
             # turned on by the tests about it (test_classifier.py).
             "SAFETY_CLASSIFIER": "off",
-            "SAFETY_LEARNED": "off",  # the learned line has its own tests (test_learned_line.py)
+            # SAFETY_LEARNED is left at its default (on): every flow test runs the learned line
             **env,
         }
         settings = load_settings(values, env_file=None)

@@ -16,7 +16,7 @@ def test_a_message_only_the_learned_line_catches_raises_the_crisis_alert(
     make_conversation: Callable[..., Conversation],
 ) -> None:
     # Alert threshold 0: every score reaches it, so the alert can only come from this line.
-    conversation = make_conversation(SAFETY_LEARNED="on", SAFETY_ALERT_THRESHOLD="0")
+    conversation = make_conversation(SAFETY_ALERT_THRESHOLD="0")
     conversation.enroll(source="auto")
     conversation.receive(UNPHRASED)
 
@@ -42,9 +42,7 @@ def test_a_message_only_the_learned_line_catches_raises_the_crisis_alert(
 def test_a_review_band_score_records_a_review_verdict_a_review_item_and_the_normal_reply(
     make_conversation: Callable[..., Conversation],
 ) -> None:
-    conversation = make_conversation(
-        SAFETY_LEARNED="on", SAFETY_ALERT_THRESHOLD="1", SAFETY_REVIEW_THRESHOLD="0"
-    )
+    conversation = make_conversation(SAFETY_ALERT_THRESHOLD="1", SAFETY_REVIEW_THRESHOLD="0")
     conversation.enroll(source="auto")
     conversation.receive(UNPHRASED)
     conversation.fake.script(ScriptedReply.text("Lovely walk!"))
@@ -64,7 +62,7 @@ def test_a_review_band_score_records_a_review_verdict_a_review_item_and_the_norm
 def test_with_default_thresholds_an_everyday_message_is_scored_below_the_review_band(
     make_conversation: Callable[..., Conversation],
 ) -> None:
-    conversation = make_conversation(SAFETY_LEARNED="on")
+    conversation = make_conversation()  # the default: on
     conversation.enroll(source="auto")
     conversation.receive("did my 20 min walk after lunch, felt good")
     conversation.fake.script(ScriptedReply.text("Great!"))
@@ -81,7 +79,10 @@ def test_with_default_thresholds_an_everyday_message_is_scored_below_the_review_
     assert conversation.data("alert.raised") == []
 
 
-def test_with_the_learned_line_off_no_score_is_recorded(conversation: Conversation) -> None:
+def test_with_the_learned_line_off_no_score_is_recorded(
+    make_conversation: Callable[..., Conversation],
+) -> None:
+    conversation = make_conversation(SAFETY_LEARNED="off")
     conversation.enroll(source="auto")
     conversation.receive(UNPHRASED)
     conversation.fake.script(ScriptedReply.text("Nice."))
