@@ -73,9 +73,7 @@ def test_the_same_words_from_a_participant_of_another_intervention_go_to_the_llm
 def test_an_intervention_without_a_safety_message_gets_safety_message(
     make_conversation: Callable[..., Conversation],
 ) -> None:
-    conversation = make_conversation(
-        SAFETY_MESSAGE="Please call {helpline}", HELPLINE_TEXT="911"
-    )
+    conversation = make_conversation(SAFETY_MESSAGE="Please call {helpline}", HELPLINE_TEXT="911")
     conversation.enroll(intervention="habit-coach")
     conversation.receive("I want to kill myself")
 
