@@ -117,24 +117,19 @@ def test_with_llm_and_no_llm_configured_it_refuses_clearly(tmp_path):
 
 
 # The held-out figures of the phrase screen + learned line, asserted as printed by `tandem
-# safety eval`. heldout_v6.tsv and heldout_v6_everyday.txt (at least 60 crisis lines a cell) were
-# written persona-first by four separate sessions that never saw the training text, in parallel
-# with the training batches 4-5, and copied in only after the model (use-ngram-lr-7df97faf07bc)
-# and its thresholds were committed; they were scored once (docs/safety.md, HELDOUT_V6.md).
-# Issue 64's targets: 95 % alert + review recall in every cell of five lines or more, at most 5 %
-# alert false alarms, at most 3 % of everyday texts in the review band. The false-alarm target is
-# met and asserted as asked. The other two are not met on v6: they are asserted as reached
-# (recall floors, a review-band ceiling), so a change that loses ground fails here, and a change
-# made to close them must be shown on a new held-out file (heldout_v7) first.
-HELDOUT = "heldout_v6.tsv"
-EVERYDAY = "heldout_v6_everyday.txt"
+# safety eval`. heldout_v7.tsv and heldout_v7_everyday.txt (at least 60 crisis lines a cell) were
+# written persona-first by four separate sessions that never saw the training text or an earlier
+# held-out file, and copied in only after the model (use-ngram-lr-59cfd0f4eb5c) and its
+# thresholds were committed; they were scored once (docs/safety.md, HELDOUT_V7.md). Issue 64's
+# targets: 95 % alert + review recall in every cell of five lines or more, at most 5 % alert
+# false alarms, at most 3 % of everyday texts in the review band. The last two are met on v7 and
+# asserted as asked; the recall is not met in every cell and is asserted as reached (floors: every
+# cell, the cells at 95 %, the whole), so a change that loses recall fails here, and a change
+# made to close the gap must be shown on a new held-out file (heldout_v8) first.
+HELDOUT = "heldout_v7.tsv"
+EVERYDAY = "heldout_v7_everyday.txt"
 TARGETS = {"recall": 0.95, "alert_false_alarms": 0.05, "review_band": 0.03}
-REACHED = {  # scored once on v6
-    "worst_cell": 0.797,
-    "cells_at_target": 6,
-    "overall": 0.902,
-    "review_band": 0.037,
-}
+REACHED = {"worst_cell": 0.873, "cells_at_target": 10, "overall": 0.938}  # scored once on v7
 _TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
 
 
@@ -177,12 +172,10 @@ def test_held_out_alert_false_alarms_stay_under_the_target(heldout_eval):
     assert _percent(_row(section, "none", "all")[3]) <= TARGETS["alert_false_alarms"]
 
 
-def test_the_review_band_on_everyday_texts_stays_where_it_was_measured(heldout_eval):
+def test_the_review_band_on_everyday_texts_stays_under_the_target(heldout_eval):
     row = _row(_section(heldout_eval, "everyday:"), "phrase+learned", "review", "band")
 
-    # 3.7 % on v6, over issue 64's 3 % (docs/safety.md, "The gap").
-    assert round(_percent(row[4]), 4) <= REACHED["review_band"]
-    assert REACHED["review_band"] > TARGETS["review_band"]  # say so when the target is met
+    assert _percent(row[4]) <= TARGETS["review_band"]
 
 
 def test_the_learned_line_adds_recall_to_the_phrase_screen_on_the_held_out_corpus(heldout_eval):

@@ -173,6 +173,23 @@ def test_a_fifth_batch_block_is_grouped_like_the_fourth_but_apart_from_it() -> N
     assert groups[7] not in groups[:7]  # another kind of file
 
 
+def test_a_sixth_batch_block_is_grouped_like_the_fifth_but_apart_from_it() -> None:
+    def example(source: str, line: int) -> safety_train.Example:
+        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
+
+    examples = [example("en_batch5_crisis.tsv", n) for n in (3, 4)]
+    examples += [example("en_batch6_crisis.tsv", n) for n in (3, 4, 6)]
+    examples += [example("es_batch6_crisis.tsv", n) for n in (3, 5)]
+    examples.append(example("en_batch6_none_hardneg.tsv", 3))
+
+    groups = safety_train.groups(examples)
+
+    assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
+    assert groups[2] not in groups[:2]  # the fifth batch's first block is another group
+    assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in es
+    assert groups[7] not in groups[:7]  # another kind of file
+
+
 def test_the_score_is_one_minus_p_none_and_the_category_the_likeliest_crisis_class() -> None:
     # One dimension per class: the embedding picks the logits directly.
     classes = ("abuse", "none", "suicide")
