@@ -156,36 +156,22 @@ def test_a_fourth_batch_scenario_is_grouped_like_the_third_but_apart_from_it() -
     assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in pt
 
 
-def test_a_fifth_batch_block_is_grouped_like_the_fourth_but_apart_from_it() -> None:
+@pytest.mark.parametrize(("before", "batch"), [("batch4", "batch5"), ("batch5", "batch6")])
+def test_a_later_batch_block_is_grouped_like_the_one_before_but_apart_from_it(
+    before: str, batch: str
+) -> None:
     def example(source: str, line: int) -> safety_train.Example:
         return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
 
-    examples = [example("en_batch4_crisis.tsv", n) for n in (3, 4)]
-    examples += [example("en_batch5_crisis.tsv", n) for n in (3, 4, 6)]
-    examples += [example("es_batch5_crisis.tsv", n) for n in (3, 5)]
-    examples.append(example("en_batch5_none_hardneg.tsv", 3))
+    examples = [example(f"en_{before}_crisis.tsv", n) for n in (3, 4)]
+    examples += [example(f"en_{batch}_crisis.tsv", n) for n in (3, 4, 6)]
+    examples += [example(f"es_{batch}_crisis.tsv", n) for n in (3, 5)]
+    examples.append(example(f"en_{batch}_none_hardneg.tsv", 3))
 
     groups = safety_train.groups(examples)
 
     assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
-    assert groups[2] not in groups[:2]  # the fourth batch's first block is another group
-    assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in es
-    assert groups[7] not in groups[:7]  # another kind of file
-
-
-def test_a_sixth_batch_block_is_grouped_like_the_fifth_but_apart_from_it() -> None:
-    def example(source: str, line: int) -> safety_train.Example:
-        return safety_train.Example(Labelled("x", "suicide", source[:2], line), False, source)
-
-    examples = [example("en_batch5_crisis.tsv", n) for n in (3, 4)]
-    examples += [example("en_batch6_crisis.tsv", n) for n in (3, 4, 6)]
-    examples += [example("es_batch6_crisis.tsv", n) for n in (3, 5)]
-    examples.append(example("en_batch6_none_hardneg.tsv", 3))
-
-    groups = safety_train.groups(examples)
-
-    assert groups[2] == groups[3] != groups[4]  # a block, then the next after a comment line
-    assert groups[2] not in groups[:2]  # the fifth batch's first block is another group
+    assert groups[2] not in groups[:2]  # the earlier batch's first block is another group
     assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in es
     assert groups[7] not in groups[:7]  # another kind of file
 
