@@ -147,9 +147,21 @@ class QuietHours:
         return wall >= self.start or wall < self.end
 
     def end_after(self, instant: datetime, tz: ZoneInfo) -> datetime:
-        """The UTC instant at which the quiet hours containing `instant` end."""
+        """The UTC instant at which the quiet hours containing `instant` end: the first moment
+        after it outside them. Usually the window's end; but when a DST gap swallows the whole
+        awake stretch of a day (quiet 00:01-00:00 on a day whose midnight never happens), that
+        end reads a quiet time again, and the next one is taken."""
         if not self.contains(instant, tz):
             raise ValueError(f"{instant.isoformat()} is not inside quiet hours in {tz.key}")
+        moment = instant
+        for _ in range(3):  # two ends always span more than a day's longest gap
+            moment = self._end_of(moment, tz)
+            if not self.contains(moment, tz):
+                return moment
+        raise ValueError(f"no time outside quiet hours after {instant.isoformat()} in {tz.key}")
+
+    def _end_of(self, instant: datetime, tz: ZoneInfo) -> datetime:
+        """Where the quiet window containing `instant` ends by the clock (UTC)."""
         local = instant.astimezone(tz)
         ends_tomorrow = self.end < self.start and local.time() >= self.start
         day = local.date() + timedelta(days=int(ends_tomorrow))

@@ -411,6 +411,18 @@ def test_defer_moves_an_instant_inside_quiet_hours_to_their_end():
     assert NIGHT.defer(local(TORONTO, 2026, 6, 1, 23, 0), TORONTO) == utc(2026, 6, 2, 12, 0)
 
 
+def test_defer_skips_a_quiet_end_that_a_dst_gap_lands_inside_quiet_hours():
+    # Quiet all day but 00:00-00:01; Sao Paulo's clocks jumped from 00:00 to 01:00 on
+    # 2017-10-15, so that day's awake minute never happened: the next one is 16 October's.
+    sao_paulo = ZoneInfo("America/Sao_Paulo")
+    almost_always = QuietHours(time(0, 1), time(0, 0))
+
+    deferred = almost_always.defer(utc(2017, 10, 14, 5, 0), sao_paulo)
+
+    assert not almost_always.contains(deferred, sao_paulo)
+    assert deferred == datetime(2017, 10, 16, 0, 0, tzinfo=sao_paulo)
+
+
 def test_quiet_hours_reject_times_carrying_a_tzinfo():
     with pytest.raises(ValueError, match="must not carry a tzinfo"):
         QuietHours(time(22, 0, tzinfo=UTC), time(8, 0))
