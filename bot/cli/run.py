@@ -44,7 +44,9 @@ def _runtime(settings: Settings, services: Services, options: RuntimeOptions) ->
     received = getattr(messenger, "received", None)
     if received is not None:  # the console messenger shows what participants send, too
         services.store.listeners.append(received)
-    return Runtime(services, build_handler(services), messenger, options)
+    # The learned crisis line loads now, before the worker takes work (a model that cannot
+    # load stops it here: ConfigError).
+    return Runtime(services, build_handler(services, load_learned=True), messenger, options)
 
 
 def _ready_to_run() -> StopRequest:
@@ -229,11 +231,15 @@ def worker(workers: int, dispatchers: int, scheduler: bool, niceness: int | None
         lower_priority(niceness)
     configure_logging(settings)
     services = build_services(settings)
-    runtime = _runtime(
-        settings,
-        services,
-        RuntimeOptions(workers=workers, dispatchers=dispatchers, scheduler=scheduler),
-    )
+    try:
+        runtime = _runtime(
+            settings,
+            services,
+            RuntimeOptions(workers=workers, dispatchers=dispatchers, scheduler=scheduler),
+        )
+    except ConfigError as exc:
+        services.close()
+        raise click.ClickException(str(exc)) from None
     stop = _ready_to_run()
     runtime.start()
     click.echo(f"Tandem worker running ({workers} workers, {dispatchers} dispatchers)")

@@ -112,7 +112,7 @@ class ConversationFlow:
         )
         self.max_rounds = max_rounds
         self.classifier = SafetyClassifier.configured(client, settings)
-        # the model loads on first use; `learned_line` loads another (a test's double)
+        # loaded on first use (workers: at start, build_handler); `learned_line`: a test double
         self.learned = LearnedSetup.configured(settings, learned_line)
         self.review_after = timedelta(minutes=settings.review_escalate_minutes)
         self.retry_delays = tuple(settings.turn_retry_minutes)

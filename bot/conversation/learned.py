@@ -290,8 +290,9 @@ def shipped_line() -> LinearLine:
 
 
 class LazyLine:
-    """Loads the learned line on first use (the worker's first message), once, thread-safely:
-    a process that never screens a message never pays for the model."""
+    """Loads the learned line on first use, once, thread-safely: a process that never screens
+    a message never pays for the model. `tandem worker` and `tandem serve`'s background
+    process call `get` at start (bot.runtime.routing.build_handler's `load_learned`)."""
 
     def __init__(self, load: Callable[[], LearnedLine] = shipped_line) -> None:
         self._load = load

@@ -220,7 +220,7 @@ class Settings(BaseModel):
     # review verdict. Unset thresholds come from the model card (bot/conversation/safety_model).
     # On by default (off: the phrase screen and the LLM classifier alone): the phrase screen
     # alone catches about 1 crisis in 10 written in everyday texting style (docs/safety.md has
-    # the figures). The model loads on the worker's first message; the web never loads it.
+    # the figures). The worker loads the model at start; the web never loads it.
     safety_learned: bool = Field(True, alias="SAFETY_LEARNED")
     safety_alert_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_ALERT_THRESHOLD")
     safety_review_threshold: float | None = Field(None, ge=0, le=1, alias="SAFETY_REVIEW_THRESHOLD")

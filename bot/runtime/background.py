@@ -187,7 +187,10 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     store = build_store(settings, clock, writer_priority="yield")  # the web's writes go first
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
-    runtime = Runtime(services, build_handler(services), build_messenger(settings), options)
+    # The learned crisis line loads before the heap is frozen and work is taken; a model that
+    # cannot load ends this process, and the parent stops serving (bot.cli.run).
+    handler = build_handler(services, load_learned=True)
+    runtime = Runtime(services, handler, build_messenger(settings), options)
     waking = threading.Thread(
         target=_wake_from, args=(reader, services.signals, stop), name="wake-ups", daemon=True
     )

