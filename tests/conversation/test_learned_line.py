@@ -156,7 +156,9 @@ def test_a_fourth_batch_scenario_is_grouped_like_the_third_but_apart_from_it() -
     assert groups[5] == groups[2] and groups[6] == groups[4]  # same-numbered block in pt
 
 
-@pytest.mark.parametrize(("before", "batch"), [("batch4", "batch5"), ("batch5", "batch6")])
+@pytest.mark.parametrize(
+    ("before", "batch"), [("batch4", "batch5"), ("batch5", "batch6"), ("batch6", "batch7")]
+)
 def test_a_later_batch_block_is_grouped_like_the_one_before_but_apart_from_it(
     before: str, batch: str
 ) -> None:
