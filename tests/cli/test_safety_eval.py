@@ -155,7 +155,7 @@ class Scored:
 
 SCORED = [
     Scored(8, worst_cell=0.800, cells_at_target=4, overall=0.910, review_band=0.040),
-    Scored(7, worst_cell=0.857, cells_at_target=5, overall=0.923, review_band=TARGETS["review_band"]),
+    Scored(7, worst_cell=0.857, cells_at_target=5, overall=0.923, review_band=0.03),
 ]
 _TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
 
