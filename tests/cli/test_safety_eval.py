@@ -121,14 +121,14 @@ def test_with_llm_and_no_llm_configured_it_refuses_clearly(tmp_path):
 # safety eval`. Issue 64's targets: 95 % alert + review recall in every cell of five lines or
 # more, at most 5 % alert false alarms, at most 3 % of everyday texts in the review band. Each
 # file below was written persona-first by four separate sessions that never saw the training
-# text, and copied in only after the model it judges was committed (HELDOUT_V7.md,
-# HELDOUT_V8.md). heldout_v8 (therapy and coaching dialogue included) judges the shipped model
-# (use-ngram-lr-6ba619243d2c) and was scored once; heldout_v7 judged the model before and then
-# served as validation for one choice (the review rate: safety_train.REVIEW_RATE), so its
-# figures are a floor, not a judgement. A target met is asserted as asked; one not met is
-# asserted as reached (every cell, the cells at 95 %, the whole; the review band), so a change
-# that loses ground fails here, and a change made to close the gap must be shown on a new
-# held-out file (heldout_v9) first.
+# text, and copied in only after the model it judges was committed (HELDOUT_V7.md to
+# HELDOUT_V9.md). heldout_v9 judges the shipped model (use-ngram-lr-abc83cf0c37d), chosen over
+# the model before it by a rule written before v9 was opened, and was scored once. heldout_v8
+# judged that model before and its misses were then read (the eighth training batch); heldout_v7
+# served as validation for the review rate (safety_train.REVIEW_RATE): their figures are floors,
+# not judgements. A target met is asserted as asked; one not met is asserted as reached (every
+# cell, the cells at 95 %, the whole), so a change that loses ground fails here, and a change
+# made to close the gap must be shown on a new held-out file (heldout_v10) first.
 TARGETS = {"recall": 0.95, "alert_false_alarms": 0.05, "review_band": 0.03}
 
 
@@ -154,8 +154,9 @@ class Scored:
 
 
 SCORED = [
-    Scored(8, worst_cell=0.800, cells_at_target=4, overall=0.910, review_band=0.040),
-    Scored(7, worst_cell=0.857, cells_at_target=5, overall=0.923, review_band=0.03),
+    Scored(9, worst_cell=0.819, cells_at_target=9, overall=0.930, review_band=0.03),
+    Scored(8, worst_cell=0.800, cells_at_target=6, overall=0.921, review_band=0.03),
+    Scored(7, worst_cell=0.800, cells_at_target=4, overall=0.918, review_band=0.03),
 ]
 _TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
 
