@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.learned import LinearLine, read_card, shipped_line
+from bot.conversation.learned import LinearLine, read_card, shipped_line, verdict_band
 from bot.conversation.safety import CrisisScreen
 from bot.conversation.safety_eval import NONE, read_corpus
 from tests.fakes.openai_api import ScriptedReply
@@ -83,5 +83,9 @@ def test_the_web_app_never_loads_the_model_and_the_worker_loads_it_on_its_first_
     h.text("going again tomorrow")
 
     assert len(loads) == 1  # the handler's first message loaded it, once
-    assert [s.band for s in h.data("safety.scored")] == ["none", "none"]
+    # each message's band as the shipped model and its card give it (the second is in the
+    # review band with model abc83c: a short everyday text it reads as a plan; docs/safety.md)
+    texts = ["did my walk after lunch, felt good", "going again tomorrow"]
+    bands = [verdict_band(shipped_line().score(t), read_card().thresholds) for t in texts]
+    assert [s.band for s in h.data("safety.scored")] == bands
     assert h.outbound() == [GREETING, REPLY, REPLY]
