@@ -140,8 +140,16 @@ def noised(text: str, seed: int = SEED) -> str:
 SCENARIO_FILES = ("_scenes", "_replies")  # the second batch: one scenario, four languages
 SCENARIO_GROUP = 4
 BLOCK_GROUP = 10
-# The third to eighth batches: scenarios (or voices) separated by a `#` comment line.
-PARAGRAPH_FILES = ("_batch3_", "_batch4_", "_batch5_", "_batch6_", "_batch7_", "_batch8_")
+# The third to ninth batches: scenarios (or voices) separated by a `#` comment line.
+PARAGRAPH_FILES = (
+    "_batch3_",
+    "_batch4_",
+    "_batch5_",
+    "_batch6_",
+    "_batch7_",
+    "_batch8_",
+    "_batch9_",
+)
 
 
 def groups(examples: Sequence[Example]) -> list[str]:
@@ -153,10 +161,10 @@ def groups(examples: Sequence[Example]) -> list[str]:
     third batch (`*_batch3_*.tsv`) was written one scenario at a time, each under its own comment
     line, some scenarios re-voiced in several languages in the same order: a scenario's lines (a
     run of consecutive line numbers) share a group with the same-numbered scenario of that kind
-    of file in the other languages. The fourth to eighth batches (`*_batch4_*.tsv`,
-    `*_batch5_*.tsv`, `*_batch6_*.tsv`, `*_batch7_*.tsv`, `*_batch8_*.tsv`, the fifth written
-    one voice per block) are grouped the same way, each batch's blocks numbered apart from the
-    others'."""
+    of file in the other languages. The fourth to ninth batches (`*_batch4_*.tsv`,
+    `*_batch5_*.tsv`, `*_batch6_*.tsv`, `*_batch7_*.tsv`, `*_batch8_*.tsv`, `*_batch9_*.tsv`,
+    the fifth written one voice per block) are grouped the same way, each batch's blocks
+    numbered apart from the others'."""
     seen: dict[tuple[str, str], int] = {}
     paragraph: dict[str, tuple[int, int]] = {}  # file -> (last line number, paragraph index)
     names = []

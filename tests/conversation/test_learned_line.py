@@ -158,7 +158,13 @@ def test_a_fourth_batch_scenario_is_grouped_like_the_third_but_apart_from_it() -
 
 @pytest.mark.parametrize(
     ("before", "batch"),
-    [("batch4", "batch5"), ("batch5", "batch6"), ("batch6", "batch7"), ("batch7", "batch8")],
+    [
+        ("batch4", "batch5"),
+        ("batch5", "batch6"),
+        ("batch6", "batch7"),
+        ("batch7", "batch8"),
+        ("batch8", "batch9"),
+    ],
 )
 def test_a_later_batch_block_is_grouped_like_the_one_before_but_apart_from_it(
     before: str, batch: str
