@@ -84,7 +84,7 @@ def test_the_web_app_never_loads_the_model_and_the_worker_loads_it_on_its_first_
 
     assert len(loads) == 1  # the handler's first message loaded it, once
     # each message's band as the shipped model and its card give it (the second is in the
-    # review band with model abc83c: a short everyday text it reads as a plan; docs/safety.md)
+    # review band with model abc83c: a short everyday text it read as a plan; docs/safety.md)
     texts = ["did my walk after lunch, felt good", "going again tomorrow"]
     bands = [verdict_band(shipped_line().score(t), read_card().thresholds) for t in texts]
     assert [s.band for s in h.data("safety.scored")] == bands
