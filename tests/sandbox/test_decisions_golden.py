@@ -38,7 +38,9 @@ def seconds(span: timedelta) -> int:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, list[Event]]]:
     """Two days: quiet hours are the second window; the participant answers the outcome
     question on day 1 only; on day 2 a takeover holds the first window, and the participant
-    withdraws at 15:00."""
+    withdraws at 15:15, after the third window (12:48-15:12), so that day 2 always has an
+    available point left unanswered (each point's time is drawn in its window: a withdrawal
+    inside the third window left none in about 1 run in 12)."""
     folder = tmp_path_factory.mktemp("mrt") / "walk-mrt"
     shutil.copytree(WALK, folder)
     config = folder / "intervention.yaml"
@@ -52,7 +54,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, lis
     plan = [
         (day2 + timedelta(hours=1, minutes=45), TakeoverStarted(by=staff)),
         (day2 + timedelta(hours=4, minutes=24), TakeoverEnded(by=staff)),
-        (day2 + timedelta(hours=9), ParticipantWithdrawn(reason="no", requested_by="participant")),
+        (day2 + timedelta(hours=9, minutes=15), ParticipantWithdrawn(reason="no", requested_by="participant")),
         (day2 + timedelta(days=1), None),
     ]  # fmt: skip
     for until, act in plan:
@@ -143,4 +145,5 @@ def test_outcomes_are_observed_when_answered_and_missing_when_not(
         went = sent.get(outcomes[i].question or "")
         window_open = went is not None and went < available[i].scheduled_for + timedelta(hours=3)
         assert outcomes[i].status == ("observed" if window_open else "missing"), (i, went)
+    assert set(available) - day1  # day 2's third window at least
     assert {outcomes[i].status for i in set(available) - day1} == {"missing"}
