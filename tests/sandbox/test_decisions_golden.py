@@ -50,11 +50,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, lis
     sandbox = Sandbox(settings, str(folder), timezone="UTC", name="Ana", start=START)
     sandbox.start()
     day2 = START + timedelta(days=1)
-    staff = "staff:r@example.org"
+    staff, by = "staff:r@example.org", "participant"
     plan = [
         (day2 + timedelta(hours=1, minutes=45), TakeoverStarted(by=staff)),
         (day2 + timedelta(hours=4, minutes=24), TakeoverEnded(by=staff)),
-        (day2 + timedelta(hours=9, minutes=15), ParticipantWithdrawn(reason="no", requested_by="participant")),
+        (day2 + timedelta(hours=9, minutes=15), ParticipantWithdrawn(reason="no", requested_by=by)),
         (day2 + timedelta(days=1), None),
     ]  # fmt: skip
     for until, act in plan:
