@@ -69,10 +69,12 @@ EMBEDDING_WEIGHT = 0.3
 ALERT_FALSE_ALARMS = 0.03
 # The review band's share of the everyday lines out of fold. 2 % until batch 7; with therapy
 # dialogue among the everyday lines their out-of-fold scores run higher, so the same 2 % cost
-# recall. Chosen once among 2, 2.5, 3 and 3.5 % by a rule fixed beforehand: the largest whose
-# model keeps heldout_v7's everyday messages (then retired to validation) at most 2.5 % in the
-# band, half a point under issue 64's 3 % (docs/safety.md, "Thresholds").
-REVIEW_RATE = 0.03
+# recall. Chosen among 2, 2.5, 3 and 3.5 % by a rule fixed beforehand: the largest whose model
+# kept heldout_v7's everyday messages (then retired to validation) at most 2.5 % in the band:
+# 3 %. Raised to 3.5 % after batch 9 by the same kind of rule, fixed before heldout_v11 was
+# written: the largest of 3.5 to 5 % keeping the everyday band at most 2.5 % on each of
+# heldout_v7, v8 and v9 (none of them the judge then); heldout_v11 judged it (docs/safety.md).
+REVIEW_RATE = 0.035
 # At most this share of the phrase screen's hits on crisis lines may go to review unconfirmed.
 # 2 % until batch 7: therapy dialogue (past crises told in a session, OCD intrusions named as
 # such) gives the phrase screen 14 % false hits on its hard negatives, and no confirm threshold
