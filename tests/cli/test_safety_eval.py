@@ -122,14 +122,15 @@ def test_with_llm_and_no_llm_configured_it_refuses_clearly(tmp_path):
 # more, at most 5 % alert false alarms, at most 3 % of everyday texts in the review band. Each
 # file below was written persona-first by four separate sessions that never saw the training
 # text, and copied in only after the model it judges was committed (HELDOUT_V7.md to
-# HELDOUT_V10.md). heldout_v10 judges the shipped model (use-ngram-lr-eee46823bc00), chosen over
-# the model before it by a rule written before v10 was opened, and was scored once. heldout_v9
-# and heldout_v8 judged the models before it and their misses were then read (training batches
-# 8 and 9); heldout_v7 served as validation for the review rate (safety_train.REVIEW_RATE):
-# their figures are floors, not judgements. A target met is asserted as asked; one not met is
+# HELDOUT_V11.md). The shipped model is use-ngram-lr-eee46823bc00 with the review threshold of
+# a 3.5 % out-of-fold review rate. heldout_v11 judges it (scored once; the rate was chosen before
+# v11 was written); heldout_v10 judged the same weights at 3 % (scored once, misses unread).
+# heldout_v9 and heldout_v8 judged earlier models and their misses were then read (training
+# batches 8 and 9); heldout_v7 and v7-v9 together served as validation for the review rate.
+# All but v11 are floors, not judgements. A target met is asserted as asked; one not met is
 # asserted as reached (every cell, the cells at 95 %, the whole), so a change that loses ground
 # fails here, and a change made to close the gap must be shown on a new held-out file
-# (heldout_v11) first.
+# (heldout_v12) first.
 TARGETS = {"recall": 0.95, "alert_false_alarms": 0.05, "review_band": 0.03}
 
 
@@ -155,10 +156,11 @@ class Scored:
 
 
 SCORED = [
-    Scored(10, worst_cell=0.833, cells_at_target=10, overall=0.942, review_band=0.03),
-    Scored(9, worst_cell=0.847, cells_at_target=12, overall=0.939, review_band=0.03),
-    Scored(8, worst_cell=0.808, cells_at_target=7, overall=0.918, review_band=0.03),
-    Scored(7, worst_cell=0.817, cells_at_target=6, overall=0.917, review_band=0.03),
+    Scored(11, worst_cell=0.687, cells_at_target=7, overall=0.900, review_band=0.03),
+    Scored(10, worst_cell=0.833, cells_at_target=11, overall=0.945, review_band=0.03),
+    Scored(9, worst_cell=0.847, cells_at_target=12, overall=0.943, review_band=0.03),
+    Scored(8, worst_cell=0.814, cells_at_target=8, overall=0.924, review_band=0.03),
+    Scored(7, worst_cell=0.850, cells_at_target=6, overall=0.923, review_band=0.03),
 ]
 _TITLES = ("learned alone", "phrase + learned", "everyday:", "classifier alone", "both lines")
 

@@ -53,8 +53,8 @@ class Heldout:
 
 
 # v5: scenario-first (the bot's question above each line); 29 of its 532 everyday replies
-# coincide with short training replies since batches 4-5. v6 to v10: persona-first, 60 a cell
-# (v8 to v10: therapy and coaching dialogue among them);
+# coincide with short training replies since batches 4-5. v6 to v11: persona-first, 60 a cell
+# (v8 to v11: therapy and coaching dialogue among them);
 # "the survey link does not open" is 31 characters in pt.
 FILES = [
     Heldout(5, cell=15, controls=40, everyday=100, comment="Bot", shared_per=15, shared_chars=30),
@@ -63,6 +63,7 @@ FILES = [
     Heldout(8, cell=60, controls=100, everyday=150, comment="", shared_per=20, shared_chars=32),
     Heldout(9, cell=60, controls=100, everyday=150, comment="", shared_per=20, shared_chars=32),
     Heldout(10, cell=60, controls=100, everyday=150, comment="", shared_per=20, shared_chars=32),
+    Heldout(11, cell=60, controls=100, everyday=150, comment="", shared_per=20, shared_chars=32),
 ]
 
 
