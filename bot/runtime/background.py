@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bot.core.config import Settings
+from bot.core.config import ConfigError, Settings
 from bot.core.signals import OUTBOX_TYPES, TIMER_TYPES, WORK_TYPES, Signals, Typed
 from bot.runtime.heap import freeze_startup_heap
 from bot.runtime.stopping import StopRequest
@@ -56,6 +56,7 @@ SWITCH_INTERVAL = 0.0005
 # The signal on which the child writes every thread's stack to stderr (`faulthandler`, from C:
 # it works while the child's Python threads are stuck), as `stop()` asks before terminating it.
 STACKS_SIGNAL = signal.SIGUSR1
+CANNOT_START = 3  # the child's exit code when its handler cannot be built (its log says why)
 WAKE_WORK, WAKE_OUTBOX, WAKE_TIMERS = b"w", b"o", b"t"
 _KINDS = ((WORK_TYPES, WAKE_WORK), (OUTBOX_TYPES, WAKE_OUTBOX), (TIMER_TYPES, WAKE_TIMERS))
 
@@ -188,8 +189,13 @@ def _run(settings: Settings, options: RuntimeOptions, reader: Any, niceness: int
     services = Services(settings=settings, store=store, clock=clock)
     store.listeners.append(services.signals.committed)
     # The learned crisis line loads before the heap is frozen and work is taken; a model that
-    # cannot load ends this process, and the parent stops serving (bot.cli.run).
-    handler = build_handler(services, load_learned=True)
+    # cannot load ends this process with the reason, and the parent stops serving (bot.cli.run).
+    try:
+        handler = build_handler(services, load_learned=True)
+    except ConfigError as exc:
+        log.error("%s", exc)
+        services.close()
+        sys.exit(CANNOT_START)
     runtime = Runtime(services, handler, build_messenger(settings), options)
     waking = threading.Thread(
         target=_wake_from, args=(reader, services.signals, stop), name="wake-ups", daemon=True

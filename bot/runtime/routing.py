@@ -192,7 +192,7 @@ def build_handler(
                     "the phrase list (and the LLM classifier, if configured) alone"
                 ]
             ) from exc
-        log.info("learned crisis line loaded: model %s", getattr(loaded, "version", "?"))
+        log.info("learned crisis line loaded: model %s", loaded.version)
     log.info("conversation ready: modules %s, %r", ", ".join(modules), screen)
     return flow.handle
 

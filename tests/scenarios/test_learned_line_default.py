@@ -83,9 +83,11 @@ def test_the_web_app_never_loads_the_model_and_the_worker_loads_it_on_its_first_
     h.text("going again tomorrow")
 
     assert len(loads) == 1  # the handler's first message loaded it, once
-    # each message's band as the shipped model and its card give it (the second is in the
-    # review band with model abc83c: a short everyday text it read as a plan; docs/safety.md)
+    # each message's band as the shipped model and its card give it: the plain walk report is
+    # never reviewed; the short second text is in the review band with the models since abc83c
+    # (they read it as a plan: docs/safety.md), which a retrain may change
     texts = ["did my walk after lunch, felt good", "going again tomorrow"]
     bands = [verdict_band(shipped_line().score(t), read_card().thresholds) for t in texts]
+    assert bands[0] == "none"
     assert [s.band for s in h.data("safety.scored")] == bands
     assert h.outbound() == [GREETING, REPLY, REPLY]
